@@ -1,0 +1,1 @@
+"""One module per command: options, the Typer function (thin), and the call into the core."""

@@ -1,0 +1,297 @@
+"""The one gateway client (httpx) shared by check, doctor, route and bench's probes.
+
+It never raises for network or HTTP failures: every call returns an Observation (status,
+headers, a bounded body, timing, the exception) that `taotoken_cli.classify` turns into a
+catalogue entry. Redirects are not followed, so the key never travels to another host. The key
+is sent only in headers and never logged.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from taotoken_cli import __version__
+
+USER_AGENT = f"taotoken-cli/{__version__}"
+MAX_BODY_BYTES = 1 << 20  # bodies are read for diagnosis only; a dashboard page must not eat memory
+ANTHROPIC_VERSION = "2023-06-01"
+
+
+@dataclass(frozen=True)
+class Endpoints:
+    """Every API URL derived from the stored root (e.g. https://taotoken.net/api)."""
+
+    root: str
+
+    @property
+    def openai_base(self) -> str:  # what OpenAI-style clients (SDKs, Codex, Cline) are given
+        return self.root + "/v1"
+
+    @property
+    def anthropic_base(self) -> str:  # what Claude Code / the Anthropic SDK are given
+        return self.root
+
+    @property
+    def models(self) -> str:
+        return self.root + "/v1/models"
+
+    @property
+    def chat(self) -> str:
+        return self.root + "/v1/chat/completions"
+
+    @property
+    def responses(self) -> str:
+        return self.root + "/v1/responses"
+
+    @property
+    def messages(self) -> str:
+        return self.root + "/v1/messages"
+
+
+@dataclass
+class StreamSummary:
+    events: int = 0
+    content_deltas: int = 0
+    text: str = ""
+    done: bool = False  # `data: [DONE]` (OpenAI) or `message_stop` (Anthropic) or `response.completed`
+    error_event: dict[str, Any] | str | None = None
+    finish_reason: str | None = None
+    usage: dict[str, Any] | None = None
+    first_content_s: float | None = None  # seconds from request start to the first content bytes
+    model: str | None = None
+
+
+@dataclass
+class Observation:
+    """What one request produced; input to the classifier."""
+
+    method: str
+    url: str
+    status: int | None = None
+    headers: dict[str, str] = field(default_factory=dict)  # lower-cased names
+    body: bytes = b""
+    body_truncated: bool = False
+    elapsed_s: float = 0.0
+    error: BaseException | None = None
+    proxy: str | None = None  # the proxy URL used, if any
+    stream: StreamSummary | None = None
+    key_sent: bool = True
+
+    @property
+    def ok_status(self) -> bool:
+        return self.status is not None and 200 <= self.status < 300
+
+    @property
+    def content_type(self) -> str:
+        return self.headers.get("content-type", "").split(";")[0].strip().lower()
+
+    def json(self) -> Any:
+        """The body as JSON, or None when it is not JSON."""
+        if not self.body:
+            return None
+        try:
+            return json.loads(self.body)
+        except (ValueError, UnicodeDecodeError):
+            return None
+
+    def text(self, limit: int = 300) -> str:
+        text = self.body.decode("utf-8", errors="replace").strip()
+        return text if len(text) <= limit else text[:limit] + "…"
+
+
+def proxy_for(url: str, env: dict[str, str] | None = None) -> str | None:
+    """The proxy httpx would use for `url` given the environment (None when direct)."""
+    import os
+    import urllib.request
+
+    env = dict(os.environ) if env is None else env
+    scheme = url.split("://", 1)[0].lower()
+    host = url.split("://", 1)[-1].split("/", 1)[0].split("@")[-1].rsplit(":", 1)[0]
+    no_proxy = env.get("NO_PROXY") or env.get("no_proxy") or ""
+    if no_proxy and urllib.request.proxy_bypass_environment(host, {"no": no_proxy}):
+        return None
+    for name in (f"{scheme.upper()}_PROXY", f"{scheme}_proxy", "ALL_PROXY", "all_proxy"):
+        if env.get(name):
+            return env[name]
+    return None
+
+
+class Gateway:
+    def __init__(self, base_url: str, api_key: str | None, *, connect_timeout: float = 3.0,
+                 read_timeout: float = 10.0, trust_env: bool = True, extra_headers: dict[str, str] | None = None,
+                 http2: bool = False) -> None:
+        self.endpoints = Endpoints(base_url.rstrip("/"))
+        self._key = api_key
+        self.connect_timeout = connect_timeout
+        self.read_timeout = read_timeout
+        self.trust_env = trust_env
+        self._extra_headers = extra_headers or {}
+        self._client = None
+        self._client_error: BaseException | None = None
+
+    # -- plumbing ---------------------------------------------------------------------------
+    def _get_client(self):
+        if self._client is None and self._client_error is None:
+            import httpx
+
+            try:
+                self._client = httpx.Client(
+                    timeout=httpx.Timeout(self.read_timeout, connect=self.connect_timeout),
+                    trust_env=self.trust_env,
+                    follow_redirects=False,
+                    headers={"User-Agent": USER_AGENT},
+                    # Load the CA bundle only when TLS can be involved: it costs ~20 ms at start-up,
+                    # which matters for `check` in .bashrc against a plain-http local gateway.
+                    verify=self.endpoints.root.startswith("https") or proxy_for(self.endpoints.root) is not None,
+                )
+            except Exception as exc:  # e.g. socks proxy without socksio, invalid proxy URL
+                self._client_error = exc
+        return self._client
+
+    def close(self) -> None:
+        if self._client is not None:
+            self._client.close()
+            self._client = None
+
+    def __enter__(self) -> Gateway:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def headers(self, anthropic: bool = False) -> dict[str, str]:
+        headers = {"Accept": "application/json", **self._extra_headers}
+        if self._key:
+            headers["Authorization"] = f"Bearer {self._key}"
+        if anthropic:
+            headers["anthropic-version"] = ANTHROPIC_VERSION
+        return headers
+
+    def request(self, method: str, url: str, *, json_body: Any = None, anthropic: bool = False,
+                stream: bool = False) -> Observation:
+        obs = Observation(method, url, key_sent=bool(self._key))
+        if self.trust_env:
+            obs.proxy = proxy_for(url)
+        client = self._get_client()
+        if client is None:
+            obs.error = self._client_error
+            return obs
+        started = time.perf_counter()
+        try:
+            with client.stream(method, url, json=json_body, headers=self.headers(anthropic)) as response:
+                obs.status = response.status_code
+                obs.headers = {k.lower(): v for k, v in response.headers.items()}
+                is_sse = obs.content_type == "text/event-stream"
+                if stream and is_sse and obs.ok_status:
+                    obs.stream = self._read_stream(response.iter_bytes(), started)
+                else:
+                    self._read_body(obs, response.iter_bytes())
+        except Exception as exc:  # network failures are observations, not crashes
+            obs.error = exc
+        obs.elapsed_s = time.perf_counter() - started
+        return obs
+
+    @staticmethod
+    def _read_body(obs: Observation, chunks: Iterator[bytes]) -> None:
+        parts: list[bytes] = []
+        size = 0
+        for chunk in chunks:
+            parts.append(chunk)
+            size += len(chunk)
+            if size >= MAX_BODY_BYTES:
+                obs.body_truncated = True
+                break
+        obs.body = b"".join(parts)[:MAX_BODY_BYTES]
+
+    @staticmethod
+    def _read_stream(chunks: Iterator[bytes], started: float) -> StreamSummary:
+        from taotoken_cli.sse import SSEParser
+
+        summary = StreamSummary()
+        parser = SSEParser()
+        for chunk in chunks:
+            arrived = time.perf_counter() - started
+            for event in parser.feed(chunk):
+                absorb_event(summary, event, arrived)
+        for event in parser.close():
+            absorb_event(summary, event, time.perf_counter() - started)
+        return summary
+
+    # -- API calls --------------------------------------------------------------------------
+    def list_models(self) -> Observation:
+        return self.request("GET", self.endpoints.models)
+
+    def chat(self, model: str, *, prompt: str = "Say OK.", max_tokens: int = 1, stream: bool = False) -> Observation:
+        body: dict[str, Any] = {"model": model, "messages": [{"role": "user", "content": prompt}],
+                                "max_tokens": max_tokens}
+        if stream:
+            body["stream"] = True
+            body["stream_options"] = {"include_usage": True}
+        return self.request("POST", self.endpoints.chat, json_body=body, stream=stream)
+
+    def messages(self, model: str, *, prompt: str = "Say OK.", max_tokens: int = 1,
+                 stream: bool = False) -> Observation:
+        body = {"model": model, "max_tokens": max_tokens, "messages": [{"role": "user", "content": prompt}]}
+        if stream:
+            body["stream"] = True
+        return self.request("POST", self.endpoints.messages, json_body=body, anthropic=True, stream=stream)
+
+    def responses(self, model: str, *, prompt: str = "Say OK.", max_tokens: int = 16,
+                  stream: bool = False) -> Observation:
+        body: dict[str, Any] = {"model": model, "input": prompt, "max_output_tokens": max_tokens}
+        if stream:
+            body["stream"] = True
+        return self.request("POST", self.endpoints.responses, json_body=body, stream=stream)
+
+
+def absorb_event(summary: StreamSummary, event, arrived_s: float) -> None:
+    """Fold one SSE event (OpenAI chat, Responses or Anthropic Messages) into the summary."""
+    summary.events += 1
+    if event.is_done:
+        summary.done = True
+        return
+    try:
+        payload = json.loads(event.data)
+    except ValueError:
+        if event.event == "error":
+            summary.error_event = event.data[:500]
+        return
+    if not isinstance(payload, dict):
+        return
+    kind = payload.get("type") or event.event
+    if payload.get("error") or event.event == "error" or kind in ("error", "response.failed"):
+        summary.error_event = payload.get("error") or payload.get("response", {}).get("error") or payload
+        return
+    text = ""
+    if isinstance(payload.get("choices"), list):  # OpenAI chat chunk
+        summary.model = summary.model or payload.get("model")
+        for choice in payload["choices"]:
+            delta = choice.get("delta") or {}
+            text += (delta.get("content") or "") + (delta.get("reasoning_content") or "")
+            if choice.get("finish_reason"):
+                summary.finish_reason = choice["finish_reason"]
+    elif kind == "content_block_delta":  # Anthropic
+        delta = payload.get("delta") or {}
+        text = delta.get("text") or delta.get("thinking") or ""
+    elif kind == "response.output_text.delta":  # Responses API
+        text = payload.get("delta") or ""
+    elif kind in ("message_stop", "response.completed"):
+        summary.done = True
+        if kind == "response.completed":
+            summary.usage = (payload.get("response") or {}).get("usage")
+    elif kind == "message_start":
+        summary.model = (payload.get("message") or {}).get("model")
+    elif kind == "message_delta":
+        summary.finish_reason = (payload.get("delta") or {}).get("stop_reason") or summary.finish_reason
+        summary.usage = payload.get("usage") or summary.usage
+    if payload.get("usage") and isinstance(payload.get("choices"), list):
+        summary.usage = payload["usage"]
+    if text:
+        summary.content_deltas += 1
+        summary.text += text
+        if summary.first_content_s is None:
+            summary.first_content_s = arrived_s

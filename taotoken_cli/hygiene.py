@@ -1,0 +1,157 @@
+"""Input hygiene for the triple (base URL, key, model), in one place.
+
+Every function returns the cleaned value plus human-readable notes of what it changed or
+distrusts, so callers can report them; nothing is changed silently. Values that cannot be
+used raise InputError with the fix.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from dataclasses import dataclass, field
+from urllib.parse import urlsplit, urlunsplit
+
+from taotoken_cli.errors import InputError
+
+# Endpoint paths people paste as part of a base URL.
+_ENDPOINT_SUFFIXES = ("/chat/completions", "/completions", "/responses", "/messages", "/models")
+_QUOTES = "\"'`“”‘’"
+
+
+@dataclass
+class Cleaned:
+    value: str
+    changes: list[str] = field(default_factory=list)  # what we changed (info)
+    warnings: list[str] = field(default_factory=list)  # what still looks wrong
+
+    @property
+    def notes(self) -> list[str]:
+        return self.changes + self.warnings
+
+
+def is_loopback_host(host: str | None) -> bool:
+    if not host:
+        return False
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def clean_base_url(raw: str) -> Cleaned:
+    """Return the API root: scheme://host[:port]/path without query, fragment, endpoint or /v1."""
+    text = raw.strip().strip(_QUOTES).strip()
+    result = Cleaned(text)
+    if text != raw:
+        result.changes.append("removed surrounding whitespace/quotes from the base URL")
+    if not text:
+        raise InputError("the base URL is empty", "pass the API root, e.g. --base-url https://taotoken.net/api")
+    if "://" not in text:
+        raise InputError(
+            f"base URL {text!r} has no scheme",
+            f"write it with https://, e.g. https://{text.lstrip('/')}",
+        )
+    parts = urlsplit(text)
+    if parts.scheme.lower() not in ("http", "https"):
+        raise InputError(
+            f"base URL scheme {parts.scheme!r} is not supported",
+            "use an http:// or https:// URL, e.g. https://taotoken.net/api",
+        )
+    if not parts.hostname:
+        raise InputError(f"base URL {text!r} has no host", "e.g. https://taotoken.net/api")
+    if any(ch.isspace() for ch in text):
+        raise InputError(f"base URL {text!r} contains whitespace", "remove the spaces from the URL")
+    if parts.username or parts.password:
+        raise InputError(
+            "the base URL contains user:password@",
+            "give the key with --key-stdin instead of in the URL",
+        )
+    if parts.query:
+        result.changes.append(f"removed the query string ?{parts.query} (clients append paths after it)")
+    if parts.fragment:
+        result.changes.append(f"removed the fragment #{parts.fragment}")
+    path = parts.path.rstrip("/")
+    if path != parts.path and parts.path not in ("", "/"):
+        result.changes.append("removed the trailing slash")
+    for suffix in _ENDPOINT_SUFFIXES:
+        if path.lower().endswith(suffix):
+            path = path[: -len(suffix)].rstrip("/")
+            result.changes.append(f"removed the endpoint path {suffix} (each client appends its own)")
+            break
+    v1_count = 0
+    while path.lower().endswith("/v1"):
+        path = path[:-3].rstrip("/")
+        v1_count += 1
+    if v1_count == 1:
+        result.changes.append("removed the trailing /v1: the root is stored and each client gets its own form")
+    elif v1_count > 1:
+        result.changes.append(f"removed a repeated /v1 ({v1_count}x): it would produce /v1/v1/... requests")
+    scheme = parts.scheme.lower()
+    netloc = parts.netloc.lower()
+    result.value = urlunsplit((scheme, netloc, path, "", ""))
+    if scheme == "http" and not is_loopback_host(parts.hostname):
+        result.warnings.append(
+            f"plain http to {parts.hostname}: the key would travel unencrypted; use https://"
+        )
+    return result
+
+
+_BEARER_RE = re.compile(r"^\s*(authorization\s*:\s*)?bearer\s+", re.IGNORECASE)
+_KEY_SHAPE_RE = re.compile(r"^[A-Za-z0-9_\-.:+/=]{16,256}$")
+
+
+def clean_key(raw: str) -> Cleaned:
+    """Strip whitespace, newlines and quotes; refuse `Bearer ` prefixes; warn on odd shapes."""
+    if _BEARER_RE.match(raw):
+        raise InputError(
+            "the key starts with 'Bearer ' (or 'Authorization:'): that is the HTTP header, not the key",
+            "paste only the key itself (it usually starts with sk-); every client adds 'Bearer ' on its own",
+        )
+    value = raw
+    result = Cleaned(value)
+    stripped = value.strip()
+    if stripped != value:
+        what = "a trailing newline" if value.rstrip(" \t") != value.rstrip() else "surrounding whitespace"
+        result.changes.append(f"removed {what} from the key")
+    unquoted = stripped.strip(_QUOTES).strip()
+    if unquoted != stripped:
+        result.changes.append("removed quotes around the key")
+    if not unquoted:
+        raise InputError("the key is empty", "paste the key from the TaoToken console (it starts with sk-)")
+    if any(ch.isspace() for ch in unquoted):
+        raise InputError(
+            "the key contains whitespace inside it",
+            "copy the key again in one piece; HTTP headers cannot carry spaces or newlines",
+        )
+    if any(ord(ch) > 126 for ch in unquoted):
+        raise InputError(
+            "the key contains non-ASCII characters (smart quotes or full-width characters?)",
+            "copy the key again from the console as plain text",
+        )
+    result.value = unquoted
+    if not unquoted.startswith("sk-"):
+        result.warnings.append("the key does not start with sk- as TaoToken keys do; check it is the API key")
+    elif not _KEY_SHAPE_RE.match(unquoted):
+        result.warnings.append("the key is unusually short or contains unexpected characters")
+    # one-api/new-api read anything after a second '-' as a channel id (403 普通用户不支持指定渠道).
+    if unquoted.startswith("sk-") and "-" in unquoted[3:]:
+        result.warnings.append(
+            "the key has a '-' after the sk- prefix; one-api/new-api gateways read the part after it as a "
+            "channel id and answer 403 — check nothing was appended to the key"
+        )
+    return result
+
+
+def clean_model(raw: str) -> Cleaned:
+    value = raw.strip().strip(_QUOTES).strip()
+    result = Cleaned(value)
+    if value != raw:
+        result.changes.append("removed whitespace/quotes around the model ID")
+    if not value:
+        raise InputError("the model ID is empty", "pass a model ID, e.g. --model gpt-4o-mini (see `taotoken check`)")
+    if any(ch.isspace() for ch in value):
+        raise InputError(f"model ID {value!r} contains whitespace", "model IDs have no spaces; copy it again")
+    return result

@@ -1,0 +1,102 @@
+"""Rendering helpers shared by all commands: colour decisions, redacted output, JSON.
+
+Computing and rendering are separate: commands build result objects, and renderers turn them
+into rich tables (TTY), plain text (pipes, NO_COLOR) or JSON. Everything written passes through
+a Redactor so the key cannot leak even when a server echoes it back.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from typing import IO, Any
+
+from taotoken_cli.masking import SECRETS, Redactor
+
+
+def color_enabled(stream: IO[str]) -> bool:
+    if os.environ.get("NO_COLOR"):
+        return False
+    if os.environ.get("TERM") == "dumb":
+        return False
+    if os.environ.get("FORCE_COLOR"):
+        return True
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+class RedactingStream:
+    """A text stream wrapper that masks secrets in everything written through it."""
+
+    def __init__(self, stream: IO[str], redactor: Redactor) -> None:
+        self._stream = stream
+        self._redact = redactor
+
+    def write(self, text: str) -> int:
+        self._stream.write(self._redact(text))
+        return len(text)
+
+    def flush(self) -> None:
+        self._stream.flush()
+
+    def isatty(self) -> bool:
+        try:
+            return self._stream.isatty()
+        except (AttributeError, ValueError):
+            return False
+
+    def fileno(self) -> int:
+        return self._stream.fileno()
+
+    @property
+    def encoding(self) -> str:
+        return getattr(self._stream, "encoding", "utf-8") or "utf-8"
+
+
+class Output:
+    """Where a command writes. Injected, so commands run without a terminal in tests."""
+
+    def __init__(self, redactor: Redactor | None = None, stdout: IO[str] | None = None,
+                 stderr: IO[str] | None = None) -> None:
+        self.redactor = redactor or SECRETS
+        self._raw_out = stdout or sys.stdout
+        self._raw_err = stderr or sys.stderr
+        self.out = RedactingStream(self._raw_out, self.redactor)
+        self.err = RedactingStream(self._raw_err, self.redactor)
+        self.color = color_enabled(self._raw_out)
+        self._console = None
+        self._err_console = None
+
+    def add_secret(self, secret: str | None) -> None:
+        self.redactor.add(secret)
+
+    def line(self, text: str = "") -> None:
+        self.out.write(text + "\n")
+
+    def error_line(self, text: str) -> None:
+        self.err.write(text + "\n")
+
+    def json(self, obj: Any) -> None:
+        self.out.write(json.dumps(obj, indent=2, ensure_ascii=False, default=str) + "\n")
+
+    @property
+    def console(self):  # rich.console.Console, created on first use (rich is slow to import)
+        if self._console is None:
+            self._console = _make_console(self.out, color_enabled(self._raw_out))
+        return self._console
+
+    @property
+    def err_console(self):
+        if self._err_console is None:
+            self._err_console = _make_console(self.err, color_enabled(self._raw_err))
+        return self._err_console
+
+
+def _make_console(stream: RedactingStream, color: bool):
+    from rich.console import Console
+
+    return Console(file=stream, no_color=not color, color_system="auto" if color else None,
+                   highlight=False, soft_wrap=not stream.isatty(), emoji=False)

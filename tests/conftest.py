@@ -1,0 +1,80 @@
+"""Shared fixtures: a temporary HOME with a clean environment, and running the real CLI.
+
+The CLI runs as a subprocess (`python -m taotoken_cli`) so tests see exactly what users see:
+exit codes, stdout/stderr, no traceback.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+# A sentinel key: tests assert it never appears whole in any output.
+SENTINEL_KEY = "sk-SENTINELkey0123456789abcdefWXYZ"
+
+# Variables that would make a test depend on the developer's machine.
+_SCRUB_PREFIXES = ("TAOTOKEN_", "OPENAI_", "ANTHROPIC_", "CLAUDE_", "CODEX_", "CLINE_", "CC_SWITCH")
+_SCRUB = {"HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY", "http_proxy", "https_proxy", "all_proxy",
+          "no_proxy", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME", "FORCE_COLOR",
+          "CUDA_VISIBLE_DEVICES", "ONEAPI_DEVICE_SELECTOR", "SYCL_DEVICE_FILTER", "SSL_CERT_FILE", "SHELL"}
+
+
+@dataclass
+class Result:
+    args: list[str]
+    returncode: int
+    stdout: str
+    stderr: str
+
+    @property
+    def output(self) -> str:
+        return self.stdout + self.stderr
+
+    def assert_clean(self, secret: str = SENTINEL_KEY) -> Result:
+        """No traceback, and the full key appears nowhere."""
+        assert "Traceback" not in self.output, self.output
+        assert secret not in self.output, "the full key leaked into the output"
+        return self
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A fresh HOME; the process environment points every client there."""
+    home_dir = tmp_path / "home"
+    home_dir.mkdir()
+    for name in list(os.environ):
+        if name in _SCRUB or name.startswith(_SCRUB_PREFIXES):
+            monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HOME", str(home_dir))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home_dir / ".config"))
+    monkeypatch.setenv("NO_COLOR", "1")
+    monkeypatch.setenv("COLUMNS", "120")
+    monkeypatch.chdir(home_dir)
+    return home_dir
+
+
+@pytest.fixture
+def cli(home: Path):
+    """Run `taotoken ARGS` in a subprocess with the test's environment."""
+
+    def run(*args: str, input: str | None = None, env: dict[str, str] | None = None,
+            timeout: float = 60, cwd: Path | None = None) -> Result:
+        full_env = dict(os.environ)
+        full_env["PYTHONPATH"] = str(REPO) + os.pathsep + full_env.get("PYTHONPATH", "")
+        if env:
+            for key, value in env.items():
+                if value is None:
+                    full_env.pop(key, None)
+                else:
+                    full_env[key] = value
+        proc = subprocess.run([sys.executable, "-m", "taotoken_cli", *args], input=input, capture_output=True,
+                              text=True, env=full_env, timeout=timeout, cwd=cwd or home)
+        return Result(list(args), proc.returncode, proc.stdout, proc.stderr)
+
+    return run
