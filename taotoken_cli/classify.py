@@ -29,10 +29,11 @@ class Diagnosis:
     retry_after_s: float | None = None
     details: list[str] = field(default_factory=list)
     context: dict[str, str] = field(default_factory=dict)
+    first_fix: str | None = None  # a fix specific to this occurrence, shown before the entry's own
 
     def fixes(self) -> list[str]:
         values = _Placeholders(self.context)
-        out = []
+        out = [self.first_fix] if self.first_fix else []
         for fix in self.entry.fixes:
             try:
                 out.append(fix.format_map(values))
