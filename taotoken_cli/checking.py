@@ -101,6 +101,7 @@ class CheckOptions:
     base_url: str | None = None
     model: str | None = None
     chat: bool = False
+    stream: bool = False  # the chat is streamed; success needs content and a proper end
     timeout_s: float = DEFAULT_TIMEOUT_S
     no_proxy: bool = False
 
@@ -145,7 +146,7 @@ def run_check(options: CheckOptions, env: dict[str, str] | None = None) -> Check
                                            model=options.model), env=env)
         result.profile = settings.profile
         settings.require("base_url", "api_key")
-        if options.chat:
+        if options.chat or options.stream:
             settings.require("model")
     except TaotokenError as exc:
         result.diagnosis = config_diagnosis(exc)
@@ -181,13 +182,13 @@ def run_check(options: CheckOptions, env: dict[str, str] | None = None) -> Check
             result.model_listed = result.model in ids
             if not result.model_listed:
                 result.close_matches = close_model_matches(result.model, ids)
-                if result.model_explicit and not options.chat:
+                if result.model_explicit and not (options.chat or options.stream):
                     result.diagnosis = model_not_listed(result, context)
                     return result
-        if options.chat and result.model:
+        if (options.chat or options.stream) and result.model:
             started = time.perf_counter()
-            chat = gateway.chat(result.model, max_tokens=1)
-            diagnosis = classify(chat, expect="chat", context=context)
+            chat = gateway.chat(result.model, max_tokens=1, stream=options.stream)
+            diagnosis = classify(chat, expect="stream" if options.stream else "chat", context=context)
             elapsed_ms = chat.elapsed_s * 1000 if chat.elapsed_s else (time.perf_counter() - started) * 1000
             result.probes.append(Probe("chat", chat.method, chat.url, chat.status, elapsed_ms, diagnosis is None))
             if diagnosis is not None:
@@ -195,7 +196,7 @@ def run_check(options: CheckOptions, env: dict[str, str] | None = None) -> Check
                     diagnosis.details.append("listed IDs close to it: " + ", ".join(result.close_matches))
                 result.diagnosis = diagnosis
                 return result
-            result.chat_reply = chat_text(chat.json())
+            result.chat_reply = chat.stream.text[:80] if chat.stream is not None else chat_text(chat.json())
     return result
 
 

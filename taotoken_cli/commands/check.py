@@ -13,6 +13,8 @@ def register(app: typer.Typer) -> None:
 
 def check(
     chat: bool = typer.Option(False, "--chat", help="Also send a 1-token chat completion and prove 'choices'."),
+    stream: bool = typer.Option(False, "--stream", help="Like --chat, streamed: proves content arrives and the "
+                                "stream ends properly."),
     model: str | None = typer.Option(None, "--model", "-m", help="Check that this model is listed (default: the "
                                      "configured model, reported but not required)."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Nothing on success; one line (code, cause, fix) on "
@@ -29,7 +31,7 @@ def check(
     from taotoken_cli.checking import CheckOptions, run_check
     from taotoken_cli.output import Output
 
-    result = run_check(CheckOptions(profile=profile, base_url=base_url, model=model, chat=chat,
+    result = run_check(CheckOptions(profile=profile, base_url=base_url, model=model, chat=chat, stream=stream,
                                     timeout_s=timeout, no_proxy=no_proxy))
     out = Output()
     if json_out:
