@@ -644,3 +644,24 @@ def test_success_path_imports_only_what_check_needs(served, home):
     imported = {line.split("|")[-1].strip().split(".")[0] for line in proc.stderr.splitlines()
                 if line.startswith("import time:")}
     assert {"rich", "tomlkit", "platformdirs", "pygments"} & imported == set()
+
+
+# --- the Typer-free fast path falls back to Typer for anything it does not know ---------------------
+
+def test_fast_path_parser():
+    from taotoken_cli.check_cli import parse_fast
+
+    assert parse_fast(["-q"]) == {"timeout": 5.0, "quiet": True}
+    assert parse_fast(["--model=x", "-t", "2", "--json"]) == {"timeout": 2.0, "model": "x", "json_out": True}
+    for argv in (["--help"], ["-h"], ["--bogus"], ["--timeout", "abc"], ["--timeout", "0"], ["--model"],
+                 ["-qt", "2"], ["extra"]):
+        assert parse_fast(argv) is None, argv
+
+
+def test_typer_handles_help_and_usage_errors(cli, served):
+    helped = cli("check", "--help", env=served).assert_clean()
+    assert helped.returncode == 0 and "--quiet" in helped.stdout and "--code" in helped.stdout
+    bad = cli("check", "--timeout", "abc", env=served).assert_clean()
+    assert bad.returncode == Exit.USAGE
+    typo = cli("check", "--qiuet", env=served).assert_clean()
+    assert typo.returncode == Exit.USAGE and "qiuet" in typo.stderr
