@@ -572,3 +572,60 @@ def test_read_functions_report_state_and_parse_errors_for_doctor(home: Path, exi
     claude = claude_code.read(env, cwd=home)
     assert claude_code.env_block(claude.files["settings"].data)["ANTHROPIC_BASE_URL"] == "https://old.example.com/v1"
     assert cline.read(env).files["providers"].data["lastUsedProvider"] == "anthropic"
+
+
+def test_interactive_prompts_hide_the_key_and_ask_before_writing(home: Path) -> None:
+    """A real pseudo-terminal: the prompts appear, the typed key is not echoed, 'y' applies."""
+    import pty
+    import select
+
+    env = {**os.environ, "PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"}
+    pid, fd = pty.fork()
+    if pid == 0:  # child: the CLI with the pty as its controlling terminal
+        os.chdir(home)
+        os.execve(sys.executable, [sys.executable, "-m", "taotoken_cli", "init", "--target", "cline"], env)
+
+    seen = b""
+
+    def expect(text: bytes, timeout: float = 20) -> None:
+        nonlocal seen
+        import time
+
+        deadline = time.monotonic() + timeout
+        while text not in seen:
+            ready, _, _ = select.select([fd], [], [], max(0.0, deadline - time.monotonic()))
+            assert ready, f"timed out waiting for {text!r}; got {seen!r}"
+            try:
+                chunk = os.read(fd, 4096)
+            except OSError:
+                break
+            if not chunk:
+                break
+            seen += chunk
+        assert text in seen, seen
+
+    try:
+        expect(b"Base URL [https://taotoken.net/api]")
+        os.write(fd, b"\n")
+        expect(b"API key (input hidden)")
+        os.write(fd, SENTINEL_KEY.encode() + b"\n")
+        expect(b"Model ID")
+        os.write(fd, b"typed-model\n")
+        expect(b"Apply these changes? [y/N]")
+        os.write(fd, b"y\n")
+        expect(b"undo everything this run changed")
+    finally:
+        _, status = os.waitpid(pid, 0)
+        os.close(fd)
+    assert os.waitstatus_to_exitcode(status) == 0, seen
+    assert SENTINEL_KEY.encode() not in seen  # neither echoed nor printed
+    entry = json.loads((home / ".cline/data/settings/providers.json").read_text())["providers"]["openai-compatible"]
+    assert entry["settings"]["apiKey"] == SENTINEL_KEY and entry["settings"]["model"] == "typed-model"
+
+
+def test_profile_option_writes_that_profile(cli, home: Path) -> None:
+    assert init(cli, "--yes").returncode == 0
+    result = init(cli, "--yes", "--profile", "gpu").assert_clean()
+    assert result.returncode == 0, result.output
+    own = tomllib.loads((home / ".config/taotoken/config.toml").read_text())
+    assert own["default_profile"] == "default" and set(own["profiles"]) == {"default", "gpu"}
