@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import stat
 import subprocess
 import sys
@@ -501,6 +502,7 @@ def test_codex_inline_mode_switches_key_source_and_protects_the_file(cli, home: 
     assert mode(home / ".codex/config.toml") == 0o600
 
 
+@pytest.mark.skipif(shutil.which("git") is None, reason="git not installed")
 def test_project_scope_writes_the_repository_local_settings(cli, home: Path) -> None:
     repo = home / "src" / "app"
     repo.mkdir(parents=True)
