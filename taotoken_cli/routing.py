@@ -248,3 +248,15 @@ def save_routes(edits: list[RouteEdit], profile: str | None = None) -> SaveResul
             raise TaotokenError(f"cannot write {path}: {exc.strerror or exc}",
                                 f"check that {path.parent} is writable", Exit.CONFIG) from None
     return SaveResult(str(path), settings.profile, applied, unchanged)
+
+
+def choose_for_settings(settings, *, device: str | None = None, task: str | None = None,
+                        probe_timeout_s: float = 15.0, need_devices: bool = True) -> Choice:
+    """`choose` for resolved Settings; probes the devices only when the choice depends on them."""
+    report = None
+    if need_devices and device is None and task is None and settings.routes:
+        from taotoken_cli.devices import probe_devices
+
+        report = probe_devices(timeout_s=probe_timeout_s)
+    return choose(settings.routes, report, settings.model.value, device=device, task=task,
+                  profile=settings.profile)
