@@ -6,22 +6,30 @@ _taotoken() {
         w="${COMP_WORDS[i]}"
         case "$path/$w" in
             "/config") path="$path/config" ;;
+            "/route") path="$path/route" ;;
             "/config/path") path="$path/path" ;;
             "/config/profiles") path="$path/profiles" ;;
             "/config/set") path="$path/set" ;;
             "/config/show") path="$path/show" ;;
+            "/route/devices") path="$path/devices" ;;
+            "/route/list") path="$path/list" ;;
+            "/route/set") path="$path/set" ;;
         esac
     done
     case "$path|$prev" in
     esac
     local words=""
     case "$path" in
-        "") words="config -V --version -h --help" ;;
+        "") words="config route -V --version -h --help" ;;
         "/config") words="path profiles set show -h --help" ;;
         "/config/path") words="-h --help" ;;
         "/config/profiles") words="--json -h --help" ;;
         "/config/set") words="-p --profile -h --help" ;;
         "/config/show") words="--origin --json -p --profile -h --help" ;;
+        "/route") words="devices list set -d --device -t --task --export --openai --verify -n --samples --all --json --timeout -p --profile --base-url -m --model -h --help" ;;
+        "/route/devices") words="--json --timeout -h --help" ;;
+        "/route/list") words="--json -p --profile -h --help" ;;
+        "/route/set") words="-p --profile -h --help" ;;
     esac
     COMPREPLY=($(compgen -W "$words" -- "$cur"))
 }

@@ -7,9 +7,11 @@ function __taotoken_path --description 'the subcommand path typed so far'
     set -l path ''
     for t in $tokens[2..-1]
         switch "$path/$t"
-            case '/config'
+            case '/config' '/route'
                 set path "$path/$t"
             case '/config/path' '/config/profiles' '/config/set' '/config/show'
+                set path "$path/$t"
+            case '/route/devices' '/route/list' '/route/set'
                 set path "$path/$t"
         end
     end
@@ -17,6 +19,7 @@ function __taotoken_path --description 'the subcommand path typed so far'
 end
 
 complete -c taotoken -n 'test (__taotoken_path) = ""' -a config -d 'Show and edit taotoken\'s own configuration.'
+complete -c taotoken -n 'test (__taotoken_path) = ""' -a route -d 'Pick the model for this machine\'s devices or a task; verify routes.'
 complete -c taotoken -n 'test (__taotoken_path) = ""' -s V -l version -d 'Print the version and exit.'
 complete -c taotoken -n 'test (__taotoken_path) = ""' -s h -l help -d 'Show help and exit.'
 complete -c taotoken -n 'test (__taotoken_path) = "/config"' -a path -d 'Print the path of the config file (whether or not it exists).'
@@ -33,3 +36,27 @@ complete -c taotoken -n 'test (__taotoken_path) = "/config/show"' -l origin -d '
 complete -c taotoken -n 'test (__taotoken_path) = "/config/show"' -l json -d 'Print a stable JSON object instead of text.'
 complete -c taotoken -n 'test (__taotoken_path) = "/config/show"' -s p -l profile -r -d 'Profile to use (default: TAOTOKEN_PROFILE, then default_profile in the config file).'
 complete -c taotoken -n 'test (__taotoken_path) = "/config/show"' -s h -l help -d 'Show help and exit.'
+complete -c taotoken -n 'test (__taotoken_path) = "/route"' -a devices -d 'Probe CUDA (pycuda) and OpenCL (pyopencl) devices and show what each backend found.'
+complete -c taotoken -n 'test (__taotoken_path) = "/route"' -a list -d 'Show the profile\'s routing table.'
+complete -c taotoken -n 'test (__taotoken_path) = "/route"' -a set -d 'Add, change or remove routes in the profile\'s routing table.'
+complete -c taotoken -n 'test (__taotoken_path) = "/route"' -s d -l device -r -d 'Use the route for this device kind (cuda, gpu, opencl, cpu, nvidia, intel, amd, …).'
+complete -c taotoken -n 'test (__taotoken_path) = "/route"' -s t -l task -r -d 'Use the route for this task (e.g. code, embed).'
+complete -c taotoken -n 'test (__taotoken_path) = "/route"' -l export -d 'Print only `export TAOTOKEN_MODEL=…` for eval.'
+complete -c taotoken -n 'test (__taotoken_path) = "/route"' -l openai -d 'With --export: also export OPENAI_MODEL.'
+complete -c taotoken -n 'test (__taotoken_path) = "/route"' -l verify -d 'Ask the gateway and check which model answers.'
+complete -c taotoken -n 'test (__taotoken_path) = "/route"' -s n -l samples -r -d 'Requests per route with --verify.'
+complete -c taotoken -n 'test (__taotoken_path) = "/route"' -l all -d 'With --verify: every route, not just the chosen one.'
+complete -c taotoken -n 'test (__taotoken_path) = "/route"' -l json -d 'Print a stable JSON object instead of text.'
+complete -c taotoken -n 'test (__taotoken_path) = "/route"' -l timeout -r -d 'Seconds before a device probe is killed.'
+complete -c taotoken -n 'test (__taotoken_path) = "/route"' -s p -l profile -r -d 'Profile to use (default: TAOTOKEN_PROFILE, then default_profile in the config file).'
+complete -c taotoken -n 'test (__taotoken_path) = "/route"' -l base-url -r -d 'Override the base URL (API root, e.g. https://taotoken.net/api).'
+complete -c taotoken -n 'test (__taotoken_path) = "/route"' -s m -l model -r -d 'Override the model ID.'
+complete -c taotoken -n 'test (__taotoken_path) = "/route"' -s h -l help -d 'Show help and exit.'
+complete -c taotoken -n 'test (__taotoken_path) = "/route/devices"' -l json -d 'Print a stable JSON object instead of text.'
+complete -c taotoken -n 'test (__taotoken_path) = "/route/devices"' -l timeout -r -d 'Seconds before a device probe is killed.'
+complete -c taotoken -n 'test (__taotoken_path) = "/route/devices"' -s h -l help -d 'Show help and exit.'
+complete -c taotoken -n 'test (__taotoken_path) = "/route/list"' -l json -d 'Print a stable JSON object instead of text.'
+complete -c taotoken -n 'test (__taotoken_path) = "/route/list"' -s p -l profile -r -d 'Profile to use (default: TAOTOKEN_PROFILE, then default_profile in the config file).'
+complete -c taotoken -n 'test (__taotoken_path) = "/route/list"' -s h -l help -d 'Show help and exit.'
+complete -c taotoken -n 'test (__taotoken_path) = "/route/set"' -s p -l profile -r -d 'Profile to use (default: TAOTOKEN_PROFILE, then default_profile in the config file).'
+complete -c taotoken -n 'test (__taotoken_path) = "/route/set"' -s h -l help -d 'Show help and exit.'

@@ -91,9 +91,9 @@ def render_devices(out: Output, report: DeviceReport) -> None:
 
 def _plain_table(out: Output, headers: list[str], rows: list[list[str]]) -> None:
     widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(headers)]
-    out.line("  ".join(h.ljust(w) for h, w in zip(headers, widths)).rstrip())
+    out.line("  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)).rstrip())
     for row in rows:
-        out.line("  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip())
+        out.line("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip())
 
 
 def render_choice(out: Output, choice: Choice, profile: str) -> None:
