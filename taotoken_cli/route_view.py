@@ -83,10 +83,11 @@ def render_devices(out: Output, report: DeviceReport) -> None:
         if backend.fix and backend.status != "present":
             out.line(f"        fix: {backend.fix}")
     out.line("")
-    for note in report.env:
-        value = "(unset)" if note.value is None else repr(note.value)
+    values = ["(unset)" if note.value is None else repr(note.value) for note in report.env]
+    width = max((len(v) for v in values), default=0)
+    for note, value in zip(report.env, values, strict=True):
         marker = "warning: " if note.level == "warning" else ""
-        out.line(f"{note.name:<23} {value:<14} {marker}{note.note}")
+        out.line(f"{note.name:<23} {value:<{width}}  {marker}{note.note}")
 
 
 def _plain_table(out: Output, headers: list[str], rows: list[list[str]]) -> None:
