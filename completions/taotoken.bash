@@ -5,7 +5,9 @@ _taotoken() {
     for ((i = 1; i < COMP_CWORD; i++)); do
         w="${COMP_WORDS[i]}"
         case "$path/$w" in
+            "/check") path="$path/check" ;;
             "/config") path="$path/config" ;;
+            "/explain") path="$path/explain" ;;
             "/route") path="$path/route" ;;
             "/config/path") path="$path/path" ;;
             "/config/profiles") path="$path/profiles" ;;
@@ -20,12 +22,14 @@ _taotoken() {
     esac
     local words=""
     case "$path" in
-        "") words="config route -V --version -h --help" ;;
+        "") words="check config explain route -V --version -h --help" ;;
+        "/check") words="--chat --stream -m --model -q --quiet --code --json -t --timeout --no-proxy -p --profile --base-url -h --help" ;;
         "/config") words="path profiles set show -h --help" ;;
         "/config/path") words="-h --help" ;;
         "/config/profiles") words="--json -h --help" ;;
         "/config/set") words="-p --profile -h --help" ;;
         "/config/show") words="--origin --json -p --profile -h --help" ;;
+        "/explain") words="-l --list --json -h --help" ;;
         "/route") words="devices list set -d --device -t --task --export --openai --verify -n --samples --all --json --timeout -p --profile --base-url -m --model -h --help" ;;
         "/route/devices") words="--json --timeout -h --help" ;;
         "/route/list") words="--json -p --profile -h --help" ;;

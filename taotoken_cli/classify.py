@@ -29,10 +29,11 @@ class Diagnosis:
     retry_after_s: float | None = None
     details: list[str] = field(default_factory=list)
     context: dict[str, str] = field(default_factory=dict)
+    first_fix: str | None = None  # a fix specific to this occurrence, shown before the entry's own
 
     def fixes(self) -> list[str]:
         values = _Placeholders(self.context)
-        out = []
+        out = [self.first_fix] if self.first_fix else []
         for fix in self.entry.fixes:
             try:
                 out.append(fix.format_map(values))
@@ -454,9 +455,11 @@ def _decide(obs: Observation, expect: str, ctx: dict[str, str]) -> tuple[str | N
     details: list[str] = []
     if obs.error is not None:
         code = classify_exception(obs.error, obs.proxy)
-        if obs.stream is not None and obs.stream.content_deltas and code in ("net.reset", "net.timeout"):
+        if obs.stream is not None and obs.stream.content_deltas and code == "net.reset":
             details.append(f"{obs.stream.content_deltas} content chunk(s) arrived before the connection ended")
             return "stream.truncated", exception_message(obs.error), details
+        if obs.stream is not None and obs.stream.content_deltas:
+            details.append(f"{obs.stream.content_deltas} content chunk(s) arrived before that")
         if obs.proxy and code.startswith("proxy."):
             details.append(f"proxy in use: {obs.proxy}")
         return code, exception_message(obs.error), details
