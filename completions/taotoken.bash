@@ -9,17 +9,21 @@ _taotoken() {
             "/config") path="$path/config" ;;
             "/explain") path="$path/explain" ;;
             "/init") path="$path/init" ;;
+            "/route") path="$path/route" ;;
             "/config/path") path="$path/path" ;;
             "/config/profiles") path="$path/profiles" ;;
             "/config/set") path="$path/set" ;;
             "/config/show") path="$path/show" ;;
+            "/route/devices") path="$path/devices" ;;
+            "/route/list") path="$path/list" ;;
+            "/route/set") path="$path/set" ;;
         esac
     done
     case "$path|$prev" in
     esac
     local words=""
     case "$path" in
-        "") words="check config explain init -V --version -h --help" ;;
+        "") words="check config explain init route -V --version -h --help" ;;
         "/check") words="--chat --stream -m --model -q --quiet --code --json -t --timeout --no-proxy -p --profile --base-url -h --help" ;;
         "/config") words="path profiles set show -h --help" ;;
         "/config/path") words="-h --help" ;;
@@ -28,6 +32,10 @@ _taotoken() {
         "/config/show") words="--origin --json -p --profile -h --help" ;;
         "/explain") words="-l --list --json -h --help" ;;
         "/init") words="--base-url -m --model --key --key-stdin -t --target --all -y --yes --dry-run --undo --force --scope --codex-auth --open -p --profile -h --help" ;;
+        "/route") words="devices list set -d --device -t --task --export --openai --verify -n --samples --all --json --timeout -p --profile --base-url -m --model -h --help" ;;
+        "/route/devices") words="--json --timeout -h --help" ;;
+        "/route/list") words="--json -p --profile -h --help" ;;
+        "/route/set") words="-p --profile -h --help" ;;
     esac
     COMPREPLY=($(compgen -W "$words" -- "$cur"))
 }
