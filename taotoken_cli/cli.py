@@ -40,9 +40,11 @@ def main_options(
     """taotoken — one base URL, one key, many models: configured right in every client."""
 
 
+from taotoken_cli.commands import bench as _bench_cmd  # noqa: E402
 from taotoken_cli.commands import config as _config_cmd  # noqa: E402
 
 _config_cmd.register(app)
+_bench_cmd.register(app)
 
 
 def report_error(exc: TaotokenError) -> None:
