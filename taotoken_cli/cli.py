@@ -41,9 +41,13 @@ def main_options(
 
 
 from taotoken_cli.commands import bench as _bench_cmd  # noqa: E402
+from taotoken_cli.commands import check as _check_cmd  # noqa: E402
 from taotoken_cli.commands import config as _config_cmd  # noqa: E402
+from taotoken_cli.commands import explain as _explain_cmd  # noqa: E402
 
 _config_cmd.register(app)
+_check_cmd.register(app)
+_explain_cmd.register(app)
 _bench_cmd.register(app)
 
 

@@ -162,7 +162,8 @@ def series_report(plan: Plan, stats: SeriesStats) -> SeriesReport:
         elapsed_s=round(elapsed, 4),
         requests_per_s=round(total / elapsed, 2) if elapsed > 0 else None,
         latency=Distribution.of(stats.latency),
-        latency_histogram=[(round(lo * 1000, 3), round(hi * 1000, 3), n) for lo, hi, n in stats.latency.buckets(_bins(stats.latency))],
+        latency_histogram=[(round(lo * 1000, 3), round(hi * 1000, 3), n)
+                           for lo, hi, n in stats.latency.buckets(_bins(stats.latency))],
         ttft=Distribution.of(stats.ttft) if plan.stream else None,
         itl=Distribution.of(stats.itl) if plan.stream else None,
         tpot=Distribution.of(stats.tpot) if plan.stream else None,
