@@ -32,8 +32,8 @@ class Timing:
 
 
 ERRORS = {
-    "fail-401": (401, {}, {"error": {"message": "Incorrect API key provided: sk-ab***yz.", "type":
-                                     "invalid_request_error", "param": None, "code": "invalid_api_key"}}),
+    "fail-401": (401, {"x-new-api-version": "v0.9"}, {"error": {"message": "Invalid token (request id: 2024)",
+                                                                "type": "new_api_error", "code": ""}}),
     "rate-429": (429, {"retry-after": "7"}, {"error": {
         "message": "Rate limit reached for requests per min (RPM): Limit 3, Used 3, Requested 1. "
                    "Please try again in 7s.", "type": "requests", "param": None, "code": "rate_limit_exceeded"}}),

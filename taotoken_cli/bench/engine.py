@@ -257,52 +257,21 @@ class Runner:
             stats.late_starts += 1
             stats.lateness_total += late
             stats.lateness_max = max(stats.lateness_max, late)
-        tokens: int | None = None
-        source = None
-        ttft = None
-        ok = False
-        if error is None and ex.status is not None and 200 <= ex.status < 300:
-            if plan.stream:
-                summary = ex.summary
-                if summary is not None and summary.error_event is None and summary.content_deltas and summary.done:
-                    ok = True
-                    usage_tokens = (summary.usage or {}).get("completion_tokens")
-                    if isinstance(usage_tokens, int):
-                        tokens, source = usage_tokens, "usage"
-                    else:
-                        tokens, source = summary.content_deltas, "counted"
-                    ttft = summary.first_content_s
-            else:
-                try:
-                    payload = json.loads(ex.body) if not ex.truncated else None
-                except ValueError:
-                    payload = None
-                if isinstance(payload, dict) and not payload.get("error") and payload.get("choices"):
-                    ok = True
-                    usage_tokens = (payload.get("usage") or {}).get("completion_tokens")
-                    if isinstance(usage_tokens, int):
-                        tokens, source = usage_tokens, "usage"
+        ok, tokens, source, ttft = False, None, None, None
+        usable = self.usable(ex) if error is None and ex.status is not None and 200 <= ex.status < 300 else None
+        if usable is not None:
+            ok, tokens, source, ttft = usable
         code = None
+        if not ok:
+            code = self.classify(ex, error, connecting, latency)
+            if code is None and usable is not None:  # the shared classifier accepts it (e.g. no [DONE] but a
+                ok, tokens, source, ttft = True, *usable[1:]  # finish_reason): it is the authority
+            elif code is None:
+                code = self.count_unclassified(ex, error)
         if ok:
-            stats.ok += 1
-            stats.latency.record(latency)
-            if tokens is not None:
-                stats.output_tokens += tokens
-                if source == "usage":
-                    stats.tokens_from_usage += 1
-                else:
-                    stats.tokens_counted += 1
-                if latency > 0:
-                    stats.tokens_per_s.record(tokens / latency)
-            if ttft is not None:
-                stats.ttft.record(ttft)
-                for gap in ex.gaps:
-                    stats.itl.record(gap)
-                if tokens is not None and tokens > 1:
-                    stats.tpot.record((latency - ttft) / (tokens - 1))
+            self.count_success(latency, tokens, source, ttft, ex.gaps)
         else:
             stats.failed += 1
-            code = self.classify(ex, error, connecting, latency)
         stats.ended_at = max(stats.ended_at, end)
         if self.progress is not None:
             self.progress[self.share.index] += 1
@@ -317,8 +286,52 @@ class Runner:
                 line["late_ms"] = round(late * 1000, 3)
             self.raw.write(json.dumps(line).encode() + b"\n")
 
-    def classify(self, ex: Exchange, error: BaseException | None, connecting: bool, latency: float) -> str:
-        """Build the Observation the shared classifier reads and count the failure under its code."""
+    def usable(self, ex: Exchange) -> tuple[bool, int | None, str | None, float | None] | None:
+        """For a 2xx answer: (clean success?, output tokens, where the count came from, TTFT) or None when
+        there is nothing usable. `clean` is the fast path; anything else goes to the shared classifier."""
+        if self.plan.stream:
+            summary = ex.summary
+            if summary is None or not summary.content_deltas or summary.first_content_s is None:
+                return None
+            usage_tokens = (summary.usage or {}).get("completion_tokens")
+            tokens, source = ((usage_tokens, "usage") if isinstance(usage_tokens, int)
+                              else (summary.content_deltas, "counted"))
+            clean = summary.error_event is None and summary.done
+            return clean, tokens, source, summary.first_content_s
+        try:
+            payload = json.loads(ex.body) if not ex.truncated else None
+        except ValueError:
+            return None
+        if not isinstance(payload, dict) or payload.get("error") or not payload.get("choices"):
+            return None
+        usage = payload.get("usage")
+        usage_tokens = usage.get("completion_tokens") if isinstance(usage, dict) else None
+        if isinstance(usage_tokens, int):
+            return True, usage_tokens, "usage", None
+        return True, None, None, None
+
+    def count_success(self, latency: float, tokens: int | None, source: str | None, ttft: float | None,
+                      gaps: list[float]) -> None:
+        stats = self.stats
+        stats.ok += 1
+        stats.latency.record(latency)
+        if tokens is not None:
+            stats.output_tokens += tokens
+            if source == "usage":
+                stats.tokens_from_usage += 1
+            else:
+                stats.tokens_counted += 1
+            if latency > 0:
+                stats.tokens_per_s.record(tokens / latency)
+        if ttft is not None:
+            stats.ttft.record(ttft)
+            for gap in gaps:  # inter-token gaps: the first token is not among them
+                stats.itl.record(gap)
+            if tokens is not None and tokens > 1:
+                stats.tpot.record((latency - ttft) / (tokens - 1))
+
+    def classify(self, ex: Exchange, error: BaseException | None, connecting: bool, latency: float) -> str | None:
+        """Ask the shared classifier; count the failure under its catalogue code (None: it sees a success)."""
         from taotoken_cli.gateway import Observation
 
         plan = self.plan
@@ -327,24 +340,28 @@ class Runner:
                           key_sent=bool(plan.api_key))
         if error is not None:
             obs.error = _as_httpx_error(error, connecting)
-        example: dict[str, Any] = {"status": ex.status}
         try:
             from taotoken_cli.classify import classify
 
             diagnosis = classify(obs, expect="stream" if plan.stream else "chat", context=dict(self.context))
         except NotImplementedError:  # the classifier is not in this build yet
             diagnosis = None
-        if diagnosis is not None:
-            code = diagnosis.code
-            if code not in self.stats.errors:
-                example.update(title=diagnosis.entry.title, fixes=diagnosis.fixes(),
-                               server_message=diagnosis.server_message, retry=diagnosis.entry.retry)
-            example["retry_after_s"] = diagnosis.retry_after_s
-        else:
-            # the classifier found nothing wrong with what bench counts as a failure (or is missing)
-            code = "bench.unclassified"
-            if code not in self.stats.errors:
-                example.update(title=_fallback_title(ex, error), fixes=[], server_message=obs.text(200) or None)
+        if diagnosis is None:
+            return None
+        example: dict[str, Any] = {"status": ex.status, "retry_after_s": diagnosis.retry_after_s}
+        if diagnosis.code not in self.stats.errors:
+            example.update(title=diagnosis.entry.title, fixes=diagnosis.fixes(),
+                           server_message=diagnosis.server_message, retry=diagnosis.entry.retry)
+        self.stats.count_error(diagnosis.code, example)
+        return diagnosis.code
+
+    def count_unclassified(self, ex: Exchange, error: BaseException | None) -> str:
+        """A failure by bench's rules that the classifier does not name (or no classifier in this build)."""
+        code = "bench.unclassified"
+        example: dict[str, Any] = {"status": ex.status}
+        if code not in self.stats.errors:
+            text = bytes(ex.body[:200]).decode("utf-8", "replace").strip() or None
+            example.update(title=_fallback_title(ex, error), fixes=[], server_message=text)
         self.stats.count_error(code, example)
         return code
 
