@@ -135,33 +135,38 @@ class Handler(asyncio.Protocol):
         self.send(_chunk({**base, "choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}}]}))
         tokens = 0 if model == "empty" else timing.tokens
         start = arrived - _OFFSET + timing.latency
-        for k in range(tokens):
-            if model == "reset" and k == 2:
-                loop.call_at(start + k * timing.itl, self._abort)
-                return
-            if model == "error-event" and k == 1:
-                err = {"error": {"message": "upstream overloaded", "type": "server_error", "code": "overloaded"}}
-                loop.call_at(start + k * timing.itl, self._end, [_chunk(err)])
-                return
-            if k < tokens - 1:
-                loop.call_at(start + k * timing.itl, self.send,
-                             _chunk({**base, "choices": [{"index": 0, "delta": {"content": f"t{k} "}}]}))
-        # the last token and the tail go out in one callback: timers due at the same instant may run in
-        # any order, and the tail must never overtake a token
-        tail = [_chunk({**base, "choices": [{"index": 0, "delta": {"content": f"t{tokens - 1}"}}]})] if tokens else []
-        tail.append(_chunk({**base, "choices": [{"index": 0, "delta": {}, "finish_reason": "length"}]}))
+        tail = [_chunk({**base, "choices": [{"index": 0, "delta": {}, "finish_reason": "length"}]})]
         if include_usage and model != "nousage":
             tail.append(_chunk({**base, "choices": [], "usage": {"prompt_tokens": 5, "completion_tokens": tokens,
                                                                  "total_tokens": 5 + tokens}}))
         tail.append(_chunk("[DONE]"))
-        loop.call_at(start + max(tokens - 1, 0) * timing.itl, self._end, tail)
+        # Each token's callback schedules the next one at its absolute time: timers due at the same
+        # instant may run in any order, and a token must never overtake another or the tail.
+        loop.call_at(start, self._token, model, base, 0, tokens, start, timing.itl, b"".join(tail))
+
+    def _token(self, model: str, base: dict, k: int, tokens: int, start: float, itl: float, tail: bytes) -> None:
+        if self.transport is None:
+            return
+        if model == "reset" and k == 2:
+            self.transport.abort()
+            return
+        if model == "error-event" and k == 1:
+            err = {"error": {"message": "upstream overloaded", "type": "server_error", "code": "overloaded"}}
+            self._end([_chunk(err)])
+            return
+        out = b""
+        if k < tokens:
+            out = _chunk({**base, "choices": [{"index": 0, "delta": {"content": f"t{k} "}}]})
+        if k >= tokens - 1:
+            self.send(out + tail + b"0\r\n\r\n")
+            return
+        self.send(out)
+        asyncio.get_running_loop().call_at(start + (k + 1) * itl, self._token, model, base, k + 1, tokens, start,
+                                           itl, tail)
 
     def _end(self, chunks: list[bytes]) -> None:
         self.send(b"".join(chunks) + b"0\r\n\r\n")
 
-    def _abort(self) -> None:
-        if self.transport is not None:
-            self.transport.abort()
 
 
 # asyncio's loop.time() is time.monotonic(); perf_counter() is the same clock on Linux but may differ
