@@ -519,6 +519,7 @@ def run_series(plan: Plan, on_progress=None) -> SeriesStats:
         for proc in procs:
             proc.join(timeout=5)
     errors = [r[1] for r in results if r and r[0] == "error"]
+    errors.sort(key=lambda text: "BrokenBarrierError" in text)  # the cause first, not its echo in other workers
     if errors:
         from taotoken_cli.errors import TaotokenError
 

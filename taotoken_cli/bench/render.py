@@ -88,7 +88,7 @@ def _series_lines(s: SeriesReport, stream: bool) -> list[str]:
             extra = f", Retry-After {e.retry_after_s:g} s" if e.retry_after_s is not None else ""
             lines.append(f"    {e.code:<22} {e.count:>7}  {e.share * 100:5.1f} %  {e.title or ''} ({status}{extra})")
             if e.server_message:
-                lines.append(f"    {'':<22} server said: {e.server_message}")
+                lines.append(f"    {'':<23}server said: {e.server_message}")
         top = s.top_error
         if top is not None and top.fixes:
             lines.append(f"  fix ({top.code}): {top.fixes[0]}")
@@ -142,9 +142,9 @@ class ProgressLine:
         else:
             frac = 0.0
         bar = "█" * int(frac * 30) + "░" * (30 - int(frac * 30))
-        rate = done / elapsed if elapsed > 0 else 0.0
+        rate = f"{done / elapsed:8.1f}" if elapsed >= 0.2 else f"{'-':>8}"  # too early for a meaningful rate
         count = f"{done}/{total}" if total else f"{done}"
-        self.stream.write(f"\r{self.label} {bar} {count}  {elapsed:5.1f} s  {rate:8.1f} req/s ")
+        self.stream.write(f"\r{self.label} {bar} {count}  {elapsed:5.1f} s  {rate} req/s ")
         self.stream.flush()
 
     def clear(self) -> None:
