@@ -49,6 +49,9 @@ _config_cmd.register(app)
 _check_cmd.register(app)
 _explain_cmd.register(app)
 _bench_cmd.register(app)
+from taotoken_cli.commands import init as _init_cmd  # noqa: E402
+
+_init_cmd.register(app)
 
 
 def report_error(exc: TaotokenError) -> None:
