@@ -5,7 +5,10 @@ _taotoken() {
     for ((i = 1; i < COMP_CWORD; i++)); do
         w="${COMP_WORDS[i]}"
         case "$path/$w" in
+            "/bench") path="$path/bench" ;;
+            "/check") path="$path/check" ;;
             "/config") path="$path/config" ;;
+            "/explain") path="$path/explain" ;;
             "/init") path="$path/init" ;;
             "/config/path") path="$path/path" ;;
             "/config/profiles") path="$path/profiles" ;;
@@ -17,12 +20,15 @@ _taotoken() {
     esac
     local words=""
     case "$path" in
-        "") words="config init -V --version -h --help" ;;
+        "") words="bench check config explain init -V --version -h --help" ;;
+        "/bench") words="-n --requests -c --concurrency -z --duration --rate --warmup --timeout --workers -m --model --prompt --prompt-file --max-tokens --stream --raw --json --base-url -p --profile -h --help" ;;
+        "/check") words="--chat -m --model -q --quiet --code --json -t --timeout --no-proxy -p --profile --base-url -h --help" ;;
         "/config") words="path profiles set show -h --help" ;;
         "/config/path") words="-h --help" ;;
         "/config/profiles") words="--json -h --help" ;;
         "/config/set") words="-p --profile -h --help" ;;
         "/config/show") words="--origin --json -p --profile -h --help" ;;
+        "/explain") words="-l --list --json -h --help" ;;
         "/init") words="--base-url -m --model --key --key-stdin -t --target --all -y --yes --dry-run --undo --force --scope --codex-auth --open -p --profile -h --help" ;;
     esac
     COMPREPLY=($(compgen -W "$words" -- "$cur"))
