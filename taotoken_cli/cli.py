@@ -36,6 +36,7 @@ def main_options(
     """taotoken — one base URL, one key, many models: configured right in every client."""
 
 
+from taotoken_cli.commands import bench as _bench_cmd  # noqa: E402
 from taotoken_cli.commands import check as _check_cmd  # noqa: E402
 from taotoken_cli.commands import config as _config_cmd  # noqa: E402
 from taotoken_cli.commands import explain as _explain_cmd  # noqa: E402
@@ -47,6 +48,7 @@ _init_cmd.register(app)
 _check_cmd.register(app)
 _explain_cmd.register(app)
 _route_cmd.register(app)
+_bench_cmd.register(app)
 
 
 def run(argv: list[str] | None = None) -> None:
