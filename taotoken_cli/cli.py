@@ -41,8 +41,10 @@ def main_options(
 
 
 from taotoken_cli.commands import config as _config_cmd  # noqa: E402
+from taotoken_cli.commands import mock as _mock_cmd  # noqa: E402
 
 _config_cmd.register(app)
+_mock_cmd.register(app)
 
 
 def report_error(exc: TaotokenError) -> None:
