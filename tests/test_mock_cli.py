@@ -119,3 +119,26 @@ def test_cli_port_in_use(cli):
         result = cli("mock", "--any-key", "--port", str(port), timeout=20)
     assert result.returncode == 2 and f"port {port} on 127.0.0.1 is already in use" in result.stderr
     result.assert_clean()
+
+
+def test_mock_process_has_the_gateway_interface_and_precise_latency(home):
+    import statistics
+    import time
+
+    from taotoken_cli.gateway import Gateway
+    from taotoken_cli.mock import MockOptions, MockProcess
+
+    options = MockOptions(key=SENTINEL_KEY, latency_ms=50, aliases={"a": "a-1"}, no_channel=("gone",),
+                          tokens=4, fail=503, fail_rate=0.5, retry_after=1.5)
+    with MockProcess(options) as mock, Gateway(mock.url, SENTINEL_KEY) as gw:
+        statuses = [gw.chat("a").status for _ in range(4)]
+        gone = gw.chat("gone")
+        deadline = time.monotonic() + 3
+        while len(mock.requests) < 5 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        records = mock.requests
+    assert statuses == [200, 503, 200, 503] and gone.status == 503
+    assert [r.response_model for r in records[:4]] == ["a-1"] * 4
+    latencies = [r.latency_ms for r in records]
+    assert min(latencies) >= 50 and statistics.median(latencies) < 53, latencies
+    assert mock.summary().requests == 5 and "Traceback" not in mock.stderr
