@@ -6,6 +6,7 @@ _taotoken() {
         w="${COMP_WORDS[i]}"
         case "$path/$w" in
             "/config") path="$path/config" ;;
+            "/mock") path="$path/mock" ;;
             "/config/path") path="$path/path" ;;
             "/config/profiles") path="$path/profiles" ;;
             "/config/set") path="$path/set" ;;
@@ -16,12 +17,13 @@ _taotoken() {
     esac
     local words=""
     case "$path" in
-        "") words="config -V --version -h --help" ;;
+        "") words="config mock -V --version -h --help" ;;
         "/config") words="path profiles set show -h --help" ;;
         "/config/path") words="-h --help" ;;
         "/config/profiles") words="--json -h --help" ;;
         "/config/set") words="-p --profile -h --help" ;;
         "/config/show") words="--origin --json -p --profile -h --help" ;;
+        "/mock") words="-P --port --host --allow-remote --key --any-key --models --alias --no-channel --latency-ms --token-rate --tokens --fail --fail-style --fail-rate --retry-after --fault --lenient-paths --lang -q --quiet --json -h --help" ;;
     esac
     COMPREPLY=($(compgen -W "$words" -- "$cur"))
 }
