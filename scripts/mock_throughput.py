@@ -1,6 +1,7 @@
 """Quick throughput check of the mock gateway: N keep-alive connections, raw sockets, fixed duration.
 
-    python scripts/mock_throughput.py [--seconds 3] [--connections 50] [--stream] [--latency-ms 0] [--subprocess]
+    python scripts/mock_throughput.py [--seconds 3] [--connections 50] [--stream] [--latency-ms 0]
+                                      [--subprocess | --mock-process]
 
 The load generator is deliberately minimal (raw HTTP/1.1 over keep-alive sockets, asyncio) so it
 measures the server, not an HTTP client library. With --subprocess the mock runs in its own
@@ -57,7 +58,8 @@ def main() -> None:
     parser.add_argument("--connections", type=int, default=50)
     parser.add_argument("--stream", action="store_true")
     parser.add_argument("--latency-ms", type=float, default=0)
-    parser.add_argument("--subprocess", action="store_true")
+    parser.add_argument("--subprocess", action="store_true", help="`taotoken mock -q` in a subprocess")
+    parser.add_argument("--mock-process", action="store_true", help="MockProcess (subprocess + JSON log)")
     args = parser.parse_args()
     proc = None
     if args.subprocess:
@@ -67,9 +69,10 @@ def main() -> None:
         port = int(re.search(r"port (\d+)", proc.stdout.readline()).group(1))
         mock = None
     else:
-        from taotoken_cli.mock import MockGateway, MockOptions
+        from taotoken_cli.mock import MockGateway, MockOptions, MockProcess
 
-        mock = MockGateway(MockOptions(key=KEY, latency_ms=args.latency_ms, keep_requests=1000)).start()
+        kind = MockProcess if args.mock_process else MockGateway
+        mock = kind(MockOptions(key=KEY, latency_ms=args.latency_ms, keep_requests=1000)).start()
         port = mock.port
     try:
         started = time.perf_counter()
@@ -84,7 +87,7 @@ def main() -> None:
     latencies.sort()
     p50 = latencies[len(latencies) // 2] * 1000
     p99 = latencies[int(len(latencies) * 0.99)] * 1000
-    where = "subprocess" if args.subprocess else "in-process thread"
+    where = "subprocess -q" if args.subprocess else ("MockProcess" if args.mock_process else "MockGateway thread")
     print(f"{count} requests in {elapsed:.2f}s = {count / elapsed:.0f} req/s "
           f"(c={args.connections}, stream={args.stream}, latency={args.latency_ms:g} ms, mock {where}); "
           f"client-side p50 {p50:.2f} ms, p99 {p99:.2f} ms")

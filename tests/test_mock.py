@@ -99,6 +99,7 @@ def test_wrong_and_missing_key(mock_gateway):
     assert wrong.json()["error"]["type"] == "new_api_error"
     assert "wrong-key" in mock.requests[0].flags
     assert mock.requests[1].flags == ["no-key"] and mock.requests[1].auth_kind == "none"
+    assert " none model=m " in mock.requests[1].log_line()
     assert "sk-someoneelse0123456789" not in mock.requests[0].log_line()
 
 

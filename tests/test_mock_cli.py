@@ -142,3 +142,11 @@ def test_mock_process_has_the_gateway_interface_and_precise_latency(home):
     latencies = [r.latency_ms for r in records]
     assert min(latencies) >= 50 and statistics.median(latencies) < 53, latencies
     assert mock.summary().requests == 5 and "Traceback" not in mock.stderr
+
+
+def test_mock_process_without_log_still_summarises(home):
+    from taotoken_cli.mock import MockOptions, MockProcess
+
+    with MockProcess(MockOptions(any_key=True), log=False) as mock:
+        assert httpx.get(mock.openai_base + "/models", headers=BEARER, timeout=5).status_code == 200
+    assert mock.requests == [] and mock.summary().statuses == {"200": 1}

@@ -182,6 +182,7 @@ def test_unknown_model_with_an_allow_list(mock_gateway):
     mock = mock_gateway(models=("a",), fail_style="openai")
     resp = httpx.post(mock.openai_base + "/chat/completions", headers=BEARER, json={**CHAT, "model": "b"})
     assert resp.status_code == 404 and resp.json()["error"]["code"] == "model_not_found"
+    assert mock.last.flags == ["unknown-model"] and "!! unknown-model" in mock.last.log_line()
     resp = httpx.post(mock.openai_base + "/chat/completions", headers=BEARER, json={"messages": []})
     assert resp.status_code == 400
 

@@ -54,6 +54,7 @@ def run_mock(options: MockOptions, *, key_flag: str | None, quiet: bool, as_json
         out.out.flush()
 
     def on_ready(server) -> None:
+        loop_of.append(server.loop)
         if as_json:
             emit([json.dumps({"listening": f"http://{server.host}:{server.port}", "port": server.port,
                               "root": f"http://{server.host}:{server.port}/api",
@@ -61,9 +62,25 @@ def run_mock(options: MockOptions, *, key_flag: str | None, quiet: bool, as_json
         else:
             emit(render.banner(server, key_origin))
 
+    flush_scheduled = False
+    loop_of: list = []
+
+    def flush() -> None:
+        nonlocal flush_scheduled
+        flush_scheduled = False
+        out.out.flush()
+
     def on_request(record: RequestRecord) -> None:
-        if not quiet:
-            emit(log.lines(record))
+        # Lines are written at once but flushed once per event-loop iteration: under load that is
+        # one pipe write for many requests, so a reader (MockProcess) is woken far less often.
+        nonlocal flush_scheduled
+        if quiet:
+            return
+        for line in log.lines(record):
+            out.line(line)
+        if not flush_scheduled:
+            flush_scheduled = True
+            loop_of[0].call_soon(flush)
 
     try:
         summary = serve(options, on_ready, on_request)

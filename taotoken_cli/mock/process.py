@@ -52,7 +52,9 @@ def options_to_args(options: MockOptions) -> list[str]:
 class MockProcess:
     """`with MockProcess(MockOptions(key=k, latency_ms=50)) as mock: … mock.url, mock.requests`."""
 
-    def __init__(self, options: MockOptions | None = None, **changes: object) -> None:
+    def __init__(self, options: MockOptions | None = None, *, log: bool = True, **changes: object) -> None:
+        """`log=False` runs the server with `-q`: fastest, no `requests`, `summary()` still works."""
+        self.log = log
         options = options or MockOptions()
         if changes:
             options = replace(options, **changes)
@@ -61,6 +63,8 @@ class MockProcess:
         self.port = 0
         self.host = "127.0.0.1" if options.host == "localhost" else options.host
         self._records: collections.deque[RequestRecord] = collections.deque(maxlen=max(1, options.keep_requests))
+        self._chunks: list[bytes] = []
+        self._tail = b""
         self._summary: dict | None = None
         self._reader: threading.Thread | None = None
         self.stderr = ""
@@ -71,11 +75,12 @@ class MockProcess:
         env["PYTHONPATH"] = package_parent + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
         if self.options.key:
             env["TAOTOKEN_API_KEY"] = self.options.key
-        self.proc = subprocess.Popen([sys.executable, "-m", "taotoken_cli", "mock", "--json",
+        quiet = [] if self.log else ["--quiet"]
+        self.proc = subprocess.Popen([sys.executable, "-m", "taotoken_cli", "mock", "--json", *quiet,
                                       *options_to_args(self.options)], stdout=subprocess.PIPE,
                                      stderr=subprocess.PIPE, text=True, env=env)
         first: list[str] = []
-        reader = threading.Thread(target=lambda: first.append(self.proc.stdout.readline()), daemon=True)
+        reader = threading.Thread(target=lambda: first.append(self._read_first_line()), daemon=True)
         reader.start()
         reader.join(timeout)
         line = first[0] if first else ""
@@ -88,16 +93,42 @@ class MockProcess:
         self._reader.start()
         return self
 
+    def _read_first_line(self) -> str:
+        """Byte by byte, so nothing after the first line is buffered away from `_read_log`."""
+        fd = self.proc.stdout.fileno()
+        data = b""
+        while not data.endswith(b"\n"):
+            byte = os.read(fd, 1)
+            if not byte:
+                break
+            data += byte
+        return data.decode("utf-8", errors="replace")
+
     def _read_log(self) -> None:
-        for line in self.proc.stdout:
+        # Raw chunks only: parsing waits until `requests` is read, so this thread takes as little
+        # of the caller's GIL as possible while a benchmark runs.
+        fd = self.proc.stdout.fileno()
+        while True:
+            chunk = os.read(fd, 1 << 20)
+            if not chunk:
+                break
+            self._chunks.append(chunk)
+
+    def _parse_lines(self) -> None:
+        if not self._chunks:
+            return
+        data = self._tail + b"".join(self._chunks)
+        self._chunks.clear()
+        *lines, self._tail = data.split(b"\n")
+        for line in lines:
             try:
-                data = json.loads(line)
+                item = json.loads(line)
             except ValueError:
                 continue
-            if "summary" in data:
-                self._summary = data["summary"]
+            if "summary" in item:
+                self._summary = item["summary"]
             else:
-                self._records.append(RequestRecord(**{k: v for k, v in data.items() if k in _RECORD_FIELDS}))
+                self._records.append(RequestRecord(**{k: v for k, v in item.items() if k in _RECORD_FIELDS}))
 
     def close(self, timeout: float = 10.0) -> None:
         proc = self.proc
@@ -113,6 +144,7 @@ class MockProcess:
         if self._reader is not None:
             self._reader.join(timeout)
         self.stderr = proc.stderr.read() if proc.stderr else ""
+        self._parse_lines()
         for stream in (proc.stdout, proc.stderr):
             if stream:
                 stream.close()
@@ -139,10 +171,12 @@ class MockProcess:
     @property
     def requests(self) -> list[RequestRecord]:
         """Records logged so far (they arrive through a pipe: allow a moment after the last answer)."""
+        self._parse_lines()
         return list(self._records)
 
     def summary(self) -> Summary | None:
         """Available after close()."""
+        self._parse_lines()
         if self._summary is None:
             return None
         s = self._summary

@@ -163,6 +163,7 @@ class Router:
         if record.model in opts.no_channel:
             return self._error("no_channel", record, anthropic_endpoint=anthropic_endpoint)
         if not opts.serves(record.model):
+            record.flags.append("unknown-model")
             return self._error("model_not_found", record, anthropic_endpoint=anthropic_endpoint)
         record.response_model = opts.aliases.get(record.model, record.model)
         if endpoint == "count_tokens":
