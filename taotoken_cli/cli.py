@@ -41,6 +41,7 @@ from taotoken_cli.commands import check as _check_cmd  # noqa: E402
 from taotoken_cli.commands import config as _config_cmd  # noqa: E402
 from taotoken_cli.commands import explain as _explain_cmd  # noqa: E402
 from taotoken_cli.commands import init as _init_cmd  # noqa: E402
+from taotoken_cli.commands import mock as _mock_cmd  # noqa: E402
 from taotoken_cli.commands import route as _route_cmd  # noqa: E402
 
 _config_cmd.register(app)
@@ -49,6 +50,7 @@ _check_cmd.register(app)
 _explain_cmd.register(app)
 _route_cmd.register(app)
 _bench_cmd.register(app)
+_mock_cmd.register(app)
 
 
 def run(argv: list[str] | None = None) -> None:

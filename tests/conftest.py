@@ -86,16 +86,18 @@ def mock_gateway():
 
     `mock = mock_gateway(latency_ms=50)` -> a started `taotoken_cli.mock.MockGateway` expecting
     SENTINEL_KEY unless `key=`/`any_key=` says otherwise; `mock.url` is the API root.
+    `mock_gateway(process=True, …)` runs it as a subprocess (`MockProcess`, same interface) so
+    timing-sensitive tests are not disturbed by this process's GIL.
     """
-    from taotoken_cli.mock import MockGateway, MockOptions
+    from taotoken_cli.mock import MockGateway, MockOptions, MockProcess
 
     started: list = []
 
-    def start(options: MockOptions | None = None, **changes):
+    def start(options: MockOptions | None = None, *, process: bool = False, **changes):
         if options is None:
             changes.setdefault("key", SENTINEL_KEY)
             options = MockOptions()
-        mock = MockGateway(options, **changes).start()
+        mock = (MockProcess if process else MockGateway)(options, **changes).start()
         started.append(mock)
         return mock
 

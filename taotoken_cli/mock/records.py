@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
 from taotoken_cli.masking import mask_unknown_keys
@@ -23,6 +23,8 @@ FLAG_HINTS = {
     "key-whitespace": "the key contains whitespace (a pasted space, tab or newline)",
     "key-quoted": "the key is wrapped in quotes: remove them",
     "key-ok-when-cleaned": "after removing that mistake the key matches",
+    "unknown-model": "this gateway serves no such model: pick an id from GET <root>/v1/models (ids are "
+                     "case-sensitive)",
 }
 
 
@@ -66,7 +68,7 @@ class RequestRecord:
     def log_line(self) -> str:
         """`POST /api/v1/chat/completions bearer sk-ab…wxyz model=m stream=yes -> 200 12ms [flags]`."""
         target = self.path + ("?" + self.query if self.query else "")
-        key = f" {self.key_masked}" if self.auth_kind != "none" else ""
+        key = f" {self.key_masked or '(empty)'}" if self.auth_kind != "none" else ""
         status = "---" if self.status is None else str(self.status)
         if self.outcome != "ok":
             status += f" {self.outcome}"
@@ -83,7 +85,7 @@ class RequestRecord:
         return mask_unknown_keys(line)
 
     def to_dict(self) -> dict[str, Any]:
-        data = asdict(self)
+        data = dict(self.__dict__)  # shallow: asdict() deep-copies and costs more than the request itself
         data["latency_ms"] = self.latency_ms
         data["duration_ms"] = self.duration_ms
         return data

@@ -118,8 +118,16 @@ class Router:
         endpoint, prefix, method, model_id = _match_endpoint(path)
         if record.query and re.search(r"/(chat/completions|responses|messages|models)\b", record.query):
             record.flags.append("query-in-base")
+        body = _json_object(req.body) if req.body else None
+        if body is not None:  # logged even when the path is wrong
+            model = body.get("model")
+            record.model = model if isinstance(model, str) else (None if model is None else str(model))
+            record.stream = body.get("stream") is True
+            record.body = body
+        auth_ok = False
         if endpoint is not None:
             record.endpoint = endpoint
+            auth_ok = self._auth_ok(record, auth)  # key mistakes are flagged whatever the path
             problem = _prefix_problem(prefix)
             if problem:
                 record.flags.append(problem)
@@ -133,7 +141,7 @@ class Router:
                     "quota_per_unit": 500000}}).encode())
             return self._wrong_path(record)
 
-        if not self._auth_ok(record, auth):
+        if not auth_ok:
             kind = "missing_key" if not auth.key else "invalid_key"
             return self._error(kind, record)
 
@@ -143,23 +151,19 @@ class Router:
             return self._inject(record, reply, generation=False)
         if endpoint == "model":
             record.model = model_id
-            if not opts.serves(model_id) or (not opts.models and model_id not in opts.listed_models):
+            if not opts.serves(model_id) or model_id in opts.no_channel:
                 return self._error("model_not_found", record)
             return self._inject(record, Reply(200, api.model_json(model_id)), generation=False)
 
-        body = _json_object(req.body)
         anthropic_endpoint = endpoint in ("messages", "count_tokens")
         if body is None:
             return self._error("bad_request", record, anthropic_endpoint=anthropic_endpoint)
-        record.body = body
-        model = body.get("model")
-        record.model = model if isinstance(model, str) else (None if model is None else str(model))
-        record.stream = body.get("stream") is True
         if not record.model:
             return self._error("empty_model", record, anthropic_endpoint=anthropic_endpoint)
         if record.model in opts.no_channel:
             return self._error("no_channel", record, anthropic_endpoint=anthropic_endpoint)
         if not opts.serves(record.model):
+            record.flags.append("unknown-model")
             return self._error("model_not_found", record, anthropic_endpoint=anthropic_endpoint)
         record.response_model = opts.aliases.get(record.model, record.model)
         if endpoint == "count_tokens":

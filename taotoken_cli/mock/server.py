@@ -202,21 +202,22 @@ class _Connection(asyncio.Protocol):
 
     def _write_all(self, reply: Reply, record: RequestRecord, keep_alive: bool) -> None:
         """Everything at once (no pacing): head, body or all events, and the end of the answer."""
-        transport = self.transport
         chunked = reply.events is not None
-        head = self._head(reply, keep_alive, chunked)
+        data = self._head(reply, keep_alive, chunked)
         record.headers_at = self.loop.time()
         if reply.head_only:
-            transport.write(head)
+            pass
         elif chunked:
             events = reply.events if reply.end != "reset" else reply.events[: len(reply.events) // 2]
             payload = b"".join(chunk for _, chunk in events)
-            transport.write(head + (_encode_chunk(payload) if payload else b""))
+            data += (_encode_chunk(payload) if payload else b"") + (b"" if reply.end == "reset" else b"0\r\n\r\n")
         elif reply.end == "reset":
-            transport.write(head + reply.body[: len(reply.body) // 2])
+            data += reply.body[: len(reply.body) // 2]
         else:
-            transport.write(head + reply.body)
-        self._end(reply, record, keep_alive)
+            data += reply.body
+        self._finish(record, reply)  # before the last byte leaves: a client that got the answer sees the record
+        self.transport.write(data)
+        self._after(reply, keep_alive)
 
     async def _respond_later(self, reply: Reply, record: RequestRecord, keep_alive: bool,
                              options: MockOptions) -> None:
@@ -245,23 +246,27 @@ class _Connection(asyncio.Protocol):
                 await asyncio.sleep(delay)
             if transport.is_closing():
                 return
-            transport.write(_encode_chunk(b"".join(pending)))
-        self._end(reply, record, keep_alive)
+            data = _encode_chunk(b"".join(pending))
+            if i == len(events):
+                self._finish(record, reply)
+                if reply.end != "reset":
+                    data += b"0\r\n\r\n"
+            transport.write(data)
+        if not events:
+            self._finish(record, reply)
+            if reply.end != "reset":
+                transport.write(b"0\r\n\r\n")
+        self._after(reply, keep_alive)
 
-    def _end(self, reply: Reply, record: RequestRecord, keep_alive: bool) -> None:
+    def _after(self, reply: Reply, keep_alive: bool) -> None:
         transport = self.transport
         if reply.end == "reset":
-            record.outcome = "reset"
             sock = transport.get_extra_info("socket")
             if sock is not None:  # linger 0: close() sends RST, as a crashed upstream or proxy would
                 with contextlib.suppress(OSError):
                     sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
-            self._finish(record)
             transport.abort()
             return
-        if reply.events is not None and not reply.head_only:
-            transport.write(b"0\r\n\r\n")
-        self._finish(record)
         if not keep_alive:
             transport.close()
             return
@@ -270,7 +275,9 @@ class _Connection(asyncio.Protocol):
         if self.buf:
             self._process()
 
-    def _finish(self, record: RequestRecord) -> None:
+    def _finish(self, record: RequestRecord, reply: Reply | None = None) -> None:
+        if reply is not None and reply.end == "reset":
+            record.outcome = "reset"
         if self.current is record:
             self.current = None
         record.finished_at = self.loop.time()

@@ -1,0 +1,94 @@
+"""The core of `taotoken mock` behind the thin Typer layer: resolve the key, serve, print."""
+
+from __future__ import annotations
+
+import errno
+import json
+
+from taotoken_cli.errors import TaotokenError
+from taotoken_cli.exitcodes import Exit
+from taotoken_cli.mock.options import MockOptions
+from taotoken_cli.mock.records import RequestRecord
+
+
+def resolve_key(options: MockOptions, key_flag: str | None) -> str | None:
+    """The expected key: --key, then TAOTOKEN_API_KEY, then the config file. Returns where it came from."""
+    from taotoken_cli.masking import remember_secret
+
+    if options.any_key:
+        return None
+    if key_flag is not None:
+        from taotoken_cli.hygiene import clean_key
+
+        options.key = clean_key(key_flag).value
+        remember_secret(options.key)
+        return "--key"
+    from taotoken_cli.config import Overrides, load_settings
+
+    settings = load_settings(Overrides())
+    value = settings.api_key
+    if value.error:
+        raise TaotokenError(f"the key ({value.origin}) cannot be used: {value.error}", value.fix, Exit.CONFIG,
+                            code="config.invalid")
+    if not value.value:
+        raise TaotokenError("the mock has no key to check",
+                            "pass --key, export TAOTOKEN_API_KEY, or use --any-key to accept any key", Exit.USAGE,
+                            code="input.invalid")
+    options.key = value.value
+    return str(value.origin)
+
+
+def run_mock(options: MockOptions, *, key_flag: str | None, quiet: bool, as_json: bool) -> None:
+    from taotoken_cli.mock import render
+    from taotoken_cli.mock.server import serve
+    from taotoken_cli.output import Output
+
+    key_origin = resolve_key(options, key_flag)
+    options.validate()
+    out = Output()
+    log = render.RequestLog(as_json)
+
+    def emit(lines: list[str]) -> None:
+        for line in lines:
+            out.line(line)
+        out.out.flush()
+
+    def on_ready(server) -> None:
+        loop_of.append(server.loop)
+        if as_json:
+            emit([json.dumps({"listening": f"http://{server.host}:{server.port}", "port": server.port,
+                              "root": f"http://{server.host}:{server.port}/api",
+                              "options": render.describe_options(options)}, default=str)])
+        else:
+            emit(render.banner(server, key_origin))
+
+    flush_scheduled = False
+    loop_of: list = []
+
+    def flush() -> None:
+        nonlocal flush_scheduled
+        flush_scheduled = False
+        out.out.flush()
+
+    def on_request(record: RequestRecord) -> None:
+        # Lines are written at once but flushed once per event-loop iteration: under load that is
+        # one pipe write for many requests, so a reader (MockProcess) is woken far less often.
+        nonlocal flush_scheduled
+        if quiet:
+            return
+        for line in log.lines(record):
+            out.line(line)
+        if not flush_scheduled:
+            flush_scheduled = True
+            loop_of[0].call_soon(flush)
+
+    try:
+        summary = serve(options, on_ready, on_request)
+    except OSError as exc:
+        if exc.errno == errno.EADDRINUSE:
+            raise TaotokenError(f"port {options.port} on {options.host} is already in use",
+                                "pick another --port, or --port 0 for a free one", Exit.USAGE,
+                                code="input.invalid") from None
+        raise TaotokenError(f"cannot listen on {options.host}:{options.port}: {exc.strerror or exc}",
+                            "check --host is an address of this machine", Exit.USAGE, code="input.invalid") from None
+    emit(render.summary_lines(summary, as_json))
