@@ -51,15 +51,15 @@ def test_two_models_with_their_own_timing(mock_gateway):
         listed = [m["id"] for m in client.get(mock.openai_base + "/models", headers=BEARER).json()["data"]]
     assert len(fast) == 12 and len(slow) == 5 and len(other) == 2
     # Client side (this process may be descheduled on a shared machine: loose upwards, strict downwards).
-    assert 0.020 <= fast[0] < 0.035 and 0.060 <= slow[0] < 0.075, (fast, slow)  # TTFT = the model's latency
-    assert 0.055 - 0.005 <= fast[-1] - fast[0] <= 0.055 + 0.008, fast  # 11 gaps of 5 ms
-    assert 0.080 - 0.005 <= slow[-1] - slow[0] <= 0.080 + 0.008, slow  # 4 gaps of 20 ms
+    assert 0.020 <= fast[0] < 0.040 and 0.060 <= slow[0] < 0.080, (fast, slow)  # TTFT = the model's latency
+    assert 0.055 - 0.005 <= fast[-1] - fast[0] <= 0.055 + 0.010, fast  # 11 gaps of 5 ms
+    assert 0.080 - 0.005 <= slow[-1] - slow[0] <= 0.080 + 0.010, slow  # 4 gaps of 20 ms
     assert other[0] >= 0.005 and len(set(other)) == 1  # the global 5 ms, unpaced: both tokens in one write
     assert "fast" in listed and "slow" in listed  # per-model names are listed like served models
     # Server side: headers at the model's latency, the last token at latency + (n - 1) intervals.
     records = {r.model: r for r in mock.requests if r.model}
-    assert 20 <= records["fast"].latency_ms < 25 and 75 <= records["fast"].duration_ms < 80
-    assert 60 <= records["slow"].latency_ms < 65 and 140 <= records["slow"].duration_ms < 145
+    assert 20 <= records["fast"].latency_ms < 30 and 75 <= records["fast"].duration_ms < 85
+    assert 60 <= records["slow"].latency_ms < 70 and 140 <= records["slow"].duration_ms < 150
 
 
 def test_tokens_are_scheduled_from_the_arrival_without_drift(mock_gateway):
@@ -75,7 +75,7 @@ def test_tokens_are_scheduled_from_the_arrival_without_drift(mock_gateway):
         assert abs(span / (59 * 0.005) - 1) <= 0.05, span
         assert arrivals[0] >= 0.030 and arrivals[-1] < 0.030 + 59 * 0.005 + 0.010, arrivals
     durations = [r.duration_ms for r in mock.requests if r.model == "m"]
-    assert all(30 + 59 * 5 <= d < 30 + 59 * 5 + 8 for d in durations), durations  # server side: on schedule
+    assert all(30 + 59 * 5 <= d < 30 + 59 * 5 + 10 for d in durations), durations  # server side: on schedule
 
 
 def test_model_timing_fields_may_keep_the_global_value(mock_gateway):
