@@ -1,0 +1,199 @@
+"""What every client module shares: the triple, reading a config file into a state `doctor` can
+inspect, and turning an edited document into a FileChange.
+
+Each client module (claude_code, codex, cline, ccswitch, shell) exposes:
+  `paths(env=None, ...) -> <Paths dataclass>`, `detect(env=None) -> Detection`,
+  `read(env=None, ...) -> ClientState` (parsed files, parse errors kept, never raised),
+  `plan(triple, env=None, ...) -> Plan` (raises ConfigFileError when a file it must edit is broken).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from taotoken_cli.errors import ConfigFileError
+from taotoken_cli.fileplan import FileChange
+from taotoken_cli.fsutil import resolve_target
+from taotoken_cli.jsonedit import dumps_like, parse_json
+
+
+@dataclass(frozen=True)
+class Triple:
+    """The cleaned values init writes. `base_url` is the API root (no /v1)."""
+
+    base_url: str
+    api_key: str
+    model: str
+
+    @property
+    def anthropic_base(self) -> str:  # Anthropic-style clients append /v1/messages themselves
+        return self.base_url
+
+    @property
+    def openai_base(self) -> str:  # OpenAI-style clients append /chat/completions or /responses
+        return self.base_url + "/v1"
+
+
+@dataclass
+class ConfigFile:
+    """One client file as found on disk. `data` is the parsed content (None when absent or broken)."""
+
+    path: Path
+    kind: str  # "json" | "toml" | "text"
+    raw: bytes | None = None
+    data: Any = None
+    error: ConfigFileError | None = None
+    is_symlink: bool = False
+    mode: int | None = None
+
+    @property
+    def exists(self) -> bool:
+        return self.raw is not None
+
+    @property
+    def text(self) -> str | None:
+        return None if self.raw is None else self.raw.decode("utf-8")
+
+    def check(self) -> None:
+        """Raise the parse error (with line and column) if the file could not be read."""
+        if self.error is not None:
+            raise self.error
+
+
+@dataclass
+class Detection:
+    found: bool
+    reasons: list[str] = field(default_factory=list)  # "config dir ~/.codex exists", "codex on PATH"
+
+
+@dataclass
+class ClientState:
+    """What `read()` returns: everything doctor needs to check a client's configuration."""
+
+    client: str
+    detection: Detection
+    files: dict[str, ConfigFile]  # role ("settings", "global", "config", "auth", …) -> file
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def errors(self) -> list[ConfigFileError]:
+        return [f.error for f in self.files.values() if f.error is not None]
+
+
+def environ(env: Mapping[str, str] | None) -> Mapping[str, str]:
+    return os.environ if env is None else env
+
+
+def home_dir(env: Mapping[str, str] | None = None) -> Path:
+    env = environ(env)
+    return Path(env.get("HOME") or os.path.expanduser("~"))
+
+
+def expand(path: str, env: Mapping[str, str] | None = None) -> Path:
+    if path == "~" or path.startswith("~/"):
+        return home_dir(env) / path[2:]
+    return Path(path)
+
+
+def on_path(binary: str, env: Mapping[str, str] | None = None) -> str | None:
+    return shutil.which(binary, path=environ(env).get("PATH"))
+
+
+def detect_by(dirs: list[Path], binaries: list[str], env: Mapping[str, str] | None = None) -> Detection:
+    reasons = [f"{d} exists" for d in dirs if d.is_dir()]
+    reasons += [f"{b} on PATH ({where})" for b in binaries if (where := on_path(b, env))]
+    return Detection(bool(reasons), reasons)
+
+
+def _load_raw(path: Path, kind: str) -> ConfigFile:
+    result = ConfigFile(path, kind, is_symlink=path.is_symlink())
+    real = resolve_target(path)
+    try:
+        result.raw = real.read_bytes()
+        result.mode = stat.S_IMODE(real.stat().st_mode)
+    except FileNotFoundError:
+        return result
+    except IsADirectoryError:
+        result.error = ConfigFileError(str(path), None, None, "is a directory, not a file", "move it away")
+    except PermissionError:
+        result.error = ConfigFileError(str(path), None, None, "cannot be read (permission denied)",
+                                       f"fix its permissions, e.g. chmod u+rw {path}")
+    if result.raw is not None:
+        try:
+            result.raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            result.error = ConfigFileError(str(path), None, None, f"is not UTF-8 text ({exc.reason})",
+                                           "save the file as UTF-8")
+    return result
+
+
+def read_json(path: Path, *, want_object: bool = True) -> ConfigFile:
+    result = _load_raw(path, "json")
+    if result.error is None and result.raw is not None:
+        text = result.text or ""
+        if not text.strip():
+            result.data = {}  # an empty file is treated as an empty object
+            return result
+        try:
+            result.data = parse_json(text, path)
+        except ConfigFileError as exc:
+            result.error = exc
+            return result
+        if want_object and not isinstance(result.data, dict):
+            result.error = ConfigFileError(str(path), 1, 1, "expected a JSON object ({…}) at the top level",
+                                           "make the file one JSON object, or move it away")
+            result.data = None
+    return result
+
+
+def read_toml(path: Path) -> ConfigFile:
+    """Parse with tomlkit (the editor we write with); `data` is the plain dict, `doc` via parse_toml_doc."""
+    result = _load_raw(path, "toml")
+    if result.error is None and result.raw is not None:
+        try:
+            result.data = parse_toml_doc(result.text or "", path).unwrap()
+        except ConfigFileError as exc:
+            result.error = exc
+    return result
+
+
+def parse_toml_doc(text: str, path: Path):
+    import tomlkit
+    from tomlkit.exceptions import ParseError
+
+    try:
+        return tomlkit.parse(text)
+    except ParseError as exc:
+        detail = str(exc).split(" at line ")[0]
+        raise ConfigFileError(str(path), exc.line, exc.col, f"invalid TOML: {detail}",
+                              f"fix the TOML at line {exc.line}, column {exc.col}, or move the file away") from None
+
+
+def read_text(path: Path) -> ConfigFile:
+    return _load_raw(path, "text")
+
+
+def json_change(file: ConfigFile, new_data: Any, *, target: str, summary: list[str], secret: bool = False,
+                new_mode: int | None = None) -> FileChange:
+    """A FileChange writing `new_data` in the file's own style; unchanged data keeps the bytes exactly."""
+    file.check()
+    if file.exists and new_data == file.data:
+        after = file.raw or b""
+    else:
+        after = dumps_like(new_data, file.text).encode("utf-8")
+    return FileChange(file.path, file.raw, after, secret=secret, summary=summary if after != file.raw else [],
+                      target=target, new_mode=new_mode)
+
+
+def text_change(file: ConfigFile, new_text: str, *, target: str, summary: list[str], secret: bool = False,
+                new_mode: int | None = None) -> FileChange:
+    file.check()
+    after = new_text.encode("utf-8")
+    return FileChange(file.path, file.raw, after, secret=secret, summary=summary if after != file.raw else [],
+                      target=target, new_mode=new_mode)
