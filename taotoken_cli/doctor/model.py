@@ -118,3 +118,33 @@ class Report:
         if self.count(Status.FAIL) or (self.strict and self.count(Status.WARN)):
             return 1
         return 0
+
+
+@dataclass
+class Issues:
+    """Collects several problems inside one check; the worst decides the status, the first of it the message."""
+
+    items: list[tuple[Status, str]] = field(default_factory=list)
+    details: list[str] = field(default_factory=list)
+    fixes: list[str] = field(default_factory=list)
+    repairs: list[Repair] = field(default_factory=list)
+
+    def add(self, status: Status, message: str, fixes: list[str] | None = None,
+            repairs: list[Repair] | None = None) -> None:
+        self.items.append((status, message))
+        self.fixes.extend(f for f in (fixes or []) if f not in self.fixes)
+        self.repairs.extend(repairs or [])
+
+    def fail(self, message: str, fixes: list[str] | None = None, repairs: list[Repair] | None = None) -> None:
+        self.add(Status.FAIL, message, fixes, repairs)
+
+    def warn(self, message: str, fixes: list[str] | None = None, repairs: list[Repair] | None = None) -> None:
+        self.add(Status.WARN, message, fixes, repairs)
+
+    def result(self, ok_message: str) -> Result:
+        if not self.items:
+            return Result.ok(ok_message, details=self.details)
+        worst = Status.FAIL if any(s is Status.FAIL for s, _ in self.items) else Status.WARN
+        ordered = [m for s, m in self.items if s is worst] + [m for s, m in self.items if s is not worst]
+        message = ordered[0] + (f" (+{len(ordered) - 1} more)" if len(ordered) > 1 else "")
+        return Result(worst, message, details=ordered[1:] + self.details, fixes=self.fixes, repairs=self.repairs)
