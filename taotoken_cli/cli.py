@@ -43,6 +43,9 @@ def main_options(
 from taotoken_cli.commands import config as _config_cmd  # noqa: E402
 
 _config_cmd.register(app)
+from taotoken_cli.commands import init as _init_cmd  # noqa: E402
+
+_init_cmd.register(app)
 from taotoken_cli.commands import doctor as _doctor_cmd  # noqa: E402
 
 _doctor_cmd.register(app)

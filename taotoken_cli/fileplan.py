@@ -88,7 +88,7 @@ def read_current(path: Path) -> bytes | None:
     """The bytes a write to `path` would replace (through symlinks); None when there is no file."""
     try:
         return resolve_target(path).read_bytes()
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):
         return None
 
 
@@ -292,7 +292,7 @@ def _restore(entries: list[dict], backup_dir: Path) -> list[str]:
                 atomic_write(target, data, mode=entry["mode"])
                 os.chmod(target, entry["mode"])
             else:
-                with contextlib.suppress(FileNotFoundError):
+                with contextlib.suppress(FileNotFoundError, NotADirectoryError):
                     target.unlink()
                 for directory in reversed(entry.get("created_dirs", [])):
                     with contextlib.suppress(OSError):

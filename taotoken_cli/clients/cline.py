@@ -1,0 +1,121 @@
+"""Cline (reference §4.2): ~/.cline/data/settings/providers.json, the file Cline CLI 3.x and the
+4.x extension share. Written in exactly the shape the CLI writes; other providers are kept. Cline
+reads a file that fails validation as empty (logged out), so the entry must be complete.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+
+from taotoken_cli.clients.base import (
+    ClientState,
+    Detection,
+    Triple,
+    detect_by,
+    environ,
+    home_dir,
+    json_change,
+    read_json,
+)
+from taotoken_cli.errors import ConfigFileError
+from taotoken_cli.fileplan import Plan
+from taotoken_cli.masking import mask_key
+
+NAME = "cline"
+PROVIDER_ID = "openai-compatible"
+TOKEN_SOURCE = "manual"
+
+
+@dataclass(frozen=True)
+class ClinePaths:
+    cline_dir: Path  # $CLINE_DIR or ~/.cline
+    data_dir: Path  # $CLINE_DATA_DIR or <cline_dir>/data
+    providers: Path  # $CLINE_PROVIDER_SETTINGS_PATH or <data_dir>/settings/providers.json
+    legacy_global_state: Path  # CLI 2.x / extension 3.66-3.89 store (read by doctor only)
+    legacy_secrets: Path
+
+
+def paths(env: Mapping[str, str] | None = None) -> ClinePaths:
+    env = environ(env)
+    cline_dir = Path(env["CLINE_DIR"]).expanduser() if env.get("CLINE_DIR") else home_dir(env) / ".cline"
+    data_dir = Path(env["CLINE_DATA_DIR"]).expanduser() if env.get("CLINE_DATA_DIR") else cline_dir / "data"
+    if env.get("CLINE_PROVIDER_SETTINGS_PATH"):
+        providers = Path(env["CLINE_PROVIDER_SETTINGS_PATH"]).expanduser()
+    else:
+        providers = data_dir / "settings" / "providers.json"
+    return ClinePaths(cline_dir, data_dir, providers, data_dir / "globalState.json", data_dir / "secrets.json")
+
+
+def detect(env: Mapping[str, str] | None = None) -> Detection:
+    where = paths(env)
+    extensions = home_dir(env) / ".vscode" / "extensions"
+    found = detect_by([where.cline_dir], ["cline"], env)
+    if extensions.is_dir() and any(extensions.glob("saoudrizwan.claude-dev-*")):
+        found.found = True
+        found.reasons.append(f"Cline VS Code extension in {extensions}")
+    return found
+
+
+def read(env: Mapping[str, str] | None = None) -> ClientState:
+    where = paths(env)
+    files = {"providers": read_json(where.providers), "global_state": read_json(where.legacy_global_state),
+             "secrets": read_json(where.legacy_secrets)}
+    return ClientState(NAME, detect(env), files)
+
+
+def now_iso() -> str:
+    """The timestamp form Cline writes (JavaScript toISOString: milliseconds, Z)."""
+    return datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def plan(triple: Triple, env: Mapping[str, str] | None = None, *, timestamp: str | None = None) -> Plan:
+    where = paths(env)
+    result = Plan()
+    file = read_json(where.providers)
+    file.check()
+    data = copy.deepcopy(file.data) if file.data is not None else {}
+    if data.get("version") not in (None, 1):
+        raise ConfigFileError(str(where.providers), None, None,
+                              f"has version {data.get('version')!r}; this taotoken knows version 1",
+                              "update taotoken, or configure Cline with `cline auth --provider openai-compatible`")
+    providers = data.get("providers")
+    if providers is not None and not isinstance(providers, dict):
+        raise ConfigFileError(str(where.providers), None, None, '"providers" is not a JSON object',
+                              "move the file away (Cline then starts logged out) and run again")
+    # Key order as the CLI writes a fresh file.
+    fresh = {"version": 1, "lastUsedProvider": PROVIDER_ID, "modes": {}, "providers": {}}
+    for key, value in fresh.items():
+        data.setdefault(key, copy.deepcopy(value))
+    providers = data["providers"]
+    summary: list[str] = []
+    entry = providers.get(PROVIDER_ID) if isinstance(providers.get(PROVIDER_ID), dict) else {}
+    settings = dict(entry.get("settings") or {}) if isinstance(entry.get("settings"), dict) else {}
+    wanted = {"provider": PROVIDER_ID, "apiKey": triple.api_key, "model": triple.model,
+              "baseUrl": triple.openai_base}
+    for key, value in wanted.items():
+        old = settings.get(key)
+        if old != value:
+            if key == "apiKey" and isinstance(old, str):
+                result.secrets.append(old)
+            shown = mask_key(value) if key == "apiKey" else repr(value)
+            summary.append(f"set providers.{PROVIDER_ID}.settings.{key} = {shown}")
+        settings[key] = value
+    if summary or entry.get("tokenSource") != TOKEN_SOURCE:
+        new_entry = dict(entry)
+        # Other optional settings (headers, timeout, …) the user chose are kept.
+        new_entry["settings"] = {**wanted, **{k: v for k, v in settings.items() if k not in wanted}}
+        new_entry["updatedAt"] = timestamp or now_iso()  # only touched on a real change: reruns stay no-ops
+        new_entry["tokenSource"] = TOKEN_SOURCE
+        providers[PROVIDER_ID] = new_entry
+    if data.get("lastUsedProvider") != PROVIDER_ID:
+        summary.append(f"set lastUsedProvider = {PROVIDER_ID!r} (was {data.get('lastUsedProvider')!r})")
+        data["lastUsedProvider"] = PROVIDER_ID
+    kept = sorted(k for k in providers if k != PROVIDER_ID)
+    if kept and summary:
+        result.notes.append(f"Cline: kept the other providers in {where.providers}: {', '.join(kept)}")
+    result.add(json_change(file, data, target=NAME, summary=summary, secret=True))
+    return result

@@ -1,0 +1,174 @@
+"""Codex CLI (reference §2): a custom provider in $CODEX_HOME/config.toml, edited with tomlkit.
+
+Codex appends /responses to base_url and never inserts /v1, so base_url is root + /v1; only
+wire_api = "responses" is accepted. The key reaches Codex one of three ways (`auth_mode`):
+  env       env_key = "TAOTOKEN_API_KEY" (the shell target exports it)          [default]
+  auth-json requires_openai_auth = true + auth.json OPENAI_API_KEY (replaces a ChatGPT login)
+  inline    experimental_bearer_token = "<key>" (plaintext in config.toml)
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from taotoken_cli.clients.base import (
+    ClientState,
+    Detection,
+    Triple,
+    detect_by,
+    environ,
+    home_dir,
+    json_change,
+    parse_toml_doc,
+    read_json,
+    read_toml,
+    text_change,
+)
+from taotoken_cli.errors import ConfigFileError, InputError
+from taotoken_cli.fileplan import Plan
+from taotoken_cli.masking import mask_key
+
+NAME = "codex"
+PROVIDER_ID = "taotoken"
+PROVIDER_NAME = "TaoToken"
+ENV_KEY = "TAOTOKEN_API_KEY"
+AUTH_MODES = ("env", "auth-json", "inline")
+# Keys that choose where the key comes from; exactly one scheme may be active.
+_KEY_SOURCES = ("env_key", "experimental_bearer_token", "requires_openai_auth", "auth")
+
+
+@dataclass(frozen=True)
+class CodexPaths:
+    home: Path  # $CODEX_HOME or ~/.codex
+    config: Path
+    auth: Path
+
+
+def paths(env: Mapping[str, str] | None = None) -> CodexPaths:
+    env = environ(env)
+    home = Path(env["CODEX_HOME"]).expanduser() if env.get("CODEX_HOME") else home_dir(env) / ".codex"
+    return CodexPaths(home, home / "config.toml", home / "auth.json")
+
+
+def detect(env: Mapping[str, str] | None = None) -> Detection:
+    return detect_by([paths(env).home], ["codex"], env)
+
+
+def read(env: Mapping[str, str] | None = None) -> ClientState:
+    """config.toml (data = plain dict) and auth.json; parse errors are kept, not raised."""
+    where = paths(env)
+    return ClientState(NAME, detect(env), {"config": read_toml(where.config), "auth": read_json(where.auth)})
+
+
+def plan(triple: Triple, env: Mapping[str, str] | None = None, *, auth_mode: str = "env") -> Plan:
+    import tomlkit
+
+    if auth_mode not in AUTH_MODES:
+        raise InputError(f"unknown --codex-auth {auth_mode!r}", f"choose one of: {', '.join(AUTH_MODES)}")
+    where = paths(env)
+    result = Plan()
+    config = read_toml(where.config)
+    config.check()
+    doc = parse_toml_doc(config.text or "", where.config) if config.exists else tomlkit.document()
+    summary: list[str] = []
+
+    for key, value in (("model", triple.model), ("model_provider", PROVIDER_ID)):
+        if doc.get(key) != value:
+            old = doc.get(key)
+            doc[key] = value
+            summary.append(f"set {key} = {value!r}" + (f" (was {old!r})" if old is not None else ""))
+
+    providers = doc.get("model_providers")
+    if providers is None:
+        providers = tomlkit.table(is_super_table=True)
+        doc["model_providers"] = providers
+    elif not isinstance(providers, Mapping):
+        raise ConfigFileError(str(where.config), None, None, "model_providers is not a table",
+                              "make it a table ([model_providers.<id>] sections), then run again")
+    table = providers.get(PROVIDER_ID)
+    created = table is None
+    if created:
+        table = tomlkit.table()
+    elif not isinstance(table, Mapping):
+        raise ConfigFileError(str(where.config), None, None, f"model_providers.{PROVIDER_ID} is not a table",
+                              f"remove it so init can write [model_providers.{PROVIDER_ID}]")
+
+    wanted: dict[str, object] = {"name": PROVIDER_NAME, "base_url": triple.openai_base}
+    if auth_mode == "env":
+        wanted["env_key"] = ENV_KEY
+    elif auth_mode == "inline":
+        wanted["experimental_bearer_token"] = triple.api_key
+    else:
+        wanted["requires_openai_auth"] = True
+    wanted["wire_api"] = "responses"
+    for key in _KEY_SOURCES:
+        if key in table and key not in wanted:
+            old = table[key]
+            if key == "experimental_bearer_token" and isinstance(old, str):
+                result.secrets.append(old)
+            del table[key]
+            summary.append(f"removed model_providers.{PROVIDER_ID}.{key} (the key now comes from "
+                           f"{'$' + ENV_KEY if auth_mode == 'env' else auth_mode})")
+    for key, value in wanted.items():
+        old = table.get(key)
+        if old == value:
+            continue
+        if key == "experimental_bearer_token":
+            if isinstance(old, str):
+                result.secrets.append(old)
+            shown = mask_key(triple.api_key)
+        else:
+            shown = repr(value)
+        table[key] = value
+        summary.append(f"set model_providers.{PROVIDER_ID}.{key} = {shown}" + (
+            f" (was {old!r})" if old is not None and key != "experimental_bearer_token" else ""))
+    if created:
+        providers[PROVIDER_ID] = table
+        if not tomlkit.dumps(doc).rstrip().endswith(table.as_string().rstrip()):
+            table.add(tomlkit.nl())  # a table inserted between others keeps the blank line before the next
+
+    if "profile" in doc or "profiles" in doc:
+        result.warnings.append(f"{where.config} has a legacy `profile`/`[profiles]` entry: Codex 0.134+ refuses to "
+                               "start with it; move each profile to $CODEX_HOME/<name>.config.toml")
+    if auth_mode == "env":
+        result.notes.append(f"Codex reads the key from ${ENV_KEY} in the environment that starts it (the shell "
+                            "target exports it; GUI/IDE-launched Codex needs it in that environment too)")
+    elif auth_mode == "inline":
+        result.warnings.append(f"--codex-auth inline stores the key in plaintext in {where.config} (kept at 0600); "
+                               "do not share or commit that file")
+    secret = auth_mode == "inline" or _holds_inline_token(doc)
+    result.add(text_change(config, tomlkit.dumps(doc), target=NAME, summary=summary, secret=secret))
+
+    if auth_mode == "auth-json":
+        result.extend(_plan_auth_json(triple, where))
+    return result
+
+
+def _holds_inline_token(doc) -> bool:
+    providers = doc.get("model_providers") or {}
+    return any(isinstance(t, Mapping) and "experimental_bearer_token" in t for t in providers.values())
+
+
+def _plan_auth_json(triple: Triple, where: CodexPaths) -> Plan:
+    result = Plan()
+    auth = read_json(where.auth)
+    auth.check()
+    data = copy.deepcopy(auth.data) if auth.data is not None else {}
+    old_key = data.get("OPENAI_API_KEY")
+    if isinstance(old_key, str):
+        result.secrets.append(old_key)
+    if data.get("auth_mode") == "chatgpt" or data.get("tokens"):
+        result.warnings.append(f"{where.auth} holds a ChatGPT login: --codex-auth auth-json replaces it with the "
+                               "API key (`taotoken init --undo` brings it back); use the default env mode to keep it")
+    summary = []
+    if data.get("auth_mode") != "apikey":
+        data["auth_mode"] = "apikey"
+        summary.append("set auth_mode = 'apikey'")
+    if old_key != triple.api_key:
+        data["OPENAI_API_KEY"] = triple.api_key
+        summary.append(f"set OPENAI_API_KEY = {mask_key(triple.api_key)}")
+    result.add(json_change(auth, data, target=NAME, summary=summary, secret=True))
+    return result

@@ -1,0 +1,147 @@
+"""Shell target: a sourceable env file (0600) in taotoken's config directory, and one marked line
+sourcing it in ~/.bashrc / ~/.zshrc (fish: a conf.d file). The rc files never hold the key.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from taotoken_cli.clients.base import (
+    ClientState,
+    ConfigFile,
+    Detection,
+    Triple,
+    environ,
+    home_dir,
+    read_text,
+    text_change,
+)
+from taotoken_cli.fileplan import Plan
+
+NAME = "shell"
+MARKER = "# taotoken-env"  # identifies our line in rc files, so reruns replace instead of append
+_EXPORT_RE = re.compile(r"^\s*export\s+([A-Z_][A-Z0-9_]*)=(.*)$")
+
+
+@dataclass(frozen=True)
+class ShellPaths:
+    env_sh: Path  # <config_dir>/env.sh (bash, zsh, sh)
+    env_fish: Path  # <config_dir>/env.fish
+    bashrc: Path
+    zshrc: Path
+    fish_dir: Path  # ~/.config/fish
+    fish_conf: Path  # ~/.config/fish/conf.d/taotoken.fish
+
+
+def paths(env: Mapping[str, str] | None = None, *, config_dir: Path) -> ShellPaths:
+    env = environ(env)
+    home = home_dir(env)
+    xdg = Path(env["XDG_CONFIG_HOME"]) if env.get("XDG_CONFIG_HOME") else home / ".config"
+    return ShellPaths(config_dir / "env.sh", config_dir / "env.fish", home / ".bashrc", home / ".zshrc",
+                      xdg / "fish", xdg / "fish" / "conf.d" / "taotoken.fish")
+
+
+def detect(env: Mapping[str, str] | None = None) -> Detection:
+    return Detection(True, ["a shell is always there"])
+
+
+def read(env: Mapping[str, str] | None = None, *, config_dir: Path) -> ClientState:
+    where = paths(env, config_dir=config_dir)
+    files = {"env_sh": read_text(where.env_sh), "env_fish": read_text(where.env_fish),
+             "bashrc": read_text(where.bashrc), "zshrc": read_text(where.zshrc),
+             "fish_conf": read_text(where.fish_conf)}
+    return ClientState(NAME, detect(env), files)
+
+
+def parse_env_sh(text: str) -> dict[str, str]:
+    """The variables an env.sh written by init exports (for doctor)."""
+    values = {}
+    for line in text.splitlines():
+        match = _EXPORT_RE.match(line)
+        if match:
+            parts = shlex.split(match.group(2))
+            values[match.group(1)] = parts[0] if parts else ""
+    return values
+
+
+def exports(triple: Triple) -> dict[str, str]:
+    return {"TAOTOKEN_BASE_URL": triple.base_url, "TAOTOKEN_API_KEY": triple.api_key,
+            "TAOTOKEN_MODEL": triple.model, "OPENAI_BASE_URL": triple.openai_base, "OPENAI_API_KEY": triple.api_key}
+
+
+_HEADER = ("# Written by `taotoken init`: the TaoToken base URL, key and model for shells and SDK scripts.\n"
+           "# It holds the API key: keep it private (mode 0600). Re-run `taotoken init` to change it.\n")
+
+
+def env_sh_text(triple: Triple) -> str:
+    return _HEADER + "".join(f"export {k}={shlex.quote(v)}\n" for k, v in exports(triple).items())
+
+
+def _fish_quote(value: str) -> str:
+    return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+def env_fish_text(triple: Triple) -> str:
+    return _HEADER + "".join(f"set -gx {k} {_fish_quote(v)}\n" for k, v in exports(triple).items())
+
+
+def source_line(env_file: Path) -> str:
+    quoted = shlex.quote(str(env_file))
+    return f"[ -f {quoted} ] && . {quoted}  {MARKER} (added by taotoken init)"
+
+
+def with_marked_line(text: str, line: str) -> str:
+    """`text` with our marked line replaced, or appended once; everything else untouched."""
+    lines = text.splitlines(keepends=True)
+    for index, existing in enumerate(lines):
+        if MARKER in existing:
+            ending = "\n" if existing.endswith("\n") else ""
+            lines[index] = line + ending
+            return "".join(lines)
+    prefix = text if not text or text.endswith("\n") else text + "\n"
+    return prefix + line + "\n"
+
+
+def rc_files(where: ShellPaths, env: Mapping[str, str] | None = None) -> list[Path]:
+    """Existing ~/.bashrc and ~/.zshrc; when neither exists, the one for $SHELL (bash by default)."""
+    existing = [p for p in (where.bashrc, where.zshrc) if p.exists()]
+    if existing:
+        return existing
+    shell = Path(environ(env).get("SHELL", "bash")).name
+    return [where.zshrc if shell == "zsh" else where.bashrc]
+
+
+def wants_fish(where: ShellPaths, env: Mapping[str, str] | None = None) -> bool:
+    """fish gets a conf.d file only when it is in use (its config dir exists or it is $SHELL)."""
+    return where.fish_dir.is_dir() or Path(environ(env).get("SHELL", "")).name == "fish"
+
+
+def plan(triple: Triple, env: Mapping[str, str] | None = None, *, config_dir: Path) -> Plan:
+    where = paths(env, config_dir=config_dir)
+    result = Plan()
+    env_file = read_text(where.env_sh)
+    result.add(text_change(env_file, env_sh_text(triple), target=NAME, secret=True,
+                           summary=["export TAOTOKEN_BASE_URL/API_KEY/MODEL, OPENAI_BASE_URL (root + /v1) and "
+                                    "OPENAI_API_KEY (mode 0600)"]))
+    for rc in rc_files(where, env):
+        result.add(_rc_change(read_text(rc), source_line(where.env_sh), f"source {where.env_sh} (one marked line)"))
+    if wants_fish(where, env):
+        result.add(text_change(read_text(where.env_fish), env_fish_text(triple), target=NAME, secret=True,
+                               summary=["the same variables for fish (mode 0600)"]))
+        quoted = _fish_quote(str(where.env_fish))
+        conf = f"{MARKER} (added by taotoken init)\ntest -f {quoted}; and source {quoted}\n"
+        result.add(text_change(read_text(where.fish_conf), conf, target=NAME, summary=[f"source {where.env_fish}"]))
+    result.notes.append("shell: new shells get the variables; in this one run `. " + shlex.quote(str(where.env_sh))
+                        + "`")
+    result.notes.append("shell: OPENAI_BASE_URL/OPENAI_API_KEY send every OpenAI SDK script started from a new "
+                        "shell to TaoToken (Codex prints a deprecation note for OPENAI_BASE_URL; it does not "
+                        "affect the taotoken provider)")
+    return result
+
+
+def _rc_change(file: ConfigFile, line: str, summary: str):
+    return text_change(file, with_marked_line(file.text or "", line), target=NAME, summary=[summary])

@@ -1,0 +1,59 @@
+"""`taotoken init`: write the triple into every client's real config, safely (plan, confirm, apply, undo)."""
+
+from __future__ import annotations
+
+import typer
+
+from taotoken_cli.commands import _common
+
+
+def register(app: typer.Typer) -> None:
+    app.command("init")(init)
+
+
+def init(
+    base_url: str | None = _common.BASE_URL,
+    model: str | None = _common.MODEL,
+    key: str | None = typer.Option(None, "--key", help="The API key (lands in shell history: prefer --key-stdin)."),
+    key_stdin: bool = typer.Option(False, "--key-stdin", help="Read the API key from stdin."),
+    target: list[str] = typer.Option([], "--target", "-t", help="claude-code, codex, cline, cc-switch or shell "
+                                     "(repeatable; default: the clients detected here). Own config: always."),
+    all_targets: bool = typer.Option(False, "--all", help="Write every target."),
+    yes: bool = typer.Option(False, "--yes", "-y", help="Apply without asking (for scripts)."),
+    dry_run: bool = typer.Option(False, "--dry-run", help="Show unified diffs (key masked); write nothing."),
+    undo: bool = typer.Option(False, "--undo", help="Restore every file of the last run exactly."),
+    force: bool = typer.Option(False, "--force", help="With --undo: restore even files edited since that run."),
+    scope: str = typer.Option("user", "--scope", help="Claude Code: user (~/.claude/settings.json) or project "
+                              "(.claude/settings.local.json of this git repository)."),
+    codex_auth: str = typer.Option("env", "--codex-auth", help="How Codex gets the key: env (env_key + shell "
+                                   "target), auth-json (auth.json; replaces a ChatGPT login) or inline (plaintext)."),
+    open_links: bool = typer.Option(False, "--open", help="Hand the CC Switch import links to xdg-open/open/start."),
+    profile: str | None = _common.PROFILE,
+) -> None:
+    """Write base URL, key and model into every AI client's real config (dry-run, backups, undo)."""
+    from taotoken_cli import fileplan, init_core
+    from taotoken_cli.config import config_dir
+    from taotoken_cli.output import Output
+
+    out = Output()
+    if undo:
+        init_core.render_undo(out, fileplan.undo_last(config_dir(), force=force))
+        return
+    request = init_core.InitRequest(base_url=base_url, api_key=key, model=model, key_from_flag=key is not None,
+                                    key_stdin=key_stdin, targets=list(target), all_targets=all_targets, scope=scope,
+                                    codex_auth=codex_auth, open_links=open_links, profile=profile)
+    planned = init_core.build(request)
+    init_core.render_plan(out, planned, dry_run=dry_run)
+    init_core.render_notes(out, planned.plan)
+    if planned.plan.is_noop:
+        out.line("already up to date: every file already has these values; nothing was written")
+    elif dry_run:
+        out.line("dry run: nothing was written")
+        return
+    elif not init_core.confirm(out, yes):
+        out.line("cancelled: nothing was written")
+        raise typer.Exit(1)
+    else:
+        init_core.render_applied(out, fileplan.apply(planned.plan, config_dir()))
+    if open_links and planned.links:
+        init_core.open_links(out, planned.links)
