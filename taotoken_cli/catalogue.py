@@ -4,6 +4,9 @@ Codes are a public contract (`taotoken explain CODE`, `check --json`, bench's er
 doctor's findings): never rename one; add new ones instead. Fixes are concrete commands or edits.
 `{base}`, `{openai_base}`, `{model}`, `{host}`, `{proxy}`, `{config}` in fixes are filled in by
 `Diagnosis.fixes()` from the situation at hand.
+
+`retry` says whether the same request may succeed if simply sent again later: never for quota or
+billing, even though those share status 429 with real rate limits.
 """
 
 from __future__ import annotations
@@ -23,11 +26,225 @@ class Entry:
     retry: bool = False  # may the same request succeed if simply retried later?
 
 
+_SHOW = "taotoken config show --origin"
+_KEYS = "the key list (令牌管理) in the TaoToken console"
+
 _ENTRIES = (
+    # --- local configuration ------------------------------------------------------------------
     Entry("auth.missing_key", "No API key was sent", Exit.CONFIG,
           ("no key is configured for this profile", "the variable holding the key is empty in this shell",
            "a proxy stripped the Authorization header"),
           ("taotoken init   (or: taotoken config set api_key -)", "export TAOTOKEN_API_KEY=sk-…")),
+    Entry("config.missing", "A required setting is not configured", Exit.CONFIG,
+          ("this profile has no value for it and no TAOTOKEN_* variable provides one",
+           "TAOTOKEN_PROFILE or --profile selects a profile that does not exist"),
+          ("taotoken init", _SHOW)),
+    Entry("config.invalid", "A configured value cannot be used", Exit.CONFIG,
+          ("a value was pasted with extra text (Bearer prefix, spaces inside, smart quotes)",
+           "the base URL has no scheme or an unsupported one"),
+          (_SHOW + "   (shows which source the bad value came from)", "taotoken config set base_url {base}")),
+    Entry("config.unparsable", "The config file does not parse", Exit.CONFIG,
+          ("a hand edit left invalid TOML (unclosed quote, duplicate key)",),
+          ("fix the file at the line:column shown, or move it away and run `taotoken init`",)),
+    Entry("input.invalid", "A value given on the command line cannot be used", Exit.USAGE,
+          ("the value was pasted with extra text or has the wrong form",),
+          ("see the fix printed with the error; `taotoken <command> --help` lists the options",)),
+    # --- key / authentication ---------------------------------------------------------------------
+    Entry("auth.key_not_received", "The gateway says no key arrived, but one was sent", Exit.AUTH,
+          ("a proxy or corporate gateway strips the Authorization header",
+           "the request went to a different service than the gateway (wrong base URL)"),
+          ("try without the proxy: taotoken check --no-proxy",
+           "check the base URL: " + _SHOW)),
+    Entry("auth.invalid_key", "The gateway rejected the key", Exit.AUTH,
+          ("the key was copied incompletely or with extra characters",
+           "the key was deleted, disabled or expired in the console",
+           "the key's own quota is used up (new-api reports that as 'invalid token' too)",
+           "the key belongs to a different gateway than the base URL"),
+          ("copy the key again from " + _KEYS + ", then: taotoken config set api_key -",
+           "see which key is used and where it comes from: " + _SHOW)),
+    Entry("auth.expired_key", "The key has expired", Exit.AUTH,
+          ("the key's expiry date has passed",),
+          ("extend the key's expiry in " + _KEYS + ", or create a new key and: taotoken config set api_key -",)),
+    Entry("auth.key_disabled", "The key is disabled", Exit.AUTH,
+          ("the key was switched off by you or an administrator",),
+          ("enable the key in " + _KEYS + ", or create a new one and: taotoken config set api_key -",)),
+    Entry("auth.account_banned", "The account is banned", Exit.AUTH,
+          ("the gateway operator blocked the account",),
+          ("only the gateway's support can lift this; contact them with the request id shown",)),
+    Entry("auth.ip_not_allowed", "The key may not be used from this IP address", Exit.AUTH,
+          ("the key has an IP allow-list and this machine's egress IP is not on it",
+           "a VPN or proxy changed the IP the gateway sees"),
+          ("add the IP the gateway reported to the key's allow-list in " + _KEYS,
+           "or run without the proxy/VPN: taotoken check --no-proxy")),
+    Entry("auth.key_suffix", "The key carries an extra '-suffix' the gateway reads as a channel id", Exit.AUTH,
+          ("something was appended to the key after a '-' (one-api/new-api treat it as a channel id, "
+           "which only administrators may select)",),
+          ("copy the key again without anything appended, then: taotoken config set api_key -",)),
+    Entry("auth.forbidden_model", "The key is not allowed to use this model", Exit.AUTH,
+          ("the key has a model allow-list that does not include {model}",),
+          ("list the models this key may use: taotoken check --model {model}",
+           "or add {model} to the key's model limits in " + _KEYS)),
+    Entry("auth.forbidden_group", "The key is bound to a group it may not use", Exit.AUTH,
+          ("the key's group was removed or the account lost access to it",),
+          ("pick an available group for the key in " + _KEYS + ", or create a new key",)),
+    Entry("auth.forbidden", "The gateway refused the request (403)", Exit.AUTH,
+          ("the key lacks a permission this request needs",
+           "a firewall or WAF in front of the gateway blocked the request"),
+          ("compare with a key that works, and read the server message above",
+           "try without the proxy: taotoken check --no-proxy")),
+    Entry("auth.upstream_credential", "The gateway's own upstream credential failed", Exit.SERVER,
+          ("your key was accepted, but the gateway's key for the upstream provider is wrong or revoked "
+           "(the error text is the upstream provider's, passed through)",),
+          ("nothing to change on your side: report it to the gateway operator with the request id",
+           "meanwhile try another model: taotoken check --chat --model <other-model>"), retry=True),
+    # --- balance / quota (never retry) ------------------------------------------------------------
+    Entry("quota.exhausted", "Out of balance or quota (not a rate limit)", Exit.RATE_QUOTA,
+          ("the account balance is used up", "a budget or spend cap was reached",
+           "the gateway pre-charges an estimate from prompt size + max_tokens and the balance is below it"),
+          ("top up the account in the TaoToken console, then run: taotoken check --chat",
+           "lower max_tokens for large requests; retrying will not help")),
+    Entry("quota.key_exhausted", "This key's own quota is used up", Exit.RATE_QUOTA,
+          ("the key has its own spending limit, which is reached (the account balance may be fine)",),
+          ("raise the key's quota or make it unlimited in " + _KEYS,
+           "retrying will not help")),
+    # --- rate and concurrency limits --------------------------------------------------------------
+    Entry("rate.limited", "Rate limit reached (slow down)", Exit.RATE_QUOTA,
+          ("too many requests or tokens per minute for this key, account or IP",
+           "retries of failing requests count too on some gateways"),
+          ("wait for the time shown (Retry-After) and try again",
+           "lower the request rate / concurrency, e.g. taotoken bench -c 1"), retry=True),
+    Entry("rate.concurrency", "Too many requests in flight at once", Exit.RATE_QUOTA,
+          ("the gateway caps how many requests one user may have running simultaneously",),
+          ("lower concurrency below the limit shown, e.g. taotoken bench -c 2",
+           "let running requests finish before starting new ones"), retry=True),
+    Entry("upstream.saturated", "The upstream provider is overloaded (not your limit)", Exit.SERVER,
+          ("the gateway's upstream channels for this model are throttling or overloaded",),
+          ("wait a little and retry; your own limits are not the cause",
+           "or use another model: taotoken check --chat --model <other-model>"), retry=True),
+    # --- URL layout -------------------------------------------------------------------------------
+    Entry("url.not_found", "The URL does not exist on this server (404)", Exit.NOT_FOUND,
+          ("the base URL is not the gateway's API root", "the path prefix (/api, /v1) is wrong or missing"),
+          ("use the API root as base URL, e.g. taotoken config set base_url https://taotoken.net/api",
+           "OpenAI-style clients get {openai_base}; Anthropic-style clients get {base}")),
+    Entry("url.doubled_v1", "The URL has /v1 twice", Exit.NOT_FOUND,
+          ("the base URL already ends in /v1 and the client appends /v1/... again",),
+          ("store the root without /v1: taotoken config set base_url {base}",
+           "in OpenAI-style clients use exactly {openai_base}")),
+    Entry("url.endpoint_in_base", "An endpoint path was pasted into the base URL", Exit.NOT_FOUND,
+          ("the base URL ends with /chat/completions, /messages or /models and the client appends it again",),
+          ("store only the root: taotoken config set base_url {base}",)),
+    Entry("url.query_string", "The base URL carries a query string", Exit.NOT_FOUND,
+          ("a link with ?utm_source=… was pasted; clients append paths after the query, so the path is wrong",),
+          ("store the URL without '?…': taotoken config set base_url {base}",)),
+    Entry("url.html_page", "A web page came back instead of the API", Exit.NOT_FOUND,
+          ("the base URL points at the website/dashboard, not the API root",
+           "the /v1 part is missing in an OpenAI-style client's base URL",
+           "a captive portal or proxy answered instead of the gateway"),
+          ("taotoken config set base_url https://taotoken.net/api   (the API root)",
+           "OpenAI-style clients need {openai_base}")),
+    Entry("url.dashboard_api", "The dashboard API answered, not the model API", Exit.NOT_FOUND,
+          ("the base URL points at the gateway's management API (/api/…) instead of the relay",),
+          ("use the API root as base URL: taotoken config set base_url https://taotoken.net/api",)),
+    Entry("url.redirect", "The server answered with a redirect", Exit.NOT_FOUND,
+          ("http:// was used where the server wants https://", "the host or path moved",
+           "a login or captive-portal page redirects"),
+          ("use the redirect target shown as the base URL (usually https://): taotoken config set base_url "
+           "https://{host}/api",)),
+    Entry("url.not_implemented", "The gateway does not implement this API", Exit.NOT_FOUND,
+          ("this endpoint (e.g. /v1/responses or /v1/messages) is not offered by this gateway",),
+          ("use the OpenAI chat API ({openai_base}/chat/completions), or ask the operator",)),
+    # --- model ------------------------------------------------------------------------------------
+    Entry("model.not_found", "The model is not known to the gateway", Exit.NOT_FOUND,
+          ("the model ID is misspelled (IDs are case-sensitive)", "this key or group does not offer the model"),
+          ("list the models this key can use: taotoken check --model {model}",
+           "set a listed ID: taotoken config set model <id>")),
+    Entry("model.no_channel", "No upstream channel serves this model right now", Exit.NOT_FOUND,
+          ("the model is not offered in your group", "all channels for it are disabled or unhealthy"),
+          ("pick another listed model: taotoken check --model {model}",
+           "ask the gateway operator whether {model} is available in your group")),
+    Entry("model.missing", "The request named no model", Exit.CONFIG,
+          ("no model is configured", "the client sends an empty model field"),
+          ("taotoken config set model <id>   (see the list: taotoken check --model x)",)),
+    # --- proxy ------------------------------------------------------------------------------------
+    Entry("proxy.unreachable", "The configured proxy cannot be reached", Exit.NETWORK,
+          ("a proxy variable (HTTPS_PROXY/ALL_PROXY/…) points at a proxy that is not running",
+           "the proxy refused the CONNECT to the gateway"),
+          ("start the proxy at {proxy}, or unset it: unset HTTPS_PROXY https_proxy ALL_PROXY all_proxy",
+           "or exempt the gateway: export NO_PROXY={host}", "or test directly: taotoken check --no-proxy")),
+    Entry("proxy.socks_unsupported", "A SOCKS proxy is configured but SOCKS support is missing", Exit.NETWORK,
+          ("ALL_PROXY/HTTPS_PROXY is socks5://… (Clash, mihomo) and the socksio package is not installed",),
+          ('pip install "httpx[socks]"   (in the environment taotoken runs in)',
+           "or exempt the gateway: export NO_PROXY={host}", "or test directly: taotoken check --no-proxy")),
+    Entry("proxy.auth_required", "The proxy requires authentication (407)", Exit.NETWORK,
+          ("the proxy URL lacks user:password",),
+          ("put the credentials in the proxy URL (http://user:pass@host:port), or: taotoken check --no-proxy",)),
+    # --- network ----------------------------------------------------------------------------------
+    Entry("net.dns", "The gateway's host name does not resolve", Exit.NETWORK,
+          ("the host name in the base URL is misspelled", "no network or DNS server is reachable"),
+          ("check the host: " + _SHOW, "test resolution: getent hosts {host}"), retry=True),
+    Entry("net.refused", "Connection refused", Exit.NETWORK,
+          ("nothing listens at that host and port", "the port in the base URL is wrong"),
+          ("check the base URL and port: " + _SHOW, "if the gateway is local, start it"), retry=True),
+    Entry("net.reset", "The connection was closed or reset mid-response", Exit.NETWORK,
+          ("a proxy, firewall or load balancer cut the connection", "the gateway crashed or restarted"),
+          ("retry; if it persists, try without the proxy: taotoken check --no-proxy",), retry=True),
+    Entry("net.timeout", "The gateway did not answer in time", Exit.NETWORK,
+          ("the gateway or its upstream is slow", "a firewall silently drops the traffic"),
+          ("retry with a longer limit: taotoken check --timeout 15",
+           "for long generations use streaming or lower max_tokens"), retry=True),
+    Entry("net.connect_timeout", "Could not connect in time", Exit.NETWORK,
+          ("a firewall drops the connection attempts", "the host is down or the network is offline"),
+          ("check connectivity: curl -sS -o /dev/null -w '%{{http_code}}\\n' {base}/v1/models",
+           "retry with a longer limit: taotoken check --timeout 15"), retry=True),
+    Entry("net.tls", "TLS (https) handshake failed", Exit.NETWORK,
+          ("the certificate is not trusted (self-signed, corporate interception proxy)",
+           "the system clock is wrong", "https:// was used for a plain-http port"),
+          ("if a corporate proxy intercepts TLS: export SSL_CERT_FILE=/path/to/corporate-ca.pem",
+           "check the URL scheme and port: " + _SHOW), retry=False),
+    Entry("net.error", "The request failed on the network", Exit.NETWORK,
+          ("an unexpected network error (see the message)",),
+          ("retry; if it persists, run: taotoken doctor",), retry=True),
+    # --- responses --------------------------------------------------------------------------------
+    Entry("resp.not_json", "The answer is not JSON", Exit.BAD_RESPONSE,
+          ("the base URL points at something that is not the gateway's API", "a proxy rewrote the answer"),
+          ("check the base URL: " + _SHOW,)),
+    Entry("resp.no_choices", "The answer has no choices (KeyError: 'choices')", Exit.BAD_RESPONSE,
+          ("the gateway returned HTTP 200 with an error or an empty result",
+           "the upstream returned nothing for this model"),
+          ("read the server message above; try another model: taotoken check --chat --model <other-model>",)),
+    Entry("resp.no_models", "The models endpoint did not return a model list", Exit.BAD_RESPONSE,
+          ("the base URL points at a different API", "the gateway answered an unexpected format"),
+          ("check the base URL: " + _SHOW,)),
+    Entry("resp.error_body", "HTTP 2xx, but the body is an error", Exit.BAD_RESPONSE,
+          ("the gateway passed an upstream error through with status 200",),
+          ("read the server message above; retry, or try another model",), retry=True),
+    Entry("request.invalid", "The gateway rejected the request as invalid (400)", Exit.FAILURE,
+          ("a parameter is not accepted by this model or gateway",),
+          ("read the server message above", "report it with the request id if taotoken sent it")),
+    Entry("request.too_large", "The request is too large (413)", Exit.FAILURE,
+          ("the prompt or attachment exceeds the gateway's size limit",),
+          ("send less context per request",)),
+    # --- streams ----------------------------------------------------------------------------------
+    Entry("stream.error_event", "The stream carried an error event", Exit.BAD_RESPONSE,
+          ("the upstream failed after the stream started (overload, content filter, timeout)",),
+          ("read the server message above and retry", "if it repeats, try another model"), retry=True),
+    Entry("stream.empty", "The stream ended without any content", Exit.BAD_RESPONSE,
+          ("the upstream failed mid-stream and the gateway dropped the error chunk",
+           "the model returned nothing for this prompt"),
+          ("retry; if it repeats, try another model: taotoken check --chat --model <other-model>",), retry=True),
+    Entry("stream.truncated", "The stream stopped before it finished", Exit.BAD_RESPONSE,
+          ("the connection closed before [DONE] / message_stop", "a proxy timeout cut a long stream"),
+          ("retry; for long generations check proxy/load-balancer idle timeouts",), retry=True),
+    Entry("stream.not_sse", "A stream was requested but a plain answer came back", Exit.BAD_RESPONSE,
+          ("the endpoint or a proxy does not support streaming",),
+          ("use a base URL that supports streaming: {openai_base}",)),
+    # --- server -----------------------------------------------------------------------------------
+    Entry("server.error", "The gateway or its upstream failed (5xx)", Exit.SERVER,
+          ("the gateway could not reach its upstream", "an internal error at the gateway"),
+          ("retry in a moment; if it persists, report it with the request id shown",), retry=True),
+    Entry("server.timeout", "The gateway timed out waiting for the upstream", Exit.SERVER,
+          ("a non-streamed generation took longer than the gateway's limit (Cloudflare: ~100 s)",),
+          ("use stream=true for long generations, or lower max_tokens",), retry=True),
 )
 
 CATALOGUE: dict[str, Entry] = {entry.code: entry for entry in _ENTRIES}
@@ -35,3 +252,18 @@ CATALOGUE: dict[str, Entry] = {entry.code: entry for entry in _ENTRIES}
 
 def get(code: str) -> Entry:
     return CATALOGUE[code]
+
+
+def close_codes(code: str, limit: int = 5) -> list[str]:
+    """Known codes resembling `code` (for `explain` with a typo)."""
+    import difflib
+
+    code = code.strip().lower()
+    found = difflib.get_close_matches(code, list(CATALOGUE), n=limit, cutoff=0.5)
+    prefix = code.split(".", 1)[0]
+    for known in CATALOGUE:
+        if len(found) >= limit:
+            break
+        if (known.startswith(prefix + ".") or code in known) and known not in found:
+            found.append(known)
+    return found

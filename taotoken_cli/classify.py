@@ -3,15 +3,22 @@
 Reads the error shapes of OpenAI, one-api/new-api (Chinese messages included), LiteLLM,
 OpenRouter and Anthropic (shared/reference/gateway-errors.md). `classify` returns None when the
 observation is a success for the kind of call it was.
+
+The knowledge lives in tables (`BODY_RULES`, `EXCEPTION_RULES`, `STATUS_FALLBACK`): marker -> code.
+The functions below only normalise what was observed and walk those tables in order.
 """
 
 from __future__ import annotations
 
+import json
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
 from taotoken_cli.catalogue import Entry, get
 from taotoken_cli.gateway import Observation
+
+SERVER_MESSAGE_LIMIT = 240
 
 
 @dataclass
@@ -22,23 +29,528 @@ class Diagnosis:
     retry_after_s: float | None = None
     details: list[str] = field(default_factory=list)
     context: dict[str, str] = field(default_factory=dict)
+    first_fix: str | None = None  # a fix specific to this occurrence, shown before the entry's own
 
     def fixes(self) -> list[str]:
-        out = []
+        values = _Placeholders(self.context)
+        out = [self.first_fix] if self.first_fix else []
         for fix in self.entry.fixes:
             try:
-                out.append(fix.format(**self.context))
-            except (KeyError, IndexError, ValueError):
+                out.append(fix.format_map(values))
+            except (IndexError, ValueError):
                 out.append(fix)
+        return out
+
+    def causes(self) -> list[str]:
+        values = _Placeholders(self.context)
+        out = []
+        for cause in self.entry.causes:
+            try:
+                out.append(cause.format_map(values))
+            except (IndexError, ValueError):
+                out.append(cause)
         return out
 
     def to_dict(self) -> dict[str, Any]:
         return {"code": self.code, "title": self.entry.title, "exit_code": int(self.entry.exit),
                 "retry": self.entry.retry, "server_message": self.server_message,
-                "retry_after_s": self.retry_after_s, "causes": list(self.entry.causes),
+                "retry_after_s": self.retry_after_s, "causes": self.causes(),
                 "fixes": self.fixes(), "details": self.details}
 
 
+class _Placeholders(dict):
+    """Placeholders with no value stay visible as <name> rather than breaking the text."""
+
+    def __missing__(self, key: str) -> str:
+        return f"<{key}>"
+
+
+# ---------------------------------------------------------------------------------------------
+# Tables
+# ---------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class BodyRule:
+    """`code` applies when any of `markers` occurs in the normalised error text (lower case:
+    type, code, message without the request id, metadata), all of `also` occur too, the status is
+    in `statuses` (empty = any) and the body shape is not in `not_shapes`."""
+
+    code: str
+    markers: tuple[str, ...]
+    statuses: tuple[int, ...] = ()
+    also: tuple[str, ...] = ()
+    not_shapes: tuple[str, ...] = ()
+    not_hosts: tuple[str, ...] = ()
+
+
+_AUTH_STATUSES = (200, 400, 401, 403)
+_GATEWAY_SHAPES = ("one-api", "new-api", "litellm")
+
+# First match wins: specific meanings before generic ones (e.g. a per-key quota message before
+# "invalid token", no-channel before model_not_found because new-api uses that code for both).
+BODY_RULES: tuple[BodyRule, ...] = (
+    BodyRule("quota.key_exhausted", ("额度已用尽", "tokenstatusexhausted", "pre_consume_token_quota_failed",
+                                     "openrouter_key_limit", "key limit exceeded")),
+    BodyRule("quota.exhausted", ("insufficient_quota", "credit_balance_exhausted", "insufficient_user_quota",
+                                 "user quota is not enough", "用户额度不足", "预扣费额度失败", "订阅额度不足",
+                                 "余额不足",
+                                 "budget_exceeded", "budget has been exceeded", "credit balance is too low",
+                                 "enforced_spend_limit_reached", "insufficient credits", "openrouter_credits",
+                                 "no credits remaining", "exceeded your current quota")),
+    BodyRule("rate.concurrency", ("并发请求限制", "token_concurrency_limit_reached", "token_concurrency_unavailable",
+                                  "max parallel request limit reached", "concurrency limit")),
+    BodyRule("upstream.saturated", ("上游负载已饱和", "upstream_saturated", "overloaded_error", "server_is_overloaded",
+                                    "engine is currently overloaded", "system_cpu_overloaded",
+                                    "system_memory_overloaded", "system_disk_overloaded")),
+    BodyRule("rate.limited", ("rate_limit_exceeded", "rate_limit_error", "rate limit", "请求数限制", "总请求数限制",
+                              "too many requests", "ratelimit")),
+    BodyRule("auth.expired_key", ("已过期", "expired_key", "expired key"), _AUTH_STATUSES),
+    BodyRule("auth.key_disabled", ("状态不可用", "令牌已被禁用", "key is disabled", "token is disabled"),
+             _AUTH_STATUSES),
+    BodyRule("auth.account_banned", ("已被封禁", "user is banned", "account is banned"), _AUTH_STATUSES),
+    BodyRule("auth.ip_not_allowed", ("指定网段", "不在令牌允许访问", "ip not allowed", "ip is not allowed",
+                                     "ip address is not allowed"), _AUTH_STATUSES),
+    BodyRule("auth.key_suffix", ("不支持指定渠道",), _AUTH_STATUSES),
+    BodyRule("auth.forbidden_model", ("无权使用模型", "无权访问模型", "has no access to model", "no access to model",
+                                      "not allowed to access model", "key not allowed to access model"),
+             _AUTH_STATUSES),
+    BodyRule("model.no_channel", ("无可用渠道", "可用渠道失败", "no available channel", "no healthy deployments",
+                                  "no available model provider", "no endpoints found")),
+    BodyRule("auth.forbidden_group", ("无权访问", "分组 ", "group is deprecated"), (401, 403)),
+    # OpenAI/Anthropic's own "bad key" text, not wrapped by the gateway: the *gateway's* upstream key failed.
+    BodyRule("auth.upstream_credential", ("incorrect api key provided", "invalid x-api-key"), (401, 403),
+             not_shapes=_GATEWAY_SHAPES, not_hosts=("api.openai.com", "api.anthropic.com")),
+    BodyRule("auth.key_not_received", ("未提供令牌", "no api key passed", "you didn't provide an api key",
+                                       "missing authentication", "missing api key", "no api key provided"),
+             _AUTH_STATUSES),
+    BodyRule("auth.invalid_key", ("无效的令牌", "invalid token", "token_not_found_in_db", "invalid proxy server token",
+                                  "authentication_error", "invalid_api_key", "incorrect api key", "invalid api key",
+                                  "virtual key expected", "auth_error", "invalid credentials", "unauthorized",
+                                  "invalid authentication", "invalid x-api-key"), _AUTH_STATUSES),
+    BodyRule("model.missing", ("未指定模型名称", "model name not specified", "you must provide a model parameter",
+                               "model is required")),
+    BodyRule("model.not_found", ("model_not_found", "invalid model name", "model not found", "模型不存在",
+                                 "unknown model")),
+    BodyRule("model.not_found", ("does not exist", "not_found_error"), also=("model",)),
+    BodyRule("url.not_implemented", ("api_not_implemented", "api not implemented")),
+    BodyRule("request.too_large", ("read_request_body_failed", "request_too_large", "request entity too large")),
+    BodyRule("url.not_found", ("invalid url", "not found", "no route", "unknown path"), (404, 405)),
+    BodyRule("server.timeout", ("cf_gateway_timeout", "response_time_exceeded", "a timeout occurred",
+                                "gateway time-out", "gateway timeout")),
+    BodyRule("server.error", ("do_request_failed", "请求上游地址失败", "bad_response_status_code",
+                              "read_response_body_failed", "empty_response", "数据库错误", "database error",
+                              "server_error", "internal server error", "internal_server_error")),
+    BodyRule("auth.forbidden", ("permission_error", "permission denied", "forbidden"), (403,)),
+)
+
+# When no body rule matched: the status alone decides.
+STATUS_FALLBACK: dict[int, str] = {
+    400: "request.invalid", 401: "auth.invalid_key", 402: "quota.exhausted", 403: "auth.forbidden",
+    404: "url.not_found", 405: "url.not_found", 407: "proxy.auth_required", 408: "net.timeout",
+    410: "url.not_found", 413: "request.too_large", 422: "request.invalid", 429: "rate.limited",
+    501: "url.not_implemented", 503: "upstream.saturated", 504: "server.timeout", 522: "server.timeout",
+    524: "server.timeout", 529: "upstream.saturated",
+}
+
+
+@dataclass(frozen=True)
+class ExceptionRule:
+    """`code` applies when an exception in the chain has one of `classes` (by name) or its text
+    contains one of `markers`; `proxy_only` rows apply only when a proxy was in use."""
+
+    code: str
+    classes: tuple[str, ...] = ()
+    markers: tuple[str, ...] = ()
+    proxy_only: bool = False
+
+
+EXCEPTION_RULES: tuple[ExceptionRule, ...] = (
+    ExceptionRule("proxy.socks_unsupported", markers=("socksio", "using socks proxy")),
+    ExceptionRule("proxy.auth_required", markers=("407 proxy authentication", "proxy authentication required")),
+    ExceptionRule("proxy.unreachable", markers=("unknown scheme for proxy", "proxy url")),
+    ExceptionRule("net.tls", ("SSLError", "SSLCertVerificationError", "SSLZeroReturnError", "SSLEOFError"),
+                  ("certificate_verify_failed", "certificate verify failed", "wrong_version_number",
+                   "wrong version number", "tlsv1 alert", "sslv3 alert", "ssl:")),
+    ExceptionRule("proxy.unreachable", ("ConnectError", "ConnectTimeout", "ProxyError", "ConnectionRefusedError"),
+                  proxy_only=True),
+    ExceptionRule("net.dns", ("gaierror",), ("name or service not known", "nodename nor servname",
+                                             "temporary failure in name resolution", "getaddrinfo failed",
+                                             "no address associated", "failed to resolve", "name resolution")),
+    ExceptionRule("net.refused", ("ConnectionRefusedError",), ("connection refused", "errno 111", "econnrefused",
+                                                               "actively refused")),
+    ExceptionRule("net.connect_timeout", ("ConnectTimeout",)),
+    ExceptionRule("net.timeout", ("ReadTimeout", "WriteTimeout", "PoolTimeout", "TimeoutException", "TimeoutError",
+                                  "DeadlineExceeded"), ("timed out", "timeout")),
+    ExceptionRule("net.reset", ("RemoteProtocolError", "ReadError", "WriteError", "ConnectionResetError",
+                                "BrokenPipeError", "ConnectionAbortedError", "IncompleteRead"),
+                  ("connection reset", "server disconnected", "peer closed", "incomplete", "broken pipe")),
+    ExceptionRule("net.refused", ("ConnectError",)),
+)
+
+# Chat/Responses/Messages success shapes, by `expect`.
+_ENDPOINT_SUFFIXES = ("/chat/completions", "/completions", "/responses", "/messages", "/models")
+_REQUEST_ID_RE = re.compile(r"\s*[(（]\s*request id:[^)）]*[)）]", re.IGNORECASE)
+_TITLE_RE = re.compile(r"<title[^>]*>(.*?)</title>", re.IGNORECASE | re.DOTALL)
+_TRY_AGAIN_RE = re.compile(r"try again in\s+(\d+(?:\.\d+)?)\s*(ms|s|sec|seconds?|m|min)\b", re.IGNORECASE)
+
+
+# ---------------------------------------------------------------------------------------------
+# Normalising a body
+# ---------------------------------------------------------------------------------------------
+
+@dataclass
+class ErrorBody:
+    """What an (error) body says, whatever shape it came in."""
+
+    shape: str  # openai|one-api|new-api|litellm|openrouter|anthropic|fastapi|success_false|error_string|
+    #             message|html|empty|text|json
+    is_error: bool
+    message: str | None = None  # for display: request id kept
+    type: str | None = None
+    code: str | None = None
+    metadata: dict[str, Any] | None = None
+    data: Any = None  # the parsed JSON, when it was JSON
+
+    @property
+    def haystack(self) -> str:
+        parts = [self.type or "", self.code or "", _REQUEST_ID_RE.sub("", self.message or "")]
+        if self.metadata:
+            parts.append(json.dumps(self.metadata, ensure_ascii=False, default=str))
+        return " ".join(parts).lower()
+
+
+def _is_html(obs: Observation) -> bool:
+    if obs.content_type in ("text/html", "application/xhtml+xml"):
+        return True
+    head = obs.body[:200].lstrip().lower()
+    return head.startswith((b"<!doctype", b"<html", b"<head", b"<body", b"<?xml", b"<!--"))
+
+
+def parse_body(obs: Observation) -> ErrorBody:
+    """Recognise who answered and pull out message/type/code (reference §1 parser rule)."""
+    if not obs.body.strip():
+        return ErrorBody("empty", is_error=False)
+    if _is_html(obs):
+        match = _TITLE_RE.search(obs.body[:20000].decode("utf-8", errors="replace"))
+        title = " ".join(match.group(1).split()) if match else None
+        return ErrorBody("html", is_error=True, message=title)
+    data = obs.json()
+    if data is None:
+        return ErrorBody("text", is_error=False, message=obs.text(SERVER_MESSAGE_LIMIT))
+    if not isinstance(data, dict):
+        return ErrorBody("json", is_error=False, data=data)
+    headers = obs.headers
+    error = data.get("error")
+    if isinstance(error, str) and error:
+        return ErrorBody("error_string", True, error, data=data)
+    if isinstance(error, dict) and error:
+        raw_code = error.get("code")
+        code = None if raw_code is None else str(raw_code)
+        err_type = error.get("type")
+        err_type = None if err_type in (None, "None") else str(err_type)
+        message = error.get("message")
+        message = message if isinstance(message, str) else (json.dumps(message, ensure_ascii=False)
+                                                             if message is not None else None)
+        if data.get("type") == "error":
+            shape = "anthropic"
+        elif err_type == "one_api_error":
+            shape = "one-api"
+        elif err_type == "new_api_error" or "x-new-api-version" in headers:
+            shape = "new-api"
+        elif isinstance(raw_code, int):
+            shape = "openrouter"
+        elif isinstance(raw_code, str) and raw_code.isdigit():
+            shape = "litellm"
+        else:
+            shape = "openai"
+        metadata = error.get("metadata") if isinstance(error.get("metadata"), dict) else None
+        return ErrorBody(shape, True, message, err_type, code, metadata, data)
+    if "detail" in data and not data.get("choices"):
+        detail = data["detail"]
+        text = detail if isinstance(detail, str) else json.dumps(detail, ensure_ascii=False, default=str)
+        return ErrorBody("fastapi", True, text, data=data)
+    if data.get("success") is False:
+        return ErrorBody("success_false", True, str(data.get("message") or data.get("msg") or ""), data=data)
+    for key in ("message", "msg"):
+        if isinstance(data.get(key), str) and not data.get("choices") and not data.get("data"):
+            # a bare {"message": …} is an error only when the status says so (decided by the caller)
+            return ErrorBody("message", False, data[key], data=data)
+    return ErrorBody("json", False, data=data)
+
+
+def match_body_rules(body: ErrorBody, status: int | None, host: str) -> str | None:
+    haystack = body.haystack
+    for rule in BODY_RULES:
+        if rule.statuses and status not in rule.statuses:
+            continue
+        if body.shape in rule.not_shapes or host in rule.not_hosts:
+            continue
+        if any(marker in haystack for marker in rule.markers) and all(extra in haystack for extra in rule.also):
+            return rule.code
+    return None
+
+
+# ---------------------------------------------------------------------------------------------
+# Helpers
+# ---------------------------------------------------------------------------------------------
+
+def _exception_chain(exc: BaseException) -> list[BaseException]:
+    chain: list[BaseException] = []
+    while exc is not None and exc not in chain and len(chain) < 10:
+        chain.append(exc)
+        exc = exc.__cause__ or exc.__context__  # type: ignore[assignment]
+    return chain
+
+
+def classify_exception(exc: BaseException, proxy: str | None) -> str:
+    chain = _exception_chain(exc)
+    classes = {cls.__name__ for item in chain for cls in type(item).__mro__}
+    text = " | ".join(f"{type(item).__name__}: {item}" for item in chain).lower()
+    for rule in EXCEPTION_RULES:
+        if rule.proxy_only and not proxy:
+            continue
+        if classes.intersection(rule.classes) or any(marker in text for marker in rule.markers):
+            return rule.code
+    return "net.error"
+
+
+def exception_message(exc: BaseException) -> str:
+    """The most specific text in the chain (the OS error, not httpx's wrapper)."""
+    chain = _exception_chain(exc)
+    texts = [str(item).strip() for item in chain if str(item).strip()]
+    text = texts[-1] if texts else type(exc).__name__
+    if texts and texts[0] != text and len(texts[0]) < 120:
+        text = f"{texts[0]} ({text})" if text not in texts[0] else texts[0]
+    return _trim(f"{type(exc).__name__}: {text}")
+
+
+def parse_retry_after(headers: dict[str, str], message: str | None = None) -> float | None:
+    """Seconds to wait: `retry-after-ms`, `retry-after` (integer, float string or HTTP-date), or
+    the "try again in 20s" hint in the message."""
+    raw_ms = headers.get("retry-after-ms")
+    if raw_ms:
+        try:
+            return max(0.0, float(raw_ms) / 1000.0)
+        except ValueError:
+            pass
+    raw = (headers.get("retry-after") or "").strip()
+    if raw:
+        try:
+            return max(0.0, float(raw))
+        except ValueError:
+            from email.utils import parsedate_to_datetime
+
+            try:
+                when = parsedate_to_datetime(raw)
+            except (TypeError, ValueError, IndexError):
+                when = None
+            if when is not None:
+                import datetime as _dt
+
+                if when.tzinfo is None:
+                    when = when.replace(tzinfo=_dt.timezone.utc)
+                return max(0.0, round((when - _dt.datetime.now(_dt.timezone.utc)).total_seconds(), 1))
+    if message:
+        match = _TRY_AGAIN_RE.search(message)
+        if match:
+            value, unit = float(match.group(1)), match.group(2).lower()
+            return value / 1000.0 if unit == "ms" else value * 60 if unit.startswith("m") else value
+    return None
+
+
+def _trim(text: str | None, limit: int = SERVER_MESSAGE_LIMIT) -> str | None:
+    if text is None:
+        return None
+    from taotoken_cli.masking import mask_unknown_keys
+
+    text = mask_unknown_keys(" ".join(str(text).split()))
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def url_context(url: str) -> dict[str, str]:
+    """{base}, {openai_base}, {host} derived from the URL that was called (callers may override)."""
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    path = parts.path
+    cut = len(path)
+    lowered = path.lower()
+    for marker in ("/v1/", *_ENDPOINT_SUFFIXES):
+        index = lowered.find(marker)
+        if index != -1:
+            cut = min(cut, index)
+    if lowered.endswith("/v1"):
+        cut = min(cut, len(path) - 3)
+    root = f"{parts.scheme}://{parts.netloc}{path[:cut].rstrip('/')}"
+    return {"base": root, "openai_base": root + "/v1", "host": parts.hostname or ""}
+
+
+def refine_url_code(url: str, message: str | None) -> str:
+    """A 404/HTML answer: name the URL mistake when the URL (or the server's echo of it) shows one."""
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    text = (parts.path + " " + (message or "")).lower()
+    if "/v1/v1" in text:
+        return "url.doubled_v1"
+    for suffix in _ENDPOINT_SUFFIXES:
+        first = text.find(suffix + "/")
+        if first != -1 and text.find(suffix, first + len(suffix)) != -1:
+            return "url.endpoint_in_base"
+    if parts.query or "?" in (message or ""):
+        return "url.query_string"
+    return "url.not_found"
+
+
+def _success_shape(expect: str, data: Any) -> str | None:
+    """None when `data` is a usable answer for `expect`, else the code to report."""
+    if expect == "json":
+        return None
+    if not isinstance(data, dict):
+        return "resp.no_models" if expect == "models" else "resp.no_choices"
+    if expect == "models":
+        return None if isinstance(data.get("data"), list) else "resp.no_models"
+    if expect == "chat":
+        choices = data.get("choices")
+        if isinstance(choices, list) and choices:
+            return None
+        # The usage-only final chunk of a stream (stream_options.include_usage) is legitimate.
+        if choices == [] and data.get("usage") and data.get("object") == "chat.completion.chunk":
+            return None
+        return "resp.no_choices"
+    if expect == "messages":
+        return None if isinstance(data.get("content"), list) and data.get("type", "message") == "message" \
+            else "resp.no_choices"
+    if expect == "responses":
+        return None if isinstance(data.get("output"), list) or data.get("output_text") else "resp.no_choices"
+    return None
+
+
+# ---------------------------------------------------------------------------------------------
+# The classifier
+# ---------------------------------------------------------------------------------------------
+
 def classify(obs: Observation, *, expect: str = "json", context: dict[str, str] | None = None) -> Diagnosis | None:
-    """`expect`: "models" (a model list), "chat" (choices), "messages", "responses", "stream", "json"."""
-    raise NotImplementedError  # filled in by the catalogue work (issue 3)
+    """`expect`: "models" (a model list), "chat" (choices), "messages", "responses", "stream", "json".
+
+    Returns None for a success; otherwise a Diagnosis naming the catalogue entry, the server's
+    own words (trimmed, unknown keys masked) and the wait hint for rate limits.
+    """
+    ctx = url_context(obs.url)
+    if obs.proxy:
+        ctx["proxy"] = obs.proxy
+    ctx.update({k: v for k, v in (context or {}).items() if v})
+    code, message, details = _decide(obs, expect, ctx)
+    if code is None:
+        return None
+    diagnosis = Diagnosis(code, get(code), _trim(message), None, details, ctx)
+    if code.startswith(("rate.", "upstream.")) or obs.status in (429, 503, 529):
+        diagnosis.retry_after_s = parse_retry_after(obs.headers, message)
+    if not diagnosis.entry.retry and code.startswith("quota."):
+        diagnosis.retry_after_s = None  # never suggest waiting out a quota problem
+    return diagnosis
+
+
+def _decide(obs: Observation, expect: str, ctx: dict[str, str]) -> tuple[str | None, str | None, list[str]]:
+    details: list[str] = []
+    if obs.error is not None:
+        code = classify_exception(obs.error, obs.proxy)
+        if obs.stream is not None and obs.stream.content_deltas and code == "net.reset":
+            details.append(f"{obs.stream.content_deltas} content chunk(s) arrived before the connection ended")
+            return "stream.truncated", exception_message(obs.error), details
+        if obs.stream is not None and obs.stream.content_deltas:
+            details.append(f"{obs.stream.content_deltas} content chunk(s) arrived before that")
+        if obs.proxy and code.startswith("proxy."):
+            details.append(f"proxy in use: {obs.proxy}")
+        return code, exception_message(obs.error), details
+
+    status = obs.status or 0
+    if status == 407:
+        return "proxy.auth_required", None, details
+    if 300 <= status < 400:
+        location = obs.headers.get("location")
+        if location:
+            details.append(f"redirects to {location}")
+        return "url.redirect", location, details
+
+    if obs.stream is not None:
+        return _decide_stream(obs, details)
+
+    body = parse_body(obs)
+    host = ctx.get("host", "")
+    if body.shape == "html":
+        if 200 <= status < 300 or status in (404, 405):
+            return "url.html_page", body.message, details
+        return _status_code(status, body, host), body.message, details
+
+    if 200 <= status < 300:
+        if body.is_error:
+            if body.shape == "success_false":
+                return "url.dashboard_api", body.message, details
+            code = match_body_rules(body, status, host) or "resp.error_body"
+            details.append(f"HTTP {status} carried an error body ({body.shape} format)")
+            return code, body.message, details
+        if expect == "stream":
+            if body.shape in ("empty", "text"):
+                return "resp.not_json", body.message, details
+            return "stream.not_sse", None, details
+        if body.shape in ("empty", "text"):
+            if expect == "json" and body.shape == "empty":
+                return None, None, details
+            return "resp.not_json", body.message, details
+        code = _success_shape(expect, body.data)
+        if code:
+            details.append("the JSON has no " + {"resp.no_models": "'data' list of models"}.get(
+                code, "'choices'" if expect == "chat" else "content/output"))
+        return code, None, details
+
+    if status == 429 and body.shape == "empty":
+        details.append("empty 429: the gateway's per-IP limiter (also counts wrong-URL probes)")
+    code = _status_code(status, body, host)
+    if code.startswith("url.") and code != "url.not_implemented":
+        code = refine_url_code(obs.url, body.message)
+    if code == "quota.exhausted" and body.shape == "openai" and "x-oneapi-request-id" in obs.headers:
+        details.append("OpenAI's quota error passed through the gateway: the gateway's upstream account may be "
+                       "the one that is empty; ask the operator if your balance is fine")
+    if code in ("auth.key_not_received", "auth.invalid_key") and not obs.key_sent:
+        code = "auth.missing_key"
+    message = body.message if body.shape != "empty" else None
+    return code, message, details
+
+
+def _status_code(status: int, body: ErrorBody, host: str) -> str:
+    code = match_body_rules(body, status, host) if body.is_error or body.message else None
+    if code:
+        return code
+    if status in STATUS_FALLBACK:
+        return STATUS_FALLBACK[status]
+    if status >= 500:
+        return "server.error"
+    if status >= 400:
+        return "request.invalid"
+    return "resp.error_body"
+
+
+def _decide_stream(obs: Observation, details: list[str]) -> tuple[str | None, str | None, list[str]]:
+    stream = obs.stream
+    assert stream is not None
+    if stream.error_event is not None:
+        error = stream.error_event
+        if isinstance(error, dict):
+            body = ErrorBody("stream", True, str(error.get("message") or json.dumps(error, ensure_ascii=False)),
+                             str(error.get("type") or "") or None,
+                             None if error.get("code") is None else str(error.get("code")))
+        else:
+            body = ErrorBody("stream", True, str(error))
+        cause = match_body_rules(body, obs.status, "")
+        if cause:
+            details.append(f"the error reads as {cause} (see: taotoken explain {cause})")
+        return "stream.error_event", body.message, details
+    if stream.content_deltas == 0:
+        details.append(f"{stream.events} event(s), no content"
+                       + (f", finish_reason={stream.finish_reason}" if stream.finish_reason else ""))
+        return "stream.empty", None, details
+    if not stream.done and stream.finish_reason is None:
+        details.append(f"{stream.content_deltas} content chunk(s), then the connection closed without [DONE]")
+        return "stream.truncated", None, details
+    return None, None, details

@@ -40,9 +40,15 @@ def main_options(
     """taotoken — one base URL, one key, many models: configured right in every client."""
 
 
+from taotoken_cli.commands import check as _check_cmd  # noqa: E402
 from taotoken_cli.commands import config as _config_cmd  # noqa: E402
+from taotoken_cli.commands import explain as _explain_cmd  # noqa: E402
+from taotoken_cli.commands import route as _route_cmd  # noqa: E402
 
 _config_cmd.register(app)
+_check_cmd.register(app)
+_explain_cmd.register(app)
+_route_cmd.register(app)
 from taotoken_cli.commands import init as _init_cmd  # noqa: E402
 
 _init_cmd.register(app)

@@ -103,6 +103,10 @@ class Observation:
         return text if len(text) <= limit else text[:limit] + "…"
 
 
+class DeadlineExceeded(TimeoutError):
+    """The Gateway's total time budget ran out (classified as net.timeout)."""
+
+
 def proxy_for(url: str, env: dict[str, str] | None = None) -> str | None:
     """The proxy httpx would use for `url` given the environment (None when direct)."""
     import os
@@ -123,8 +127,11 @@ def proxy_for(url: str, env: dict[str, str] | None = None) -> str | None:
 class Gateway:
     def __init__(self, base_url: str, api_key: str | None, *, connect_timeout: float = 3.0,
                  read_timeout: float = 10.0, trust_env: bool = True, extra_headers: dict[str, str] | None = None,
-                 http2: bool = False) -> None:
+                 http2: bool = False, total_timeout: float | None = None) -> None:
         self.endpoints = Endpoints(base_url.rstrip("/"))
+        # One budget for everything this Gateway does (`check --timeout`): httpx's timeouts are per
+        # phase/per read, so a server that trickles bytes would otherwise never time out.
+        self.deadline = None if total_timeout is None else time.perf_counter() + total_timeout
         self._key = api_key
         self.connect_timeout = connect_timeout
         self.read_timeout = read_timeout
@@ -181,15 +188,27 @@ class Gateway:
             obs.error = self._client_error
             return obs
         started = time.perf_counter()
+        kwargs: dict[str, Any] = {}
+        if self.deadline is not None:
+            import httpx
+
+            remaining = self.deadline - started
+            if remaining <= 0:
+                obs.error = DeadlineExceeded("the time limit was used up before this request started")
+                return obs
+            kwargs["timeout"] = httpx.Timeout(min(self.read_timeout, remaining),
+                                              connect=min(self.connect_timeout, remaining))
         try:
-            with client.stream(method, url, json=json_body, headers=self.headers(anthropic)) as response:
+            with client.stream(method, url, json=json_body, headers=self.headers(anthropic), **kwargs) as response:
                 obs.status = response.status_code
                 obs.headers = {k.lower(): v for k, v in response.headers.items()}
                 is_sse = obs.content_type == "text/event-stream"
+                chunks = self._bounded(response.iter_bytes())
                 if stream and is_sse and obs.ok_status:
-                    obs.stream = self._read_stream(response.iter_bytes(), started)
+                    obs.stream = StreamSummary()  # kept when the stream breaks: partial content is evidence
+                    self._read_stream(chunks, started, obs.stream)
                 else:
-                    self._read_body(obs, response.iter_bytes())
+                    self._read_body(obs, chunks)
         except Exception as exc:  # network failures are observations, not crashes
             obs.error = exc
         obs.elapsed_s = time.perf_counter() - started
@@ -207,11 +226,18 @@ class Gateway:
                 break
         obs.body = b"".join(parts)[:MAX_BODY_BYTES]
 
+    def _bounded(self, chunks: Iterator[bytes]) -> Iterator[bytes]:
+        """Stop reading at the total deadline (a trickling server cannot stretch `--timeout`)."""
+        for chunk in chunks:
+            if self.deadline is not None and time.perf_counter() > self.deadline:
+                raise DeadlineExceeded("the total time limit ran out while reading the answer")
+            yield chunk
+
     @staticmethod
-    def _read_stream(chunks: Iterator[bytes], started: float) -> StreamSummary:
+    def _read_stream(chunks: Iterator[bytes], started: float, summary: StreamSummary | None = None) -> StreamSummary:
         from taotoken_cli.sse import SSEParser
 
-        summary = StreamSummary()
+        summary = StreamSummary() if summary is None else summary
         parser = SSEParser()
         for chunk in chunks:
             arrived = time.perf_counter() - started

@@ -1,0 +1,216 @@
+"""Core of `taotoken check`: one models request (plus an optional 1-token chat), as a result object.
+
+Computing is separate from rendering (see `check_view`). Nothing here prompts, needs a TTY or
+imports rich/tomlkit: `check` runs at shell start-up and is held to a start-up budget.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from taotoken_cli.catalogue import get
+from taotoken_cli.classify import Diagnosis, classify
+from taotoken_cli.errors import TaotokenError
+from taotoken_cli.exitcodes import Exit
+
+DEFAULT_TIMEOUT_S = 5.0
+
+
+@dataclass
+class Probe:
+    """One request the check made."""
+
+    name: str  # "models" | "chat"
+    method: str
+    url: str
+    status: int | None
+    latency_ms: float
+    ok: bool
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "method": self.method, "url": self.url, "status": self.status,
+                "latency_ms": round(self.latency_ms, 1), "ok": self.ok}
+
+
+@dataclass
+class CheckResult:
+    profile: str | None = None
+    base_url: str | None = None
+    key: str = "(not set)"  # masked
+    proxy: str | None = None
+    model: str | None = None  # the model checked against the list (configured, or --model)
+    model_explicit: bool = False  # given with --model: a miss is a failure
+    models_count: int | None = None
+    model_listed: bool | None = None
+    close_matches: list[str] = field(default_factory=list)
+    probes: list[Probe] = field(default_factory=list)
+    chat_reply: str | None = None
+    diagnosis: Diagnosis | None = None
+    notes: list[str] = field(default_factory=list)  # hygiene notes from the config (what was cleaned)
+
+    @property
+    def ok(self) -> bool:
+        return self.diagnosis is None
+
+    @property
+    def exit_code(self) -> int:
+        return int(Exit.OK) if self.diagnosis is None else int(self.diagnosis.entry.exit)
+
+    @property
+    def last_status(self) -> int | None:
+        return self.probes[-1].status if self.probes else None
+
+    @property
+    def url(self) -> str | None:
+        return self.probes[0].url if self.probes else None
+
+    @property
+    def latency_ms(self) -> float | None:
+        return self.probes[0].latency_ms if self.probes else None
+
+    def to_dict(self) -> dict[str, Any]:
+        """Stable keys: every key is always present (null when it does not apply)."""
+        chat = next((p for p in self.probes if p.name == "chat"), None)
+        return {
+            "ok": self.ok,
+            "exit_code": self.exit_code,
+            "code": self.diagnosis.code if self.diagnosis else None,
+            "status": self.last_status,
+            "url": self.url,
+            "latency_ms": None if self.latency_ms is None else round(self.latency_ms, 1),
+            "profile": self.profile,
+            "base_url": self.base_url,
+            "key": self.key,
+            "proxy": self.proxy,
+            "model": self.model,
+            "model_listed": self.model_listed,
+            "close_matches": self.close_matches,
+            "models_count": self.models_count,
+            "chat": None if chat is None else {**chat.to_dict(), "reply": self.chat_reply},
+            "probes": [p.to_dict() for p in self.probes],
+            "notes": self.notes,
+            "error": self.diagnosis.to_dict() if self.diagnosis else None,
+        }
+
+
+@dataclass(frozen=True)
+class CheckOptions:
+    profile: str | None = None
+    base_url: str | None = None
+    model: str | None = None
+    chat: bool = False
+    stream: bool = False  # the chat is streamed; success needs content and a proper end
+    timeout_s: float = DEFAULT_TIMEOUT_S
+    no_proxy: bool = False
+
+
+def close_model_matches(wanted: str, available: list[str], limit: int = 5) -> list[str]:
+    """Listed IDs that look like `wanted`: case-insensitive equal, containing it, then by similarity."""
+    import difflib
+
+    low = wanted.lower()
+    found = [m for m in available if m.lower() == low]
+    found += [m for m in available if low in m.lower() and m not in found]
+    by_lower = {m.lower(): m for m in available}
+    for match in difflib.get_close_matches(low, list(by_lower), n=limit, cutoff=0.6):
+        if by_lower[match] not in found:
+            found.append(by_lower[match])
+    return found[:limit]
+
+
+def model_ids(data: Any) -> list[str]:
+    items = data.get("data") if isinstance(data, dict) else None
+    if not isinstance(items, list):
+        return []
+    return [str(item.get("id")) for item in items if isinstance(item, dict) and item.get("id")]
+
+
+def config_diagnosis(exc: TaotokenError) -> Diagnosis:
+    """A configuration problem found before any request, in the same shape as a gateway failure."""
+    from taotoken_cli.catalogue import CATALOGUE
+
+    code = exc.code if exc.code in CATALOGUE else "config.invalid"
+    return Diagnosis(code, get(code), server_message=None, details=[exc.message], first_fix=exc.fix)
+
+
+def run_check(options: CheckOptions, env: dict[str, str] | None = None) -> CheckResult:
+    """Load settings, call the models endpoint (and chat when asked), classify what came back."""
+    from taotoken_cli.config import Overrides, load_settings
+    from taotoken_cli.masking import mask_key
+
+    result = CheckResult()
+    try:
+        settings = load_settings(Overrides(profile=options.profile, base_url=options.base_url,
+                                           model=options.model), env=env)
+        result.profile = settings.profile
+        settings.require("base_url", "api_key")
+        if options.chat or options.stream:
+            settings.require("model")
+    except TaotokenError as exc:
+        result.diagnosis = config_diagnosis(exc)
+        return result
+
+    base = settings.base_url.value or ""
+    key = settings.api_key.value
+    result.base_url = base
+    result.key = mask_key(key)
+    result.model = settings.model.value
+    result.model_explicit = options.model is not None
+    for name in ("base_url", "api_key", "model"):
+        result.notes.extend(settings.value(name).notes)
+
+    from taotoken_cli.gateway import Gateway
+
+    timeout = max(0.1, options.timeout_s)
+    context = {"model": result.model or ""}
+    with Gateway(base, key, connect_timeout=min(3.0, timeout), read_timeout=timeout,
+                 trust_env=not options.no_proxy, total_timeout=timeout) as gateway:
+        context.update({"base": base, "openai_base": gateway.endpoints.openai_base})
+        models = gateway.list_models()
+        result.proxy = models.proxy
+        diagnosis = classify(models, expect="models", context=context)
+        result.probes.append(Probe("models", models.method, models.url, models.status, models.elapsed_s * 1000,
+                                   diagnosis is None))
+        if diagnosis is not None:
+            result.diagnosis = diagnosis
+            return result
+        ids = model_ids(models.json())
+        result.models_count = len(ids)
+        if result.model:
+            result.model_listed = result.model in ids
+            if not result.model_listed:
+                result.close_matches = close_model_matches(result.model, ids)
+                if result.model_explicit and not (options.chat or options.stream):
+                    result.diagnosis = model_not_listed(result, context)
+                    return result
+        if (options.chat or options.stream) and result.model:
+            started = time.perf_counter()
+            chat = gateway.chat(result.model, max_tokens=1, stream=options.stream)
+            diagnosis = classify(chat, expect="stream" if options.stream else "chat", context=context)
+            elapsed_ms = chat.elapsed_s * 1000 if chat.elapsed_s else (time.perf_counter() - started) * 1000
+            result.probes.append(Probe("chat", chat.method, chat.url, chat.status, elapsed_ms, diagnosis is None))
+            if diagnosis is not None:
+                if diagnosis.code == "model.not_found" and result.close_matches:
+                    diagnosis.details.append("listed IDs close to it: " + ", ".join(result.close_matches))
+                result.diagnosis = diagnosis
+                return result
+            result.chat_reply = chat.stream.text[:80] if chat.stream is not None else chat_text(chat.json())
+    return result
+
+
+def model_not_listed(result: CheckResult, context: dict[str, str]) -> Diagnosis:
+    details = [f"{result.model!r} is not among the {result.models_count} model(s) this key lists"]
+    if result.close_matches:
+        details.append("close matches: " + ", ".join(result.close_matches))
+    first_fix = f"taotoken config set model {result.close_matches[0]}" if result.close_matches else None
+    return Diagnosis("model.not_found", get("model.not_found"), None, None, details, context, first_fix=first_fix)
+
+
+def chat_text(data: Any) -> str | None:
+    try:
+        message = data["choices"][0].get("message") or {}
+        return (message.get("content") or "")[:80]
+    except (KeyError, IndexError, TypeError, AttributeError):
+        return None

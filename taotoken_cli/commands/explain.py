@@ -1,0 +1,27 @@
+"""`taotoken explain CODE`: what a failure code means, its likely causes and the fix."""
+
+from __future__ import annotations
+
+import typer
+
+from taotoken_cli.commands import _common
+
+
+def register(app: typer.Typer) -> None:
+    app.command("explain")(explain)
+
+
+def explain(
+    code: str | None = typer.Argument(None, help="A failure code, e.g. auth.invalid_key (see --list)."),
+    list_all: bool = typer.Option(False, "--list", "-l", help="List every code with its exit status and title."),
+    json_out: bool = _common.JSON,
+) -> None:
+    """Explain a failure code printed by check, doctor, route or bench."""
+    from taotoken_cli.explaining import explain_code, list_codes
+    from taotoken_cli.output import Output
+
+    out = Output()
+    if list_all or code is None:
+        list_codes(out, json_out)
+        return
+    explain_code(out, code, json_out)

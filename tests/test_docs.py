@@ -1,0 +1,53 @@
+"""Completions and the man page are generated from the app, committed, and kept fresh."""
+
+from __future__ import annotations
+
+import shlex
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from tests.conftest import REPO
+
+
+def test_generated_files_are_fresh() -> None:
+    proc = subprocess.run([sys.executable, str(REPO / "scripts/gen_docs.py"), "--check"], capture_output=True,
+                          text=True)
+    assert proc.returncode == 0, proc.stderr + "\nregenerate with: python scripts/gen_docs.py"
+
+
+def _bash_complete(line: str) -> list[str]:
+    words = line.split(" ")
+    quoted = " ".join(shlex.quote(w) for w in words)
+    script = (f"source {REPO / 'completions/taotoken.bash'}\n"
+              f"COMP_WORDS=({quoted})\nCOMP_CWORD={len(words) - 1}\n_taotoken\n"
+              "printf '%s\\n' \"${COMPREPLY[@]}\"\n")
+    proc = subprocess.run(["bash", "-c", script], capture_output=True, text=True, check=True)
+    return proc.stdout.split()
+
+
+def test_bash_completion_completes_commands_subcommands_and_options() -> None:
+    assert "config" in _bash_complete("taotoken ")
+    assert set(_bash_complete("taotoken config ")) >= {"show", "path", "set", "profiles"}
+    assert _bash_complete("taotoken config show --or") == ["--origin"]
+
+
+@pytest.mark.parametrize("shell, path", [("zsh", "completions/_taotoken"), ("fish", "completions/taotoken.fish")])
+def test_other_completions_parse(shell: str, path: str) -> None:
+    if not shutil.which(shell):
+        pytest.skip(f"{shell} is not installed here (.ci/run installs it)")
+    proc = subprocess.run([shell, "-n", str(REPO / path)], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+
+
+def test_man_page_renders_cleanly() -> None:
+    if not shutil.which("man"):
+        pytest.skip("man is not installed")
+    proc = subprocess.run(["man", "-l", "--warnings", str(REPO / "man/taotoken.1")], capture_output=True,
+                          text=True, env={"MANWIDTH": "100", "PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"})
+    assert proc.returncode == 0
+    assert "warning" not in proc.stderr.lower(), proc.stderr
+    for section in ("NAME", "SYNOPSIS", "COMMANDS", "EXIT STATUS", "FILES", "ENVIRONMENT", "EXAMPLES"):
+        assert section in proc.stdout
