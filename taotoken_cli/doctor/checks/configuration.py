@@ -126,10 +126,7 @@ def base_url(ctx: DoctorContext) -> Result:
                            fixes=[set_fix(ctx, "base_url", item.value)],
                            repairs=file_repair(ctx, "base_url", item.value))
     if hygiene.is_loopback_host(parts.hostname):
-        return Result.warn(f"base URL {item.value} ({where}) points at this machine",
-                           details=details + ["often left over from an old local proxy or relay; fine only if "
-                                              "your gateway really runs here"],
-                           fixes=[set_fix(ctx, "base_url", DEFAULT_BASE_URL) + "   (if the local relay is gone)"])
+        return _loopback(ctx, item.value, where, details)
     if cleaned.warnings:
         return Result.warn(f"{item.value} ({where}): {'; '.join(cleaned.warnings)}", details=details,
                            fixes=[set_fix(ctx, "base_url", "https://" + item.value.split("://", 1)[1])])
@@ -191,3 +188,21 @@ def model(ctx: DoctorContext) -> Result:
     routes = ctx.settings.routes
     details = [f"routes: {', '.join(f'{k}={v}' for k, v in routes.items())}"] if routes else []
     return Result.ok(f"{item.value} ({where})", details=details)
+
+
+def _loopback(ctx: DoctorContext, url: str, where: str, details: list[str]) -> Result:
+    """A base URL on this machine: fine when a local gateway/relay listens, a leftover when nothing does."""
+    from taotoken_cli.doctor import probes
+
+    fix = set_fix(ctx, "base_url", DEFAULT_BASE_URL)
+    if ctx.offline:
+        return Result.warn(f"base URL {url} ({where}) points at this machine (not checked: --offline)",
+                           details=details + ["often left over from an old local proxy or relay"],
+                           fixes=[fix + "   (if the local relay is gone)"])
+    host, port = probes.host_port(url)
+    probe = probes.tcp(ctx, host, port)
+    if probe.ok:
+        return Result.ok(f"{url} ({where}): a local gateway or relay listens there", details=details)
+    return Result.fail(f"base URL {url} ({where}) points at this machine, but nothing listens on {host}:{port}",
+                       details=details + ["usually left over from an old local proxy or relay"], fixes=[fix],
+                       repairs=file_repair(ctx, "base_url", DEFAULT_BASE_URL))

@@ -3,7 +3,6 @@ and the Anthropic/Responses endpoints when a client that needs them is configure
 
 from __future__ import annotations
 
-import difflib
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
@@ -138,8 +137,9 @@ def layout(ctx: DoctorContext) -> tuple[Result, bool]:
                                                       "serves the OpenAI paths without /v1"],
                                    fixes=["point the base URL at a root whose /v1/models answers (ask the "
                                           "gateway operator for the API base URL)"]), False
-        fixes = problem.fixes if problem and problem.fixes else [
-            "copy the API base URL from the gateway's docs (for TaoToken: https://taotoken.net/api)"]
+        fixes = ["set the base URL to the gateway's API root (for TaoToken: taotoken config set base_url "
+                 "https://taotoken.net/api)"]
+        fixes += [f for f in (problem.fixes if problem else []) if f not in fixes]
         return Result.fail(f"{root}/v1/models answers {seen}, not the API",
                            details=details, fixes=fixes, code=problem.code if problem else None,
                            latency_ms=_ms(obs)), False
@@ -200,18 +200,18 @@ def gateway_model(ctx: DoctorContext) -> Result:
         return skip
     if _key_rejected(ctx):
         return Result.skipped("the key was rejected (see gateway.key)")
+    from taotoken_cli.checking import close_model_matches, model_ids
+
     obs = probes.models(ctx)
     data = obs.json()
-    items = data.get("data") if isinstance(data, dict) else None
-    if not obs.ok_status or not isinstance(items, list):
+    if not obs.ok_status or not isinstance(data, dict) or not isinstance(data.get("data"), list):
         return Result.skipped(f"no model list to compare with (HTTP {obs.status})")
-    ids = [str(item.get("id")) for item in items if isinstance(item, dict) and item.get("id")]
+    ids = model_ids(data)
     model = ctx.model
     assert model is not None
     if model in ids:
         return Result.ok(f"{model} is one of the {len(ids)} models your key can use")
-    lower = {i.lower(): i for i in ids}
-    close = [lower[m] for m in difflib.get_close_matches(model.lower(), list(lower), n=3, cutoff=0.6)]
+    close = close_model_matches(model, ids, limit=3)
     if close:
         return Result.fail(f"model {model!r} is not listed; did you mean {close[0]!r}?",
                            details=[f"close matches: {', '.join(close)}"],
