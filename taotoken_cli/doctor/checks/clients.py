@@ -622,7 +622,15 @@ _ONE_LINE_ENTRY = r'^[ \t]*"{key}"\s*:\s*("(?:[^"\\]|\\.)*"|-?\d[\d.eE+-]*|true|
 def _remove_cline_keys(keys: list[str]) -> Callable[[str], str]:
     def transform(text: str) -> str:
         for key in keys:
-            text = re.sub(_ONE_LINE_ENTRY.format(key=re.escape(key)), "", text, count=1, flags=re.MULTILINE)
+            match = re.search(_ONE_LINE_ENTRY.format(key=re.escape(key)), text, flags=re.MULTILINE)
+            if match is None:
+                continue
+            head, tail = text[:match.start()], text[match.end():]
+            if tail.lstrip().startswith("}") and head.rstrip().endswith(","):
+                # It was the last entry: drop the comma before it too, so the file stays strict JSON.
+                stripped = head.rstrip()
+                head = stripped[:-1] + head[len(stripped):]
+            text = head + tail
         return text
     return transform
 

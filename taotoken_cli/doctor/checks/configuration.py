@@ -204,5 +204,4 @@ def _loopback(ctx: DoctorContext, url: str, where: str, details: list[str]) -> R
     if probe.ok:
         return Result.ok(f"{url} ({where}): a local gateway or relay listens there", details=details)
     return Result.fail(f"base URL {url} ({where}) points at this machine, but nothing listens on {host}:{port}",
-                       details=details + ["usually left over from an old local proxy or relay"], fixes=[fix],
-                       repairs=file_repair(ctx, "base_url", DEFAULT_BASE_URL))
+                       details=details + ["usually left over from an old local proxy or relay"], fixes=[fix])
