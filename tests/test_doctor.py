@@ -228,6 +228,10 @@ def test_http_proxy_on_a_closed_port(cli, home, gateway):
     assert "local proxy failed" in text
     assert_finding(result, "net.via_proxy", "fail", "export NO_PROXY=127.0.0.1   (bypass the proxy for the gateway)")
     assert result.returncode == 1
+    gateway_only = cli("doctor", "-c", "gateway", env={"HTTP_PROXY": proxy}).assert_clean()
+    text = assert_finding(gateway_only, "gateway.layout", "fail")
+    assert "the proxy " + proxy + " refuses connections (see net.proxy)" in text
+    assert gateway_only.returncode == 1
 
 
 def test_socks_proxy_without_socksio(cli, home, gateway):
@@ -340,7 +344,12 @@ def test_model_typo(cli, home, gateway):
     result = cli("doctor", "-c", "gateway").assert_clean()
     text = assert_finding(result, "gateway.model", "fail", "taotoken config set model gpt-4o-mini")
     assert "did you mean 'gpt-4o-mini'?" in text
+    # one cause, one failure: the probes that need the model say why they did not run
+    assert "[-] Chat completion: gpt-4o-mnii is not offered by the gateway (see gateway.model)" in result.stdout
     assert result.returncode == 1
+    alone = cli("doctor", "-c", "gateway.chat").assert_clean()  # the explaining check is not in the run
+    assert_finding(alone, "gateway.chat", "fail")
+    assert alone.returncode == 1
 
 
 def test_gateway_answering_html(cli, home, html_gateway):
@@ -416,6 +425,12 @@ def test_list_and_unknown_check(cli, home):
     bad = cli("doctor", "--check", "gateway.modle").assert_clean()
     assert bad.returncode == 2
     assert "did you mean gateway.model" in bad.stderr
+
+
+def test_fix_with_json_is_a_usage_error(cli, home):
+    result = cli("doctor", "--fix", "--json").assert_clean()
+    assert result.returncode == 2
+    assert "--fix" in result.stderr
 
 
 def test_ascii_fallback_when_the_terminal_cannot_show_marks(cli, home, gateway):

@@ -34,8 +34,12 @@ def doctor(
     from taotoken_cli.config import Overrides
     from taotoken_cli.doctor import DoctorContext, all_checks, run_doctor, select
     from taotoken_cli.doctor.render import render_list, render_text, report_to_dict
+    from taotoken_cli.errors import InputError
     from taotoken_cli.output import Output
 
+    if fix and json_out:
+        raise InputError("--fix cannot be combined with --json (--fix shows a diff and may ask to confirm)",
+                         "run `taotoken doctor --json` to read the findings, then `taotoken doctor --fix`")
     out = Output()
     checks = select(only) if only else all_checks()
     if list_checks:

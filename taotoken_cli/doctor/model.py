@@ -47,6 +47,9 @@ class Result:
     code: str | None = None  # catalogue code, when the finding is a classified gateway failure
     latency_ms: float | None = None
     timed_out: bool = False
+    # For a skip caused by another check's finding: that check's id. When that check is not part of the
+    # run (--check), the skip would hide a problem, so the runner turns it into a failure.
+    blocked_by: str | None = None
 
     @classmethod
     def ok(cls, message: str, **kw: Any) -> Result:

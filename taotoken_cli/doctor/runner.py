@@ -12,7 +12,7 @@ import threading
 import time
 
 from taotoken_cli.doctor.context import DeadlineExceeded, DoctorContext
-from taotoken_cli.doctor.model import Check, Finding, Report, Result
+from taotoken_cli.doctor.model import Check, Finding, Report, Result, Status
 
 # Probes use timeouts that end at the deadline; this grace lets them report their own timeout
 # (which URL, which phase) before the runner gives up on them.
@@ -60,7 +60,12 @@ def run_checks(ctx: DoctorContext, checks: list[Check]) -> list[Finding]:
         thread.join(max(0.0, ctx.deadline + _GRACE_S - time.monotonic()))
         if findings[index] is None:
             findings[index] = Finding(checks[index], _timed_out(checks[index], ctx), ctx.timeout)
-    return [f for f in findings if f is not None]
+    done = [f for f in findings if f is not None]
+    ran = {f.check.id for f in done}
+    for f in done:
+        if f.status is Status.SKIPPED and f.result.blocked_by and f.result.blocked_by not in ran:
+            f.result.status = Status.FAIL  # the explaining check was not run: do not hide the problem
+    return done
 
 
 def abandoned_threads() -> bool:

@@ -159,7 +159,7 @@ def api_key(ctx: DoctorContext) -> Result:
             fixes.append("taotoken doctor --fix   (rewrites the cleaned key into the config file)")
         else:
             fixes.append("pass the key without quotes or a newline")
-        return Result.warn(f"key {shown} ({where}): {'; '.join(cleaned.changes)}",
+        return Result.warn(f"key {shown} ({where}) needs cleaning: {'; '.join(cleaned.changes)}",
                            details=["taotoken strips it, but other clients send the raw value and get a 401 "
                                     "(an HTTP header cannot carry a newline)"],
                            fixes=fixes, repairs=file_repair(ctx, "api_key", item.value))

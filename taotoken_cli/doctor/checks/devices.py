@@ -39,7 +39,7 @@ def _backend(ctx: DoctorContext, name: str) -> Result:
                                     f"{report.elapsed_s:.1f} s)"], fixes=fixes)
     if report.status == BROKEN:
         return Result.warn(report.message, fixes=fixes)
-    return Result.skipped(report.message + (f" ({report.fix})" if report.fix else ""))
+    return Result.skipped(report.message + (f" — {report.fix}" if report.fix else ""))
 
 
 @check("devices.cuda", SECTION, "CUDA (pycuda)")

@@ -113,11 +113,11 @@ def layout(ctx: DoctorContext) -> tuple[Result, bool]:
                              latency_ms=_ms(obs)), True
         problem = diagnose(ctx, obs, "models")
         if obs.error is not None:
-            from taotoken_cli.doctor.checks.network import direct_blocker
+            from taotoken_cli.doctor.checks.network import reach_blocker
 
-            blocker = direct_blocker(ctx)
+            blocker = reach_blocker(ctx)
             if blocker:
-                return Result.skipped(f"unreachable: {blocker}"), False
+                return Result.skipped(f"unreachable: {blocker[0]}", blocked_by=blocker[1]), False
             assert problem is not None
             return Result.fail(f"{root}/v1/models: {problem.message}", code=problem.code, fixes=problem.fixes,
                                details=problem.details, latency_ms=_ms(obs)), False
@@ -147,19 +147,33 @@ def layout(ctx: DoctorContext) -> tuple[Result, bool]:
     return ctx.memo("gateway.layout", compute)
 
 
-def _prerequisite(ctx: DoctorContext, need_key: bool = True, need_model: bool = False) -> Result | None:
+def _prerequisite(ctx: DoctorContext, need_key: bool = True, need_model: bool = False,
+                  need_listed: bool = True) -> Result | None:
     """A skipped result when an earlier gateway check already explains why this one cannot run."""
     if not ctx.base_url:
-        return Result.skipped("no usable base URL (see config.base_url)")
+        return Result.skipped("no usable base URL (see config.base_url)", blocked_by="config.base_url")
     if need_key and not ctx.api_key:
-        return Result.skipped("no usable API key (see config.api_key)")
+        return Result.skipped("no usable API key (see config.api_key)", blocked_by="config.api_key")
     if need_model and not ctx.model:
-        return Result.skipped("no model configured (see config.model)")
+        return Result.skipped("no model configured (see config.model)", blocked_by="config.model")
     result, usable = layout(ctx)
     if not usable:
         return Result.skipped("the gateway is unreachable (see Network)" if result.status.value == "skipped"
-                              else "the gateway's API was not found (see gateway.layout)")
+                              else "the gateway's API was not found (see gateway.layout)", blocked_by="gateway.layout")
+    if need_model and _key_rejected(ctx):
+        return Result.skipped("the key was rejected (see gateway.key)", blocked_by="gateway.key")
+    if need_model and need_listed and _model_unlisted(ctx):
+        return Result.skipped(f"{ctx.model} is not offered by the gateway (see gateway.model)",
+                              blocked_by="gateway.model")
     return None
+
+
+def _model_unlisted(ctx: DoctorContext) -> bool:
+    from taotoken_cli.checking import model_ids
+
+    obs = probes.models(ctx)
+    ids = model_ids(obs.json()) if obs.ok_status else []
+    return bool(ids) and ctx.model not in ids
 
 
 def _key_rejected(ctx: DoctorContext) -> bool:
@@ -195,11 +209,9 @@ def gateway_key(ctx: DoctorContext) -> Result:
 
 @check("gateway.model", SECTION, "Model listed", network=True)
 def gateway_model(ctx: DoctorContext) -> Result:
-    skip = _prerequisite(ctx, need_model=True)
+    skip = _prerequisite(ctx, need_model=True, need_listed=False)
     if skip:
         return skip
-    if _key_rejected(ctx):
-        return Result.skipped("the key was rejected (see gateway.key)")
     from taotoken_cli.checking import close_model_matches, model_ids
 
     obs = probes.models(ctx)
@@ -235,8 +247,6 @@ def gateway_chat(ctx: DoctorContext) -> Result:
     skip = _prerequisite(ctx, need_model=True)
     if skip:
         return skip
-    if _key_rejected(ctx):
-        return Result.skipped("the key was rejected (see gateway.key)")
     return _probe_result(ctx, probes.chat(ctx), "chat", "a 1-token completion came back with choices")
 
 
@@ -245,8 +255,6 @@ def gateway_stream(ctx: DoctorContext) -> Result:
     skip = _prerequisite(ctx, need_model=True)
     if skip:
         return skip
-    if _key_rejected(ctx):
-        return Result.skipped("the key was rejected (see gateway.key)")
     obs = probes.chat(ctx, stream=True)
     result = _probe_result(ctx, obs, "stream", "tokens arrived and the stream ended properly")
     summary = obs.stream
@@ -284,8 +292,6 @@ def gateway_messages(ctx: DoctorContext) -> Result:
     skip = _prerequisite(ctx, need_model=True)
     if skip:
         return skip
-    if _key_rejected(ctx):
-        return Result.skipped("the key was rejected (see gateway.key)")
     result = _probe_result(ctx, probes.messages(ctx), "messages", f"{ctx.base_url}/v1/messages answers")
     if result.status.value == "fail":
         result.details.append("Claude Code calls <ANTHROPIC_BASE_URL>/v1/messages: without this endpoint it "
@@ -300,8 +306,6 @@ def gateway_responses(ctx: DoctorContext) -> Result:
     skip = _prerequisite(ctx, need_model=True)
     if skip:
         return skip
-    if _key_rejected(ctx):
-        return Result.skipped("the key was rejected (see gateway.key)")
     result = _probe_result(ctx, probes.responses(ctx), "responses", f"{ctx.base_url}/v1/responses answers")
     if result.status.value == "fail":
         result.details.append('Codex only speaks wire_api = "responses": without /v1/responses it cannot use '

@@ -27,15 +27,26 @@ def _needs_dns(host: str) -> bool:
     return not (hygiene.is_loopback_host(host) or host.replace(".", "").isdigit() or ":" in host)
 
 
-def direct_blocker(ctx: DoctorContext) -> str | None:
-    """Why the gateway cannot be reached directly, when an earlier network check already says so."""
+def reach_blocker(ctx: DoctorContext) -> tuple[str, str] | None:
+    """(why, check id) when requests cannot reach the gateway and a network check explains it."""
+    proxy = _gateway_proxy(ctx)
+    if proxy:
+        phost, pport = probes.host_port(proxy)
+        if not probes.tcp(ctx, phost, pport).ok:
+            return f"the proxy {proxy} refuses connections (see net.proxy)", "net.proxy"
+        return None
+    return direct_blocker(ctx)
+
+
+def direct_blocker(ctx: DoctorContext) -> tuple[str, str] | None:
+    """(why, check id) when the gateway cannot be reached directly and an earlier network check says so."""
     if not ctx.base_url or _gateway_proxy(ctx):
         return None
     host, port = probes.host_port(ctx.base_url)
     if _needs_dns(host) and not probes.resolve(ctx, host).ok:
-        return f"{host} does not resolve (see net.dns)"
+        return f"{host} does not resolve (see net.dns)", "net.dns"
     if not probes.tcp(ctx, host, port).ok:
-        return f"no TCP connection to {host}:{port} (see net.connect)"
+        return f"no TCP connection to {host}:{port} (see net.connect)", "net.connect"
     return None
 
 
@@ -100,7 +111,7 @@ def connect(ctx: DoctorContext) -> Result:
     host, port = probes.host_port(ctx.base_url)
     proxy = _gateway_proxy(ctx)
     if not proxy and _needs_dns(host) and not probes.resolve(ctx, host).ok:
-        return Result.skipped(f"{host} does not resolve (see net.dns)")
+        return Result.skipped(f"{host} does not resolve (see net.dns)", blocked_by="net.dns")
     probe = probes.tcp(ctx, host, port)
     if probe.ok:
         return Result.ok(f"{host}:{port} accepts connections ({_ms(probe.elapsed_s)})"
@@ -123,7 +134,7 @@ def tls(ctx: DoctorContext) -> Result:
     proxy = _gateway_proxy(ctx)
     blocker = direct_blocker(ctx)
     if blocker:
-        return Result.skipped(blocker)
+        return Result.skipped(blocker[0], blocked_by=blocker[1])
     probe = probes.tls(ctx, host, port)
     if probe.ok:
         return Result.ok(f"{host}: {probe.detail} ({_ms(probe.elapsed_s)})")
