@@ -7,7 +7,6 @@ _taotoken() {
         case "$path/$w" in
             "/check") path="$path/check" ;;
             "/config") path="$path/config" ;;
-            "/doctor") path="$path/doctor" ;;
             "/explain") path="$path/explain" ;;
             "/init") path="$path/init" ;;
             "/route") path="$path/route" ;;
@@ -24,14 +23,13 @@ _taotoken() {
     esac
     local words=""
     case "$path" in
-        "") words="check config doctor explain init route -V --version -h --help" ;;
+        "") words="check config explain init route -V --version -h --help" ;;
         "/check") words="--chat --stream -m --model -q --quiet --code --json -t --timeout --no-proxy -p --profile --base-url -h --help" ;;
         "/config") words="path profiles set show -h --help" ;;
         "/config/path") words="-h --help" ;;
         "/config/profiles") words="--json -h --help" ;;
         "/config/set") words="-p --profile -h --help" ;;
         "/config/show") words="--origin --json -p --profile -h --help" ;;
-        "/doctor") words="-v --verbose --json -c --check --list --offline --timeout --strict --fix -y --yes -p --profile --base-url -m --model -h --help" ;;
         "/explain") words="-l --list --json -h --help" ;;
         "/init") words="--base-url -m --model --key --key-stdin -t --target --all -y --yes --dry-run --undo --force --scope --codex-auth --open -p --profile -h --help" ;;
         "/route") words="devices list set -d --device -t --task --export --openai --verify -n --samples --all --json --timeout -p --profile --base-url -m --model -h --help" ;;

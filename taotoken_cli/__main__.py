@@ -4,6 +4,14 @@ from __future__ import annotations
 
 
 def main() -> None:
+    import sys
+
+    # `check` runs at shell start-up: plain invocations skip Typer (see taotoken_cli.check_cli).
+    if len(sys.argv) > 1 and sys.argv[1] == "check":
+        from taotoken_cli.check_cli import main_fast
+
+        if main_fast(sys.argv[2:]):
+            return
     from taotoken_cli.cli import run
 
     run()

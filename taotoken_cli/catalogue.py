@@ -156,8 +156,9 @@ _ENTRIES = (
     # --- model ------------------------------------------------------------------------------------
     Entry("model.not_found", "The model is not known to the gateway", Exit.NOT_FOUND,
           ("the model ID is misspelled (IDs are case-sensitive)", "this key or group does not offer the model"),
-          ("list the models this key can use: taotoken check --model {model}",
-           "set a listed ID: taotoken config set model <id>")),
+          ("set a listed ID: taotoken config set model <id>   (`taotoken check --model {model}` shows close matches)",
+           "list every ID this key may use: "
+           "curl -s -H \"Authorization: Bearer $TAOTOKEN_API_KEY\" {openai_base}/models")),
     Entry("model.no_channel", "No upstream channel serves this model right now", Exit.NOT_FOUND,
           ("the model is not offered in your group", "all channels for it are disabled or unhealthy"),
           ("pick another listed model: taotoken check --model {model}",
@@ -169,7 +170,8 @@ _ENTRIES = (
     Entry("proxy.unreachable", "The configured proxy cannot be reached", Exit.NETWORK,
           ("a proxy variable (HTTPS_PROXY/ALL_PROXY/…) points at a proxy that is not running",
            "the proxy refused the CONNECT to the gateway"),
-          ("start the proxy at {proxy}, or unset it: unset HTTPS_PROXY https_proxy ALL_PROXY all_proxy",
+          ("start the proxy at {proxy}, or unset it: "
+           "unset HTTP_PROXY http_proxy HTTPS_PROXY https_proxy ALL_PROXY all_proxy",
            "or exempt the gateway: export NO_PROXY={host}", "or test directly: taotoken check --no-proxy")),
     Entry("proxy.socks_unsupported", "A SOCKS proxy is configured but SOCKS support is missing", Exit.NETWORK,
           ("ALL_PROXY/HTTPS_PROXY is socks5://… (Clash, mihomo) and the socksio package is not installed",),

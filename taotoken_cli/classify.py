@@ -393,10 +393,10 @@ def refine_url_code(url: str, message: str | None) -> str:
     text = (parts.path + " " + (message or "")).lower()
     if "/v1/v1" in text:
         return "url.doubled_v1"
-    for suffix in _ENDPOINT_SUFFIXES:
-        first = text.find(suffix + "/")
-        if first != -1 and text.find(suffix, first + len(suffix)) != -1:
-            return "url.endpoint_in_base"
+    # An endpoint path followed by more path: the endpoint was pasted into the base URL.
+    if re.search(r"/(chat/completions|completions|responses|messages)/", text) or \
+            re.search(r"/models/(v1|chat|completions|responses|messages|models)\b", text):
+        return "url.endpoint_in_base"
     if parts.query or "?" in (message or ""):
         return "url.query_string"
     return "url.not_found"

@@ -7,14 +7,10 @@ runs, so `taotoken check` starts fast.
 
 from __future__ import annotations
 
-import os
-import sys
-
 import typer
 
 from taotoken_cli import __version__
-from taotoken_cli.errors import TaotokenError
-from taotoken_cli.exitcodes import Exit
+from taotoken_cli.guard import report_error, run_guarded  # noqa: F401 - report_error re-exported
 
 app = typer.Typer(
     name="taotoken",
@@ -40,55 +36,23 @@ def main_options(
     """taotoken — one base URL, one key, many models: configured right in every client."""
 
 
+from taotoken_cli.commands import bench as _bench_cmd  # noqa: E402
 from taotoken_cli.commands import check as _check_cmd  # noqa: E402
 from taotoken_cli.commands import config as _config_cmd  # noqa: E402
+from taotoken_cli.commands import doctor as _doctor_cmd  # noqa: E402
 from taotoken_cli.commands import explain as _explain_cmd  # noqa: E402
+from taotoken_cli.commands import init as _init_cmd  # noqa: E402
 from taotoken_cli.commands import route as _route_cmd  # noqa: E402
 
 _config_cmd.register(app)
+_init_cmd.register(app)
 _check_cmd.register(app)
 _explain_cmd.register(app)
 _route_cmd.register(app)
-from taotoken_cli.commands import init as _init_cmd  # noqa: E402
-
-_init_cmd.register(app)
-from taotoken_cli.commands import doctor as _doctor_cmd  # noqa: E402
-
 _doctor_cmd.register(app)
-
-
-def report_error(exc: TaotokenError) -> None:
-    from taotoken_cli.masking import SECRETS, mask_unknown_keys
-
-    text = f"error: {exc.message}"
-    if exc.code:
-        text += f" [{exc.code}]"
-    if exc.fix:
-        text += f"\n  fix: {exc.fix}"
-    sys.stderr.write(mask_unknown_keys(SECRETS(text)) + "\n")
+_bench_cmd.register(app)
 
 
 def run(argv: list[str] | None = None) -> None:
     """Run the app; expected failures end in a message and a stable exit code, never a traceback."""
-    try:
-        app(args=argv, prog_name="taotoken")
-    except TaotokenError as exc:
-        report_error(exc)
-        sys.exit(exc.exit_code)
-    except KeyboardInterrupt:
-        sys.stderr.write("interrupted\n")
-        sys.exit(Exit.INTERRUPTED)
-    except BrokenPipeError:
-        # `taotoken … | head`: the reader went away; that is not an error of ours.
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        sys.exit(Exit.OK)
-    except Exception as exc:  # an unexpected bug: say so briefly, traceback only on request
-        if os.environ.get("TAOTOKEN_DEBUG"):
-            raise
-        from taotoken_cli.masking import SECRETS, mask_unknown_keys
-
-        name = type(exc).__name__
-        sys.stderr.write(mask_unknown_keys(SECRETS(
-            f"error: internal error ({name}: {exc})\n"
-            "  fix: run again with TAOTOKEN_DEBUG=1 for the traceback and report it\n")))
-        sys.exit(Exit.FAILURE)
+    run_guarded(lambda: app(args=argv, prog_name="taotoken"))

@@ -244,7 +244,11 @@ def render_plan(out: Output, init: InitPlan, *, dry_run: bool) -> None:
     out.line("changes:")
     for change in init.plan.pending:
         verb = "create" if change.creates else "update"
-        extra = " (holds the key: 0600)" if change.secret and change.creates else ""
+        extra = ""
+        if change.secret and change.creates:
+            extra = " (holds the key: 0600)"
+        elif change.secret and _group_or_world_bits(change.path):
+            extra = " (holds the key: mode tightened to 0600)"
         out.line(f"  {verb} {change.path}  [{change.target}]{extra}")
         for line in change.summary:
             out.line(f"      {line}")
@@ -256,8 +260,16 @@ def masked_link(link: str, key: str) -> str:
     return link.replace(quote(key, safe=""), mask_key(key))
 
 
+def _group_or_world_bits(path: Path) -> bool:
+    try:
+        return bool(os.stat(path).st_mode & 0o077)
+    except OSError:
+        return False
+
+
 def render_notes(out: Output, plan: Plan) -> None:
-    for note in plan.notes:
+    """Notes explain what the changes mean, so they are shown only when something changes; warnings always."""
+    for note in [] if plan.is_noop else plan.notes:
         out.line(f"note: {note}")
     for warning in plan.warnings:
         out.error_line(f"warning: {warning}")

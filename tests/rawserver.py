@@ -85,6 +85,10 @@ MODES: dict[str, Handler] = {
 }
 
 
+_STREAM_MODES = (slow_stream, truncated_stream)
+MODELS_BODY = b'{"object":"list","data":[{"id":"gpt-4o-mini","object":"model"}]}'
+
+
 class RawServer:
     def __init__(self, mode: str) -> None:
         self.handler = MODES[mode]
@@ -108,14 +112,23 @@ class RawServer:
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
-            head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 5)
-            length = 0
-            for line in head.split(b"\r\n"):
-                if line.lower().startswith(b"content-length:"):
-                    length = int(line.split(b":", 1)[1])
-            body = await asyncio.wait_for(reader.readexactly(length), 5) if length else b""
-            self.requests.append(head + body)
-            await self.handler(head + body, writer)
+            while True:  # keep-alive: the models request and the chat request may share a connection
+                head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 5)
+                length = 0
+                for line in head.split(b"\r\n"):
+                    if line.lower().startswith(b"content-length:"):
+                        length = int(line.split(b":", 1)[1])
+                body = await asyncio.wait_for(reader.readexactly(length), 5) if length else b""
+                self.requests.append(head + body)
+                first_line = head.split(b"\r\n")[0]
+                if self.handler in _STREAM_MODES and first_line.startswith(b"GET ") and b"/v1/models" in first_line:
+                    # stream modes misbehave on the chat call only; the models list before it is fine
+                    writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s"
+                                 % (len(MODELS_BODY), MODELS_BODY))
+                    await writer.drain()
+                    continue
+                await self.handler(head + body, writer)
+                break
         except (asyncio.IncompleteReadError, asyncio.TimeoutError, ConnectionError, asyncio.CancelledError):
             pass
         finally:

@@ -27,19 +27,7 @@ def check(
     base_url: str | None = _common.BASE_URL,
 ) -> None:
     """Check the base URL, key and model with one request (exit code names the failure class)."""
-    from taotoken_cli import check_view
-    from taotoken_cli.checking import CheckOptions, run_check
-    from taotoken_cli.output import Output
+    from taotoken_cli.check_cli import execute
 
-    result = run_check(CheckOptions(profile=profile, base_url=base_url, model=model, chat=chat, stream=stream,
-                                    timeout_s=timeout, no_proxy=no_proxy))
-    out = Output()
-    if json_out:
-        check_view.render_json(out, result)
-    elif code:
-        check_view.render_code(out, result)
-    elif quiet:
-        check_view.render_quiet(out, result)
-    else:
-        check_view.render_line(out, result)
-    raise typer.Exit(result.exit_code)
+    raise typer.Exit(execute(chat=chat, stream=stream, quiet=quiet, code=code, json_out=json_out, no_proxy=no_proxy,
+                             model=model, timeout=timeout, profile=profile, base_url=base_url))

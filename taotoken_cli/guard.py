@@ -1,0 +1,53 @@
+"""Turning exceptions into messages and exit codes: shared by the Typer app and `check`'s fast path."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable
+
+from taotoken_cli.errors import TaotokenError
+from taotoken_cli.exitcodes import Exit
+
+
+def report_error(exc: TaotokenError) -> None:
+    from taotoken_cli.masking import SECRETS, mask_unknown_keys
+
+    text = f"error: {exc.message}"
+    if exc.code:
+        text += f" [{exc.code}]"
+    if exc.fix:
+        text += f"\n  fix: {exc.fix}"
+    sys.stderr.write(mask_unknown_keys(SECRETS(text)) + "\n")
+
+
+def run_guarded(body: Callable[[], object]) -> None:
+    """Run `body`; expected failures end in a message and a stable exit code, never a traceback.
+
+    An int returned by `body` is the exit status (the fast path); SystemExit passes through.
+    """
+    try:
+        status = body()
+    except TaotokenError as exc:
+        report_error(exc)
+        sys.exit(exc.exit_code)
+    except KeyboardInterrupt:
+        sys.stderr.write("interrupted\n")
+        sys.exit(Exit.INTERRUPTED)
+    except BrokenPipeError:
+        # `taotoken … | head`: the reader went away; that is not an error of ours.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        sys.exit(Exit.OK)
+    except Exception as exc:  # an unexpected bug: say so briefly, traceback only on request
+        if os.environ.get("TAOTOKEN_DEBUG"):
+            raise
+        from taotoken_cli.masking import SECRETS, mask_unknown_keys
+
+        name = type(exc).__name__
+        sys.stderr.write(mask_unknown_keys(SECRETS(
+            f"error: internal error ({name}: {exc})\n"
+            "  fix: run again with TAOTOKEN_DEBUG=1 for the traceback and report it\n")))
+        sys.exit(Exit.FAILURE)
+    if isinstance(status, int):
+        sys.stdout.flush()
+        sys.exit(status)
