@@ -5,6 +5,7 @@ _taotoken() {
     for ((i = 1; i < COMP_CWORD; i++)); do
         w="${COMP_WORDS[i]}"
         case "$path/$w" in
+            "/bench") path="$path/bench" ;;
             "/check") path="$path/check" ;;
             "/config") path="$path/config" ;;
             "/explain") path="$path/explain" ;;
@@ -23,7 +24,8 @@ _taotoken() {
     esac
     local words=""
     case "$path" in
-        "") words="check config explain init route -V --version -h --help" ;;
+        "") words="bench check config explain init route -V --version -h --help" ;;
+        "/bench") words="-n --requests -c --concurrency -z --duration --rate --warmup --timeout --workers -m --model --prompt --prompt-file --max-tokens --stream --raw --json --base-url -p --profile -h --help" ;;
         "/check") words="--chat --stream -m --model -q --quiet --code --json -t --timeout --no-proxy -p --profile --base-url -h --help" ;;
         "/config") words="path profiles set show -h --help" ;;
         "/config/path") words="-h --help" ;;

@@ -7,7 +7,7 @@ function __taotoken_path --description 'the subcommand path typed so far'
     set -l path ''
     for t in $tokens[2..-1]
         switch "$path/$t"
-            case '/check' '/config' '/explain' '/init' '/route'
+            case '/bench' '/check' '/config' '/explain' '/init' '/route'
                 set path "$path/$t"
             case '/config/path' '/config/profiles' '/config/set' '/config/show'
                 set path "$path/$t"
@@ -18,6 +18,7 @@ function __taotoken_path --description 'the subcommand path typed so far'
     echo $path
 end
 
+complete -c taotoken -n 'test (__taotoken_path) = ""' -a bench -d 'Load-test chat completions: latency percentiles, TTFT, tokens/s and errors by cause.'
 complete -c taotoken -n 'test (__taotoken_path) = ""' -a check -d 'Check the base URL, key and model with one request (exit code names the failure class).'
 complete -c taotoken -n 'test (__taotoken_path) = ""' -a config -d 'Show and edit taotoken\'s own configuration.'
 complete -c taotoken -n 'test (__taotoken_path) = ""' -a explain -d 'Explain a failure code printed by check, doctor, route or bench.'
@@ -25,6 +26,23 @@ complete -c taotoken -n 'test (__taotoken_path) = ""' -a init -d 'Write base URL
 complete -c taotoken -n 'test (__taotoken_path) = ""' -a route -d 'Pick the model for this machine\'s devices or a task; verify routes.'
 complete -c taotoken -n 'test (__taotoken_path) = ""' -s V -l version -d 'Print the version and exit.'
 complete -c taotoken -n 'test (__taotoken_path) = ""' -s h -l help -d 'Show help and exit.'
+complete -c taotoken -n 'test (__taotoken_path) = "/bench"' -s n -l requests -r -d 'Requests to send (default 100; ignored with -z).'
+complete -c taotoken -n 'test (__taotoken_path) = "/bench"' -s c -l concurrency -r -d 'Concurrent requests (closed loop), or the most in flight with --rate.'
+complete -c taotoken -n 'test (__taotoken_path) = "/bench"' -s z -l duration -r -d 'Run for a time instead of -n (e.g. 30s, 2m).'
+complete -c taotoken -n 'test (__taotoken_path) = "/bench"' -l rate -r -d 'Open loop: start R requests per second; latency counts from each scheduled start, late starts are reported.'
+complete -c taotoken -n 'test (__taotoken_path) = "/bench"' -l warmup -r -d 'Requests sent first and left out of the figures.'
+complete -c taotoken -n 'test (__taotoken_path) = "/bench"' -l timeout -r -d 'Seconds allowed for each request.'
+complete -c taotoken -n 'test (__taotoken_path) = "/bench"' -l workers -r -d 'Worker processes (default: number of cores).'
+complete -c taotoken -n 'test (__taotoken_path) = "/bench"' -s m -l model -r -d 'Model ID; repeat to compare models side by side (default: the configured model).'
+complete -c taotoken -n 'test (__taotoken_path) = "/bench"' -l prompt -r -d 'The user message (default \'Say OK.\').'
+complete -c taotoken -n 'test (__taotoken_path) = "/bench"' -l prompt-file -r -d 'Read the user message from a file.'
+complete -c taotoken -n 'test (__taotoken_path) = "/bench"' -l max-tokens -r -d 'max_tokens of each request.'
+complete -c taotoken -n 'test (__taotoken_path) = "/bench"' -l stream -d 'Stream responses and measure time to first token, inter-token latency and tokens/s.'
+complete -c taotoken -n 'test (__taotoken_path) = "/bench"' -l raw -r -d 'Write one JSON line per request to this file.'
+complete -c taotoken -n 'test (__taotoken_path) = "/bench"' -l json -d 'Print a stable JSON object instead of text.'
+complete -c taotoken -n 'test (__taotoken_path) = "/bench"' -l base-url -r -d 'Override the base URL (API root, e.g. https://taotoken.net/api).'
+complete -c taotoken -n 'test (__taotoken_path) = "/bench"' -s p -l profile -r -d 'Profile to use (default: TAOTOKEN_PROFILE, then default_profile in the config file).'
+complete -c taotoken -n 'test (__taotoken_path) = "/bench"' -s h -l help -d 'Show help and exit.'
 complete -c taotoken -n 'test (__taotoken_path) = "/check"' -l chat -d 'Also send a 1-token chat completion and prove \'choices\'.'
 complete -c taotoken -n 'test (__taotoken_path) = "/check"' -l stream -d 'Like --chat, streamed: proves content arrives and the stream ends properly.'
 complete -c taotoken -n 'test (__taotoken_path) = "/check"' -s m -l model -r -d 'Check that this model is listed (default: the configured model, reported but not required).'

@@ -78,3 +78,27 @@ def cli(home: Path):
         return Result(list(args), proc.returncode, proc.stdout, proc.stderr)
 
     return run
+
+
+@pytest.fixture
+def mock_gateway():
+    """Factory for mock gateways on 127.0.0.1 (real HTTP), closed at teardown.
+
+    `mock = mock_gateway(latency_ms=50)` -> a started `taotoken_cli.mock.MockGateway` expecting
+    SENTINEL_KEY unless `key=`/`any_key=` says otherwise; `mock.url` is the API root.
+    """
+    from taotoken_cli.mock import MockGateway, MockOptions
+
+    started: list = []
+
+    def start(options: MockOptions | None = None, **changes):
+        if options is None:
+            changes.setdefault("key", SENTINEL_KEY)
+            options = MockOptions()
+        mock = MockGateway(options, **changes).start()
+        started.append(mock)
+        return mock
+
+    yield start
+    for mock in started:
+        mock.close()

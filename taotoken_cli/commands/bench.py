@@ -1,0 +1,69 @@
+"""`taotoken bench`: load-test the gateway with chat completions (thin layer; the work is in taotoken_cli.bench)."""
+
+from __future__ import annotations
+
+import sys
+
+import typer
+
+from taotoken_cli.commands import _common
+
+
+def register(app: typer.Typer) -> None:
+    app.command("bench")(bench)
+
+
+def _parse_duration(text: str) -> float:
+    from taotoken_cli.errors import InputError
+
+    raw = text.strip().lower()
+    units = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
+    for suffix in ("ms", "s", "m", "h"):
+        if raw.endswith(suffix):
+            number, factor = raw[: -len(suffix)], units[suffix]
+            break
+    else:
+        number, factor = raw, 1.0
+    try:
+        value = float(number) * factor
+    except ValueError:
+        value = -1.0
+    if value <= 0:
+        raise InputError(f"-z/--duration {text!r} is not a positive duration", "use e.g. -z 30s, -z 2m or -z 45")
+    return value
+
+
+def bench(
+    requests: int | None = typer.Option(None, "--requests", "-n", help="Requests to send (default 100; "
+                                        "ignored with -z)."),
+    concurrency: int = typer.Option(10, "--concurrency", "-c", help="Concurrent requests (closed loop), or the "
+                                    "most in flight with --rate."),
+    duration: str | None = typer.Option(None, "--duration", "-z", help="Run for a time instead of -n "
+                                        "(e.g. 30s, 2m)."),
+    rate: float | None = typer.Option(None, "--rate", help="Open loop: start R requests per second; latency "
+                                      "counts from each scheduled start, late starts are reported."),
+    warmup: int = typer.Option(0, "--warmup", help="Requests sent first and left out of the figures."),
+    timeout: float = typer.Option(60.0, "--timeout", help="Seconds allowed for each request."),
+    workers: int | None = typer.Option(None, "--workers", help="Worker processes (default: number of cores)."),
+    models: list[str] | None = typer.Option(None, "--model", "-m", help="Model ID; repeat to compare models "
+                                            "side by side (default: the configured model)."),
+    prompt: str | None = typer.Option(None, "--prompt", help="The user message (default 'Say OK.')."),
+    prompt_file: str | None = typer.Option(None, "--prompt-file", help="Read the user message from a file."),
+    max_tokens: int = typer.Option(16, "--max-tokens", help="max_tokens of each request."),
+    stream: bool = typer.Option(False, "--stream", help="Stream responses and measure time to first token, "
+                                "inter-token latency and tokens/s."),
+    raw: str | None = typer.Option(None, "--raw", help="Write one JSON line per request to this file."),
+    json_out: bool = _common.JSON,
+    base_url: str | None = _common.BASE_URL,
+    profile: str | None = _common.PROFILE,
+) -> None:
+    """Load-test chat completions: latency percentiles, TTFT, tokens/s and errors by cause."""
+    from taotoken_cli.bench.cli_core import BenchArgs, run_command
+
+    code = run_command(BenchArgs(
+        requests=requests, concurrency=concurrency, duration=_parse_duration(duration) if duration else None,
+        rate=rate, warmup=warmup, timeout=timeout, workers=workers, models=list(models or []), prompt=prompt,
+        prompt_file=prompt_file, max_tokens=max_tokens, stream=stream, raw=raw, json_out=json_out,
+        base_url=base_url, profile=profile))
+    if code:
+        sys.exit(code)

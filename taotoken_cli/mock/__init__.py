@@ -1,0 +1,15 @@
+"""`taotoken mock`: a realistic local gateway for users, tests and benchmarks (stdlib asyncio only).
+
+    from taotoken_cli.mock import MockGateway, MockOptions
+    with MockGateway(MockOptions(key="sk-…", latency_ms=50)) as mock:
+        mock.url           # http://127.0.0.1:PORT/api  (the API root, like https://taotoken.net/api)
+        mock.openai_base   # …/api/v1 for OpenAI-style clients
+        mock.requests      # [RequestRecord, …] in arrival order
+"""
+
+from taotoken_cli.mock.options import DEFAULT_MODELS, FAIL_STYLES, FAULTS, NAMED_FAILURES, MockOptions
+from taotoken_cli.mock.records import FLAG_HINTS, RequestRecord
+from taotoken_cli.mock.server import MockGateway, MockServer, Summary, serve
+
+__all__ = ["DEFAULT_MODELS", "FAIL_STYLES", "FAULTS", "FLAG_HINTS", "NAMED_FAILURES", "MockGateway", "MockOptions",
+           "MockServer", "RequestRecord", "Summary", "serve"]
