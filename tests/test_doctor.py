@@ -337,6 +337,29 @@ def test_cline_keys_in_vscode_settings(cli, home, gateway):
     assert_finding(result, "cline.providers", "warn", "taotoken init")
 
 
+def test_cline_providers_failing_the_schema(cli, home, gateway):
+    own_config(home, gateway)
+    providers = cline_providers(home, gateway + "/v1")
+    data = json.loads(providers.read_text())
+    data["providers"]["openai-compatible"]["settings"]["baseUrl"] = "taotoken.net/api/v1"  # no scheme: not a URL
+    providers.write_text(json.dumps(data))
+    result = cli("doctor", "-c", "cline.providers").assert_clean()
+    text = assert_finding(result, "cline.providers", "fail",
+                          f"move {providers} away and run `taotoken init` (Cline reads an invalid file as empty: "
+                          "logged out)")
+    assert "'taotoken.net/api/v1' is not a valid URL" in text
+
+
+def test_cc_switch_managing_the_same_files(cli, home, gateway):
+    own_config(home, gateway)
+    claude_ok(home, gateway)
+    write(home / ".cc-switch" / "cc-switch.db", "")
+    write(home / ".cc-switch" / "settings.json", json.dumps({"currentProviderClaude": "anthropic-official"}))
+    result = cli("doctor", "-c", "ccswitch").assert_clean()
+    text = assert_finding(result, "ccswitch.managed", "warn")
+    assert f"CC Switch manages {home}/.claude/settings.json" in text
+
+
 # -- gateway traps -------------------------------------------------------------------------------------------
 
 def test_model_typo(cli, home, gateway):
