@@ -119,7 +119,10 @@ def layout(ctx: DoctorContext) -> tuple[Result, bool]:
             if blocker:
                 return Result.skipped(f"unreachable: {blocker[0]}", blocked_by=blocker[1]), False
             assert problem is not None
-            return Result.fail(f"{root}/v1/models: {problem.message}", code=problem.code, fixes=problem.fixes,
+            fixes = list(problem.fixes)
+            if "Timeout" in type(obs.error).__name__:
+                fixes.insert(0, f"on a slow link allow longer: taotoken doctor --timeout {max(30, ctx.timeout * 3):g}")
+            return Result.fail(f"{root}/v1/models: {problem.message}", code=problem.code, fixes=fixes,
                                details=problem.details, latency_ms=_ms(obs)), False
         seen = "an HTML page" if obs.content_type == "text/html" or obs.body.lstrip()[:1] == b"<" else \
             f"HTTP {obs.status} ({obs.content_type or 'no content type'})"
@@ -158,8 +161,13 @@ def _prerequisite(ctx: DoctorContext, need_key: bool = True, need_model: bool = 
         return Result.skipped("no model configured (see config.model)", blocked_by="config.model")
     result, usable = layout(ctx)
     if not usable:
-        return Result.skipped("the gateway is unreachable (see Network)" if result.status.value == "skipped"
-                              else "the gateway's API was not found (see gateway.layout)", blocked_by="gateway.layout")
+        if result.status.value == "skipped":
+            why = "the gateway is unreachable (see Network)"
+        elif probes.models(ctx).error is not None:
+            why = "the gateway did not answer (see gateway.layout)"
+        else:
+            why = "the gateway's API was not found (see gateway.layout)"
+        return Result.skipped(why, blocked_by="gateway.layout")
     if need_model and _key_rejected(ctx):
         return Result.skipped("the key was rejected (see gateway.key)", blocked_by="gateway.key")
     if need_model and need_listed and _model_unlisted(ctx):
