@@ -495,3 +495,14 @@ def test_fix_repairs_then_rerun_is_clean(cli, home, gateway):
     undo = cli("init", "--undo").assert_clean()
     assert undo.returncode == 0, undo.output
     assert 'wire_api = "chat"' in codex.read_text()
+
+
+def test_fix_moves_legacy_codex_profile_into_its_own_file(cli, home, gateway):
+    config = codex_config(home, gateway + "/v1", extra='profile = "tao"\n')
+    config.write_text(config.read_text() + '\n[profiles.tao]\nmodel = "gpt-4.1"\nmodel_reasoning_effort = "high"\n')
+    result = cli("doctor", "-c", "codex.profiles", "--fix", "--yes").assert_clean()
+    assert "--fix: repaired 2 file(s)" in result.stdout, result.stdout
+    moved = home / ".codex" / "tao.config.toml"
+    assert 'model = "gpt-4.1"\nmodel_reasoning_effort = "high"\n' in moved.read_text()
+    assert "profile" not in config.read_text()
+    assert cli("doctor", "-c", "codex.profiles").returncode == 0
