@@ -368,8 +368,13 @@ def test_model_typo(cli, home, gateway):
     text = assert_finding(result, "gateway.model", "fail", "taotoken config set model gpt-4o-mini")
     assert "did you mean 'gpt-4o-mini'?" in text
     # one cause, one failure: the probes that need the model say why they did not run
-    assert "[-] Chat completion: gpt-4o-mnii is not offered by the gateway (see gateway.model)" in result.stdout
+    # (the default view folds checks skipped for the same reason into one line; -v lists each)
+    folded = "[-] Chat completion (+1 more): gpt-4o-mnii is not offered by the gateway (see gateway.model)"
+    assert folded in result.stdout
     assert result.returncode == 1
+    verbose = cli("doctor", "-c", "gateway", "-v").assert_clean()
+    for title in ("Chat completion", "Streamed completion"):
+        assert f"[-] {title}: gpt-4o-mnii is not offered by the gateway (see gateway.model)" in verbose.stdout
     alone = cli("doctor", "-c", "gateway.chat").assert_clean()  # the explaining check is not in the run
     assert_finding(alone, "gateway.chat", "fail")
     assert alone.returncode == 1
@@ -382,7 +387,9 @@ def test_gateway_answering_html(cli, home, html_gateway):
                           "set the base URL to the gateway's API root (for TaoToken: taotoken config set base_url "
                           "https://taotoken.net/api)")
     assert "answers an HTML page, not the API" in text
-    assert "[-] Chat completion: the gateway's API was not found (see gateway.layout)" in result.stdout
+    assert "more): the gateway's API was not found (see gateway.layout)" in result.stdout  # folded skips
+    verbose = cli("doctor", "-c", "gateway", "-v").assert_clean()
+    assert "[-] Chat completion: the gateway's API was not found (see gateway.layout)" in verbose.stdout
 
 
 def test_wrong_key_is_a_failure(cli, home, gateway):

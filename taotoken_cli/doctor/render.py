@@ -84,8 +84,8 @@ def render_text(out: Output, report: Report, *, verbose: bool = False) -> None:
             continue
         w.line()
         w.line(section, "bold")
-        for finding in findings:
-            _render_finding(w, finding, verbose)
+        for group in _groups(findings, verbose):
+            _render_finding(w, group[0], verbose, more=len(group) - 1)
     w.line()
     if report.timed_out:
         w.line(f"Timed out after {report.deadline_s:g} s: {', '.join(report.timed_out)}", _STYLES[Status.FAIL])
@@ -97,14 +97,29 @@ def render_text(out: Output, report: Report, *, verbose: bool = False) -> None:
     w.line(verdict_line(report), _STYLES[verdict])
 
 
-def _render_finding(w: _Writer, finding: Finding, verbose: bool) -> None:
+def _groups(findings: list[Finding], verbose: bool) -> list[list[Finding]]:
+    """Consecutive checks skipped for the same reason share one line in the default view
+    (six "Claude Code not found" lines say nothing five times); -v shows each."""
+    groups: list[list[Finding]] = []
+    for finding in findings:
+        last = groups[-1][0].result if groups else None
+        if (not verbose and last is not None and finding.result.status is Status.SKIPPED
+                and last.status is Status.SKIPPED and last.message == finding.result.message):
+            groups[-1].append(finding)
+        else:
+            groups.append([finding])
+    return groups
+
+
+def _render_finding(w: _Writer, finding: Finding, verbose: bool, more: int = 0) -> None:
     result = finding.result
     mark = w.marks[result.status]
     problem = result.status in (Status.WARN, Status.FAIL)
     suffix = f"  ({finding.check.id})" if problem or verbose else ""
     if verbose and result.code:
         suffix += f" [{result.code}]"
-    w.line(f"  {mark} {finding.check.title}: {result.message}{suffix}", _STYLES[result.status])
+    title = finding.check.title + (f" (+{more} more)" if more else "")
+    w.line(f"  {mark} {title}: {result.message}{suffix}", _STYLES[result.status])
     if not (problem or verbose):
         return
     indent = " " * (len(mark) + 3)
