@@ -44,6 +44,7 @@ _SCRUB_PREFIXES = ("TAOTOKEN_", "OPENAI_", "ANTHROPIC_", "CLAUDE_", "CODEX_", "C
 _SCRUB_NAMES = {"http_proxy", "https_proxy", "all_proxy", "no_proxy", "ftp_proxy", "socks_proxy",
                 "ssl_cert_file", "requests_ca_bundle", "curl_ca_bundle", "pythonstartup", "force_color"}
 COMMAND_TIMEOUT_S = 90.0
+ENV_SH = ".config/taotoken/env.sh"  # written by init's shell target (under XDG_CONFIG_HOME = ~/.config)
 
 # What the temporary HOME holds before `init` runs: a user's real-looking, hand-edited configs.
 SEED_FILES = {
@@ -92,9 +93,12 @@ class Command:
     shown_stdin: str = ""  # how the stdin is written in the header, e.g. 'printf %s "$KEY" |'
     ok_exit: tuple[int, ...] = (Exit.OK,)
     why: str = ""  # one line: what this command shows
+    source: str | None = None  # not taotoken: `. FILE` (relative to HOME) in the steps' shell
 
     @property
     def shown(self) -> str:
+        if self.source is not None:
+            return f". ~/{self.source}"
         line = "taotoken " + " ".join(shlex.quote(a) for a in self.args)
         return f"{self.shown_stdin} {line}" if self.shown_stdin else line
 
@@ -269,6 +273,8 @@ def build_steps(gateway_url: str, fast: bool, with_doctor: bool) -> list[Step]:
                     stdin=DEMO_KEY, shown_stdin='printf %s "$TAOTOKEN_KEY" |',
                     why="every client gets the URL form it needs; the key comes on stdin, never on the command "
                         "line"),
+            Command((), source=ENV_SH,
+                    why="what every new shell now does (init added it to ~/.bashrc); the next steps run in it"),
         ], show_files=True),
         Step("check", "one fast request: does the setup work?", [
             Command(("check",), why="lists the models with the configured URL and key"),
@@ -307,6 +313,9 @@ def _plan(steps: list[Step], only: str | None) -> tuple[list[Step], list[Step]]:
 
 def run_command(step: str, command: Command, box: Sandbox, env: dict[str, str], mock, redact: Redactor,
                 show_files: bool = False) -> CommandResult:
+    """Run one command; a `source` command updates `env` in place, as a shell would."""
+    if command.source is not None:
+        return source_env_file(step, command, box, env, redact)
     before = box.snapshot() if show_files else {}
     seen = len(mock.requests)
     started = time.monotonic()
@@ -329,6 +338,38 @@ def run_command(step: str, command: Command, box: Sandbox, env: dict[str, str], 
     if show_files:
         result.files, result.backups = changed_files(box, before, redact)
     return result
+
+
+_SHELL_OWN = {"_", "SHLVL", "PWD", "OLDPWD"}  # set by sh itself, not by the sourced file
+
+
+def source_env_file(step: str, command: Command, box: Sandbox, env: dict[str, str],
+                    redact: Redactor) -> CommandResult:
+    """Source the file in a real `sh` and keep the variables it sets (the parser of init's env.sh without one)."""
+    from taotoken_cli.clients.shell import parse_env_sh
+
+    path = box.home / (command.source or "")
+    started = time.monotonic()
+    sh = shutil.which("sh", path=env.get("PATH"))
+    if not path.is_file():
+        return CommandResult(step, command, Exit.FAILURE, "", box.display(f"sh: {path}: No such file or directory"),
+                             time.monotonic() - started)
+    if sh is None:
+        new = parse_env_sh(path.read_text(encoding="utf-8"))
+        returncode, stderr = Exit.OK, ""
+    else:
+        proc = subprocess.run([sh, "-c", '. "$1" && env -0', "sh", str(path)], capture_output=True, env=env,
+                              cwd=str(box.home), timeout=COMMAND_TIMEOUT_S)
+        returncode, stderr = proc.returncode, _text(proc.stderr)
+        after = dict(item.split("=", 1) for item in _text(proc.stdout).split("\0") if "=" in item)
+        new = {name: value for name, value in after.items()
+               if env.get(name) != value and name not in _SHELL_OWN}
+    if returncode == Exit.OK:
+        env.update(new)
+    listed = "\n".join(f"  {name}={value}" for name, value in sorted(new.items()))
+    stdout = f"now set in this shell:\n{listed}\n" if new else "(no variables set)\n"
+    return CommandResult(step, command, returncode, box.display(mask_unknown_keys(redact(stdout))),
+                         box.display(mask_unknown_keys(redact(stderr))), time.monotonic() - started)
 
 
 def _text(data: bytes | str | None) -> str:
