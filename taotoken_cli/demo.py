@@ -27,7 +27,7 @@ from typing import Protocol
 
 from taotoken_cli.errors import InputError, TaotokenError
 from taotoken_cli.exitcodes import Exit
-from taotoken_cli.masking import Redactor, mask_unknown_keys
+from taotoken_cli.masking import Redactor, mask_key, mask_unknown_keys
 
 # A key for the local mock only: it opens nothing anywhere else.
 DEMO_KEY = "sk-demo7f3a9c1e5b2d8f4a6c0e9b7dDEMO"
@@ -455,7 +455,7 @@ def run_demo(options: DemoOptions, reporter: Reporter) -> DemoSummary:
                 env = box.env(dict(options.base_env if options.base_env is not None else os.environ))
                 steps = build_steps(mock.url, options.fast, with_doctor)
                 prepare, shown = _plan(steps, options.step)
-                reporter.intro(DemoInfo(box.root, box.home, mock.url, mask_unknown_keys(redact(DEMO_KEY)),
+                reporter.intro(DemoInfo(box.root, box.home, mock.url, mask_key(DEMO_KEY),
                                         SERVED_MODELS, {ALIAS_MODEL: ALIAS_ANSWER}, [s.name for s in shown],
                                         [s.name for s in prepare], seeded))
                 for step in prepare:
