@@ -7,7 +7,7 @@ function __taotoken_path --description 'the subcommand path typed so far'
     set -l path ''
     for t in $tokens[2..-1]
         switch "$path/$t"
-            case '/bench' '/check' '/config' '/doctor' '/explain' '/init' '/mock' '/route'
+            case '/bench' '/check' '/config' '/demo' '/doctor' '/explain' '/init' '/mock' '/route'
                 set path "$path/$t"
             case '/config/path' '/config/profiles' '/config/set' '/config/show'
                 set path "$path/$t"
@@ -21,6 +21,7 @@ end
 complete -c taotoken -n 'test (__taotoken_path) = ""' -a bench -d 'Load-test chat completions: latency percentiles, TTFT, tokens/s and errors by cause.'
 complete -c taotoken -n 'test (__taotoken_path) = ""' -a check -d 'Check the base URL, key and model with one request (exit code names the failure class).'
 complete -c taotoken -n 'test (__taotoken_path) = ""' -a config -d 'Show and edit taotoken\'s own configuration.'
+complete -c taotoken -n 'test (__taotoken_path) = ""' -a demo -d 'Walk through init, check, doctor, route and bench offline, against a local mock gateway.'
 complete -c taotoken -n 'test (__taotoken_path) = ""' -a doctor -d 'Find every cause of a broken setup and print the fix for each.'
 complete -c taotoken -n 'test (__taotoken_path) = ""' -a explain -d 'Explain a failure code printed by check, doctor, route or bench.'
 complete -c taotoken -n 'test (__taotoken_path) = ""' -a init -d 'Write base URL, key and model into every AI client\'s real config (dry-run, backups, undo).'
@@ -70,6 +71,10 @@ complete -c taotoken -n 'test (__taotoken_path) = "/config/show"' -l origin -d '
 complete -c taotoken -n 'test (__taotoken_path) = "/config/show"' -l json -d 'Print a stable JSON object instead of text.'
 complete -c taotoken -n 'test (__taotoken_path) = "/config/show"' -s p -l profile -r -d 'Profile to use (default: TAOTOKEN_PROFILE, then default_profile in the config file).'
 complete -c taotoken -n 'test (__taotoken_path) = "/config/show"' -s h -l help -d 'Show help and exit.'
+complete -c taotoken -n 'test (__taotoken_path) = "/demo"' -l keep -d 'Leave the temporary directory and print its path.'
+complete -c taotoken -n 'test (__taotoken_path) = "/demo"' -l step -r -d 'Run one step: init, check, doctor, route or bench (its prerequisites run quietly first).'
+complete -c taotoken -n 'test (__taotoken_path) = "/demo"' -l fast -d 'No simulated gateway latency, fewer requests.'
+complete -c taotoken -n 'test (__taotoken_path) = "/demo"' -s h -l help -d 'Show help and exit.'
 complete -c taotoken -n 'test (__taotoken_path) = "/doctor"' -s v -l verbose -d 'Show every check with its details.'
 complete -c taotoken -n 'test (__taotoken_path) = "/doctor"' -l json -d 'Print a stable JSON object instead of text.'
 complete -c taotoken -n 'test (__taotoken_path) = "/doctor"' -s c -l check -r -d 'Run only this check (id, id prefix such as \'gateway\', or a section name); repeatable.'
