@@ -219,11 +219,13 @@ def test_token_rate_paces_stream_chunks(mock_gateway):
                 arrivals.extend([now] * chunk.count(b'"delta":{"content":'))
     assert len(arrivals) == 10  # one token per read: they were paced apart
     gaps = [b - a for a, b in zip(arrivals, arrivals[1:], strict=False)]
-    assert 0.018 <= arrivals[0] < 0.030, arrivals  # first token right after the latency
-    assert 0.085 <= arrivals[-1] - arrivals[0] < 0.100, arrivals  # 9 intervals of 10 ms
-    assert min(gaps) > 0.005, gaps
+    # Bounds leave room for a loaded 2-core CI machine (a late first wake-up shortens the span: tokens are
+    # due at absolute times); precision itself is measured by benchmarks/bench_vs_hey.py, not asserted here.
+    assert 0.018 <= arrivals[0] < 0.045, arrivals  # first token right after the latency
+    assert 0.075 <= arrivals[-1] - arrivals[0] < 0.115, arrivals  # 9 intervals of 10 ms
+    assert min(gaps) > 0.003, gaps
     record = mock.last
-    assert 19.9 <= record.latency_ms < 23 and 108 <= record.duration_ms < 118, record
+    assert 19.9 <= record.latency_ms < 35 and 108 <= record.duration_ms < 135, record
 
 
 def test_json_body_and_headers_are_recorded_without_the_key(mock_gateway):
