@@ -165,6 +165,8 @@ class ExceptionRule:
 
 
 EXCEPTION_RULES: tuple[ExceptionRule, ...] = (
+    # The bytes arrived but their Content-Encoding (gzip, …) is corrupt: an answer problem, not the network.
+    ExceptionRule("resp.not_json", ("DecodingError",)),
     ExceptionRule("proxy.socks_unsupported", markers=("socksio", "using socks proxy")),
     ExceptionRule("proxy.auth_required", markers=("407 proxy authentication", "proxy authentication required")),
     ExceptionRule("proxy.unreachable", markers=("unknown scheme for proxy", "proxy url")),
