@@ -195,6 +195,7 @@ class Gateway:
         deadline = self._deadline_for(started)
         kwargs: dict[str, Any] = {}
         timer = None
+        cut: list[bool] = []  # set when the deadline timer cut the socket under this request
         if deadline is not None:
             import threading
 
@@ -209,7 +210,7 @@ class Gateway:
             kwargs["extensions"] = {"trace": self._trace}
             # httpx re-arms its read timeout on every received byte: only cutting the socket at the
             # deadline stops a server that drips its status line and headers.
-            timer = threading.Timer(remaining, self._cut)
+            timer = threading.Timer(remaining, self._cut, args=(cut,))
             timer.daemon = True
             timer.start()
         try:
@@ -225,7 +226,7 @@ class Gateway:
                     self._read_body(obs, chunks)
         except Exception as exc:  # network failures are observations, not crashes
             obs.error = exc
-            if deadline is not None and not isinstance(exc, DeadlineExceeded) and time.perf_counter() >= deadline:
+            if cut and not isinstance(exc, DeadlineExceeded):
                 obs.error = DeadlineExceeded("the time limit ran out before the answer was complete")
         finally:
             if timer is not None:
@@ -246,10 +247,12 @@ class Gateway:
             if sock is not None:
                 self._sockets.append(sock)
 
-    def _cut(self) -> None:
+    def _cut(self, cut: list[bool]) -> None:
         import contextlib
         import socket
 
+        if self._sockets:  # nothing to cut while connecting: the connect timeout speaks for itself
+            cut.append(True)
         for sock in self._sockets:
             with contextlib.suppress(OSError, ValueError):  # already closed
                 sock.shutdown(socket.SHUT_RDWR)
