@@ -475,7 +475,7 @@ def _decide(obs: Observation, expect: str, ctx: dict[str, str]) -> tuple[str | N
             details.append(f"redirects to {location}")
         return "url.redirect", location, details
 
-    if obs.stream is not None:
+    if obs.stream is not None and 200 <= status < 300:
         return _decide_stream(obs, details)
 
     body = parse_body(obs)
