@@ -8,6 +8,7 @@ _taotoken() {
             "/bench") path="$path/bench" ;;
             "/check") path="$path/check" ;;
             "/config") path="$path/config" ;;
+            "/doctor") path="$path/doctor" ;;
             "/explain") path="$path/explain" ;;
             "/init") path="$path/init" ;;
             "/mock") path="$path/mock" ;;
@@ -25,7 +26,7 @@ _taotoken() {
     esac
     local words=""
     case "$path" in
-        "") words="bench check config explain init mock route -V --version -h --help" ;;
+        "") words="bench check config doctor explain init mock route -V --version -h --help" ;;
         "/bench") words="-n --requests -c --concurrency -z --duration --rate --warmup --timeout --workers -m --model --prompt --prompt-file --max-tokens --stream --raw --json --base-url -p --profile -h --help" ;;
         "/check") words="--chat --stream -m --model -q --quiet --code --json -t --timeout --no-proxy -p --profile --base-url -h --help" ;;
         "/config") words="path profiles set show -h --help" ;;
@@ -33,6 +34,7 @@ _taotoken() {
         "/config/profiles") words="--json -h --help" ;;
         "/config/set") words="-p --profile -h --help" ;;
         "/config/show") words="--origin --json -p --profile -h --help" ;;
+        "/doctor") words="-v --verbose --json -c --check --list --offline --timeout --strict --fix -y --yes -p --profile --base-url -m --model -h --help" ;;
         "/explain") words="-l --list --json -h --help" ;;
         "/init") words="--base-url -m --model --key --key-stdin -t --target --all -y --yes --dry-run --undo --force --scope --codex-auth --open -p --profile -h --help" ;;
         "/mock") words="-P --port --host --allow-remote --key --any-key --models --alias --no-channel --latency-ms --token-rate --tokens --fail --fail-style --fail-rate --retry-after --fault --lenient-paths --lang -q --quiet --json -h --help" ;;

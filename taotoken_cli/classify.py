@@ -39,7 +39,7 @@ class Diagnosis:
                 out.append(fix.format_map(values))
             except (IndexError, ValueError):
                 out.append(fix)
-        return out
+        return list(dict.fromkeys(out))  # the situation's own fix may repeat a catalogue line
 
     def causes(self) -> list[str]:
         values = _Placeholders(self.context)

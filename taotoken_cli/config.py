@@ -109,9 +109,10 @@ class Settings:
                                     code="config.invalid")
             if item.value is None:
                 label = {"api_key": "API key", "base_url": "base URL", "model": "model"}[name]
+                setter = "taotoken config set api_key -" if name == "api_key" else f"taotoken config set {name} …"
                 raise TaotokenError(
                     f"no {label} configured (profile {self.profile!r})",
-                    f"run `taotoken init`, or `taotoken config set {name} …`, or export {_ENV_FOR[name]}",
+                    f"taotoken init   (or: {setter})",
                     Exit.CONFIG,
                     code="auth.missing_key" if name == "api_key" else "config.missing",
                 )

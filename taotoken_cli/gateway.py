@@ -107,6 +107,16 @@ class DeadlineExceeded(TimeoutError):
     """The Gateway's total time budget ran out (classified as net.timeout)."""
 
 
+def chat_request_body(model: str, *, prompt: str, max_tokens: int, stream: bool) -> dict[str, Any]:
+    """The OpenAI chat completion request every command sends (check, doctor, route, bench)."""
+    body: dict[str, Any] = {"model": model, "messages": [{"role": "user", "content": prompt}],
+                            "max_tokens": max_tokens}
+    if stream:
+        body["stream"] = True
+        body["stream_options"] = {"include_usage": True}  # token counts from the server, not guessed
+    return body
+
+
 def proxy_for(url: str, env: dict[str, str] | None = None) -> str | None:
     """The proxy httpx would use for `url` given the environment (None when direct)."""
     import os
@@ -297,11 +307,7 @@ class Gateway:
         return self.request("GET", self.endpoints.models)
 
     def chat(self, model: str, *, prompt: str = "Say OK.", max_tokens: int = 1, stream: bool = False) -> Observation:
-        body: dict[str, Any] = {"model": model, "messages": [{"role": "user", "content": prompt}],
-                                "max_tokens": max_tokens}
-        if stream:
-            body["stream"] = True
-            body["stream_options"] = {"include_usage": True}
+        body = chat_request_body(model, prompt=prompt, max_tokens=max_tokens, stream=stream)
         return self.request("POST", self.endpoints.chat, json_body=body, stream=stream)
 
     def messages(self, model: str, *, prompt: str = "Say OK.", max_tokens: int = 1,

@@ -41,12 +41,19 @@ def is_loopback_host(host: str | None) -> bool:
         return False
 
 
-def clean_base_url(raw: str) -> Cleaned:
-    """Return the API root: scheme://host[:port]/path without query, fragment, endpoint or /v1."""
+def _unwrap(raw: str, label: str) -> Cleaned:
+    """Strip surrounding whitespace and quotes (pasted from docs or shell snippets), saying so."""
     text = raw.strip().strip(_QUOTES).strip()
     result = Cleaned(text)
     if text != raw:
-        result.changes.append("removed surrounding whitespace/quotes from the base URL")
+        result.changes.append(f"removed surrounding whitespace/quotes from the {label}")
+    return result
+
+
+def clean_base_url(raw: str) -> Cleaned:
+    """Return the API root: scheme://host[:port]/path without query, fragment, endpoint or /v1."""
+    result = _unwrap(raw, "base URL")
+    text = result.value
     if not text:
         raise InputError("the base URL is empty", "pass the API root, e.g. --base-url https://taotoken.net/api")
     if "://" not in text:
@@ -156,10 +163,8 @@ def clean_key(raw: str) -> Cleaned:
 
 
 def clean_model(raw: str) -> Cleaned:
-    value = raw.strip().strip(_QUOTES).strip()
-    result = Cleaned(value)
-    if value != raw:
-        result.changes.append("removed whitespace/quotes around the model ID")
+    result = _unwrap(raw, "model ID")
+    value = result.value
     if not value:
         raise InputError("the model ID is empty", "pass a model ID, e.g. --model gpt-4o-mini (see `taotoken check`)")
     if any(ch.isspace() for ch in value):

@@ -665,3 +665,19 @@ def test_typer_handles_help_and_usage_errors(cli, served):
     assert bad.returncode == Exit.USAGE
     typo = cli("check", "--qiuet", env=served).assert_clean()
     assert typo.returncode == Exit.USAGE and "qiuet" in typo.stderr
+
+
+def test_fast_path_knows_exactly_the_options_of_the_typer_command():
+    """The two parsers of `check` must not drift apart: every option has the same name and kind."""
+    import typer.main
+
+    from taotoken_cli.check_cli import _FLAGS, _VALUED
+    from taotoken_cli.cli import app
+
+    command = typer.main.get_command(app).commands["check"]
+    flags, valued = set(), set()
+    for param in command.params:
+        names = set(param.opts) | set(param.secondary_opts)
+        (flags if param.is_flag else valued).update(names)
+    assert flags == set(_FLAGS)
+    assert valued == set(_VALUED)

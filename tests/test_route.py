@@ -78,7 +78,7 @@ def set_routes(cli, *pairs: str):
 def test_set_list_and_remove_routes(cli, home):
     result = set_routes(cli, "CUDA=gpu-a100-qwen25-72b-fp16", "cpu=' cpu-llama3-8b-int8 '", "code=qwen-coder")
     assert "set route cuda = gpu-a100-qwen25-72b-fp16" in result.stdout
-    assert "removed whitespace/quotes" in result.stderr
+    assert "removed surrounding whitespace/quotes" in result.stderr
     path = home / ".config" / "taotoken" / "config.toml"
     assert oct(path.stat().st_mode & 0o777) == "0o600"
     data = tomllib.loads(path.read_text())

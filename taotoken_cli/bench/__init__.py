@@ -7,29 +7,18 @@ Public entry points: `BenchOptions`, `run_bench(options, on_progress=None) -> Be
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, fields
 
-from taotoken_cli.bench.engine import Plan, run_series
+from taotoken_cli.bench.engine import Load, Plan, run_series
 from taotoken_cli.bench.report import BenchReport, bench_report
 
 
-@dataclass
-class BenchOptions:
-    root: str
-    api_key: str | None
+@dataclass(kw_only=True)
+class BenchOptions(Load):
+    """The whole run: the shared load plus the models compared (one series each)."""
+
     models: list[str]
-    prompt: str = "Say OK."
-    max_tokens: int = 16
-    stream: bool = False
-    requests: int | None = 100
-    duration: float | None = None
-    concurrency: int = 10
-    rate: float | None = None
-    warmup: int = 0
-    timeout: float = 60.0
-    workers: int | None = None
-    raw_path: str | None = None
-    extra_headers: dict[str, str] = field(default_factory=dict)
+    workers: int | None = None  # default: one per core
 
 
 def default_workers() -> int:
@@ -41,14 +30,11 @@ def default_workers() -> int:
 
 
 def plans_for(options: BenchOptions) -> list[Plan]:
-    workers = options.workers or default_workers()
-    return [Plan(root=options.root, api_key=options.api_key, model=model, prompt=options.prompt,
-                 max_tokens=options.max_tokens, stream=options.stream,
-                 requests=options.requests if options.duration is None else None,
-                 duration=options.duration, concurrency=options.concurrency, rate=options.rate,
-                 warmup=options.warmup, timeout=options.timeout, connect_timeout=min(10.0, options.timeout),
-                 workers=workers, raw_path=options.raw_path, extra_headers=options.extra_headers)
-            for model in options.models]
+    shared = {f.name: getattr(options, f.name) for f in fields(Load)}
+    if options.duration is not None:
+        shared["requests"] = None  # -z wins over -n
+    return [Plan(**shared, model=model, workers=options.workers or default_workers(),
+                 connect_timeout=min(10.0, options.timeout)) for model in options.models]
 
 
 def run_bench(options: BenchOptions, on_progress=None) -> BenchReport:

@@ -30,13 +30,12 @@ LATE_TOLERANCE_S = 0.005  # an open-loop start later than this past its schedule
 BODY_LIMIT = 1 << 20  # non-stream bodies are kept only until the request is judged (same bound as gateway)
 
 
-@dataclass
-class Plan:
-    """One series: a model under a load. Built by bench.core from the CLI options."""
+@dataclass(kw_only=True)
+class Load:
+    """What every series of a run shares: the gateway, the request and the load model."""
 
     root: str
     api_key: str | None
-    model: str
     prompt: str = "Say OK."
     max_tokens: int = 16
     stream: bool = False
@@ -46,10 +45,17 @@ class Plan:
     rate: float | None = None
     warmup: int = 0
     timeout: float = 60.0
-    connect_timeout: float = 10.0
-    workers: int = 1
     raw_path: str | None = None
     extra_headers: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(kw_only=True)
+class Plan(Load):
+    """One series: a model under the load, as the worker processes receive it."""
+
+    model: str
+    connect_timeout: float = 10.0
+    workers: int = 1
 
     @property
     def url(self) -> str:
@@ -58,12 +64,9 @@ class Plan:
         return Endpoints(self.root.rstrip("/")).chat
 
     def request_body(self) -> bytes:
-        # The same request as gateway.Gateway.chat sends.
-        body: dict[str, Any] = {"model": self.model, "messages": [{"role": "user", "content": self.prompt}],
-                                "max_tokens": self.max_tokens}
-        if self.stream:
-            body["stream"] = True
-            body["stream_options"] = {"include_usage": True}
+        from taotoken_cli.gateway import chat_request_body
+
+        body = chat_request_body(self.model, prompt=self.prompt, max_tokens=self.max_tokens, stream=self.stream)
         return json.dumps(body, ensure_ascii=False).encode()
 
     def headers(self) -> dict[str, str]:

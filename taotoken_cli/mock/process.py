@@ -21,7 +21,7 @@ from pathlib import Path
 
 from taotoken_cli.mock.options import MockOptions
 from taotoken_cli.mock.records import RequestRecord
-from taotoken_cli.mock.server import Summary, format_host
+from taotoken_cli.mock.server import MockAddresses, Summary
 
 _RECORD_FIELDS = {f.name for f in fields(RequestRecord)}
 
@@ -49,7 +49,7 @@ def options_to_args(options: MockOptions) -> list[str]:
     return args
 
 
-class MockProcess:
+class MockProcess(MockAddresses):
     """`with MockProcess(MockOptions(key=k, latency_ms=50)) as mock: … mock.url, mock.requests`."""
 
     def __init__(self, options: MockOptions | None = None, *, log: bool = True, **changes: object) -> None:
@@ -155,18 +155,6 @@ class MockProcess:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-    @property
-    def origin(self) -> str:
-        return f"http://{format_host(self.host)}:{self.port}"
-
-    @property
-    def url(self) -> str:
-        return self.origin + "/api"
-
-    @property
-    def openai_base(self) -> str:
-        return self.url + "/v1"
 
     @property
     def requests(self) -> list[RequestRecord]:

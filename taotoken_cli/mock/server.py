@@ -338,6 +338,27 @@ def format_host(host: str) -> str:
     return f"[{host}]" if ":" in host else host
 
 
+class MockAddresses:
+    """The URLs a running mock answers on; shared by the thread and the subprocess handles."""
+
+    host: str
+    port: int
+
+    @property
+    def origin(self) -> str:
+        return f"http://{format_host(self.host)}:{self.port}"
+
+    @property
+    def url(self) -> str:
+        """The API root, like https://taotoken.net/api: what taotoken stores and Claude Code is given."""
+        return self.origin + "/api"
+
+    @property
+    def openai_base(self) -> str:
+        """What OpenAI-style clients (SDKs, Codex, Cline) are given: root + /v1."""
+        return self.url + "/v1"
+
+
 @dataclass
 class Summary:
     requests: int
@@ -359,7 +380,7 @@ def _summary(server: MockServer) -> Summary:
                    statuses=dict(server.status_counts), flags=dict(server.flag_counts))
 
 
-class MockGateway:
+class MockGateway(MockAddresses):
     """A mock gateway on its own thread: `with MockGateway(MockOptions(key=k)) as mock: ... mock.url`."""
 
     def __init__(self, options: MockOptions | None = None, *,
@@ -429,18 +450,8 @@ class MockGateway:
         return self.server.port
 
     @property
-    def origin(self) -> str:
-        return f"http://{format_host(self.server.host)}:{self.server.port}"
-
-    @property
-    def url(self) -> str:
-        """The API root, like https://taotoken.net/api: what taotoken stores and Claude Code is given."""
-        return self.origin + "/api"
-
-    @property
-    def openai_base(self) -> str:
-        """What OpenAI-style clients (SDKs, Codex, Cline) are given: root + /v1."""
-        return self.url + "/v1"
+    def host(self) -> str:
+        return self.server.host
 
     @property
     def requests(self) -> list[RequestRecord]:

@@ -1,0 +1,207 @@
+"""Configuration: taotoken's own config file and the resolved triple (base URL, key, model)."""
+
+from __future__ import annotations
+
+from urllib.parse import urlsplit
+
+from taotoken_cli import DEFAULT_BASE_URL, hygiene
+from taotoken_cli.config import ENV_API_KEY, ENV_BASE_URL, ENV_MODEL, Value, render_config_update
+from taotoken_cli.doctor.context import DoctorContext
+from taotoken_cli.doctor.model import Repair, Result
+from taotoken_cli.doctor.registry import check
+from taotoken_cli.errors import ConfigFileError, InputError
+from taotoken_cli.fsutil import is_world_readable
+from taotoken_cli.masking import mask_key
+
+SECTION = "Configuration"
+_ENV_FOR = {"base_url": ENV_BASE_URL, "api_key": ENV_API_KEY, "model": ENV_MODEL}
+# Paths of web pages people copy instead of the API root.
+_WEB_PAGE_PATHS = ("/console", "/dashboard", "/login", "/register", "/token", "/tokens", "/keys", "/panel",
+                   "/pricing", "/docs", "/topup", "/log", "/setting")
+_OFFICIAL_HOST = urlsplit(DEFAULT_BASE_URL).hostname or ""
+
+
+def origin_text(item: Value) -> str:
+    kind, detail = item.origin.kind, item.origin.detail
+    if kind == "env":
+        return f"from ${detail}"
+    if kind == "file":
+        return f"from {detail}"
+    if kind == "flag":
+        return f"from {detail}"
+    return "built-in default" if kind == "default" else "not set"
+
+
+def set_fix(ctx: DoctorContext, name: str, value: str | None) -> str:
+    """The command that sets `name` where it currently comes from (the key itself is never shown)."""
+    item = ctx.settings.value(name)
+    shown = value if name != "api_key" else "sk-…"
+    if item.origin.kind == "env":
+        return f"export {_ENV_FOR[name]}={shown}   (and correct it where it is set, e.g. ~/.bashrc)"
+    if item.origin.kind == "flag":
+        return f"pass --{name.replace('_', '-')} {shown}"
+    if name == "api_key":
+        return "taotoken config set api_key -   (then paste the key)"
+    return f"taotoken config set {name} {shown}" + (f" --profile {ctx.settings.profile}"
+                                                    if ctx.settings.profile != "default" else "")
+
+
+def file_repair(ctx: DoctorContext, name: str, value: str) -> list[Repair]:
+    """Rewrite one cleaned value into the own config file (only when it came from that file)."""
+    item = ctx.settings.value(name)
+    if item.origin.kind != "file" or ctx.settings_error is not None:
+        return []
+    settings = ctx.settings
+    what = "the key with whitespace/quotes removed" if name == "api_key" else value
+
+    def transform(text: str) -> str:
+        return render_config_update(text, settings.config_path, settings.profile, {name: value})
+
+    return [Repair(settings.config_path, f"set {name} in [profiles.{settings.profile}] to {what}", transform,
+                   secret=True)]
+
+
+@check("config.file", SECTION, "taotoken config file")
+def config_file(ctx: DoctorContext) -> Result:
+    s = ctx.settings
+    err = ctx.settings_error
+    if err is not None:
+        where = err.message
+        fix = [err.fix] if err.fix else []
+        if isinstance(err, ConfigFileError):
+            where = f"{err.path}:{err.line}:{err.column}: {err.detail}" if err.line else f"{err.path}: {err.detail}"
+        return Result.fail(f"config file does not parse: {where}", fixes=fix)
+    if not s.config_exists:
+        if ctx.settings.api_key.origin.kind in ("env", "flag"):
+            return Result.ok(f"no config file ({s.config_path}); values come from the environment")
+        return Result.warn(f"no config file at {s.config_path}", fixes=["taotoken init"])
+    details = [f"profile {s.profile} ({s.profile_origin})"]
+    if s.profiles and s.profile not in s.profiles:
+        return Result.fail(f"profile {s.profile!r} is not in {s.config_path}",
+                           details=[f"profiles in the file: {', '.join(s.profiles)}"],
+                           fixes=[f"taotoken init --profile {s.profile}   (or pick one of: {', '.join(s.profiles)})"])
+    if is_world_readable(s.config_path) and s.api_key.origin.kind == "file":
+        return Result.warn(f"{s.config_path} holds the key and is readable by other users",
+                           details=details, fixes=[f"chmod 600 {s.config_path}"])
+    return Result.ok(f"{s.config_path} (profile {s.profile})", details=details)
+
+
+def _website_instead_of_api(url: str) -> str | None:
+    parts = urlsplit(url)
+    host = (parts.hostname or "").lower()
+    path = parts.path.rstrip("/").lower()
+    if host in (_OFFICIAL_HOST, "www." + _OFFICIAL_HOST) and not path.startswith("/api"):
+        return DEFAULT_BASE_URL
+    for page in _WEB_PAGE_PATHS:
+        if path.endswith(page) or f"{page}/" in path:
+            return f"{parts.scheme}://{parts.netloc}"  # best guess shown as a hint only
+    return None
+
+
+@check("config.base_url", SECTION, "Base URL")
+def base_url(ctx: DoctorContext) -> Result:
+    item = ctx.settings.base_url
+    where = origin_text(item)
+    if item.error:
+        return Result.fail(f"base URL {item.raw!r} ({where}) cannot be used: {item.error}",
+                           fixes=[item.fix or set_fix(ctx, "base_url", DEFAULT_BASE_URL)])
+    assert item.value is not None
+    raw = item.raw or item.value
+    cleaned = hygiene.clean_base_url(raw)
+    details = [f"root {item.value}: Claude Code gets {item.value}, OpenAI-style clients get {item.value}/v1"]
+    parts = urlsplit(item.value)
+    website = _website_instead_of_api(item.value)
+    if website == DEFAULT_BASE_URL:
+        return Result.fail(f"{item.value} ({where}) is the website, not the API root",
+                           details=details, fixes=[set_fix(ctx, "base_url", DEFAULT_BASE_URL)],
+                           repairs=file_repair(ctx, "base_url", DEFAULT_BASE_URL))
+    if website:
+        return Result.warn(f"{item.value} ({where}) looks like a web page of the console, not the API root",
+                           details=details + ["the API root is what the console's API/docs page shows as base URL"],
+                           fixes=[set_fix(ctx, "base_url", DEFAULT_BASE_URL) + "   (or your gateway's API root)"])
+    if cleaned.changes:
+        # taotoken cleans it for itself, but the source is still wrong and other tools read it as is.
+        return Result.warn(f"base URL {raw.strip()!r} ({where}) needed cleaning: {'; '.join(cleaned.changes)}",
+                           details=details + [f"taotoken uses {item.value}"],
+                           fixes=[set_fix(ctx, "base_url", item.value)],
+                           repairs=file_repair(ctx, "base_url", item.value))
+    if hygiene.is_loopback_host(parts.hostname):
+        return _loopback(ctx, item.value, where, details)
+    if cleaned.warnings:
+        return Result.warn(f"{item.value} ({where}): {'; '.join(cleaned.warnings)}", details=details,
+                           fixes=[set_fix(ctx, "base_url", "https://" + item.value.split("://", 1)[1])])
+    if item.value != DEFAULT_BASE_URL:
+        details.append(f"custom endpoint in use (the TaoToken default is {DEFAULT_BASE_URL})")
+    return Result.ok(f"{item.value} ({where})", details=details)
+
+
+@check("config.api_key", SECTION, "API key")
+def api_key(ctx: DoctorContext) -> Result:
+    item = ctx.settings.api_key
+    where = origin_text(item)
+    if item.origin.kind == "unset":
+        return Result.fail("no API key configured", fixes=["taotoken init", f"export {ENV_API_KEY}=sk-…"])
+    if item.error:
+        return Result.fail(f"the key ({where}) cannot be used: {item.error}",
+                           fixes=[f for f in (item.fix, set_fix(ctx, "api_key", None)) if f])
+    assert item.value is not None and item.raw is not None
+    shown = mask_key(item.value)
+    try:
+        cleaned = hygiene.clean_key(item.raw)
+    except InputError as exc:  # pragma: no cover - load_settings would have set item.error
+        return Result.fail(exc.message, fixes=[exc.fix or ""])
+    if cleaned.changes:
+        fixes = []
+        if item.origin.kind == "env":
+            fixes.append(f"set {ENV_API_KEY} without quotes or a newline, e.g. in ~/.bashrc: "
+                         f"export {ENV_API_KEY}=sk-…")
+        elif item.origin.kind == "file":
+            fixes.append("taotoken doctor --fix   (rewrites the cleaned key into the config file)")
+        else:
+            fixes.append("pass the key without quotes or a newline")
+        return Result.warn(f"key {shown} ({where}) needs cleaning: {'; '.join(cleaned.changes)}",
+                           details=["taotoken strips it, but other clients send the raw value and get a 401 "
+                                    "(an HTTP header cannot carry a newline)"],
+                           fixes=fixes, repairs=file_repair(ctx, "api_key", item.value))
+    if cleaned.warnings:
+        return Result.warn(f"key {shown} ({where}): {'; '.join(cleaned.warnings)}",
+                           fixes=["copy the key again from the TaoToken console, then: " +
+                                  set_fix(ctx, "api_key", None)])
+    return Result.ok(f"{shown} ({where})")
+
+
+@check("config.model", SECTION, "Model")
+def model(ctx: DoctorContext) -> Result:
+    item = ctx.settings.model
+    where = origin_text(item)
+    if item.origin.kind == "unset":
+        return Result.fail("no model configured",
+                           fixes=["taotoken config set model <model-id>   (gateway.model lists your models)",
+                                  f"export {ENV_MODEL}=<model-id>"])
+    if item.error:
+        return Result.fail(f"model ({where}) cannot be used: {item.error}", fixes=[item.fix or ""])
+    assert item.value is not None
+    if item.raw is not None and item.raw != item.value:
+        return Result.warn(f"model {item.raw!r} ({where}) had whitespace or quotes around it",
+                           fixes=[set_fix(ctx, "model", item.value)],
+                           repairs=file_repair(ctx, "model", item.value))
+    routes = ctx.settings.routes
+    details = [f"routes: {', '.join(f'{k}={v}' for k, v in routes.items())}"] if routes else []
+    return Result.ok(f"{item.value} ({where})", details=details)
+
+
+def _loopback(ctx: DoctorContext, url: str, where: str, details: list[str]) -> Result:
+    """A base URL on this machine: fine when a local gateway/relay listens, a leftover when nothing does."""
+    from taotoken_cli.doctor import probes
+
+    fix = set_fix(ctx, "base_url", DEFAULT_BASE_URL)
+    if ctx.offline:
+        return Result.warn(f"base URL {url} ({where}) points at this machine (not checked: --offline)",
+                           details=details + ["often left over from an old local proxy or relay"],
+                           fixes=[fix + "   (if the local relay is gone)"])
+    host, port = probes.host_port(url)
+    probe = probes.tcp(ctx, host, port)
+    if probe.ok:
+        return Result.ok(f"{url} ({where}): a local gateway or relay listens there", details=details)
+    return Result.fail(f"base URL {url} ({where}) points at this machine, but nothing listens on {host}:{port}",
+                       details=details + ["usually left over from an old local proxy or relay"], fixes=[fix])

@@ -1,0 +1,249 @@
+"""Environment: variables that override, contradict or break the triple, and proxy settings."""
+
+from __future__ import annotations
+
+import difflib
+import importlib.util
+from urllib.parse import urlsplit
+
+from taotoken_cli import hygiene
+from taotoken_cli.config import ENV_CONFIG, ENV_PROFILE, FIELDS, profile_table, read_config_file
+from taotoken_cli.doctor.context import DoctorContext
+from taotoken_cli.doctor.model import Result
+from taotoken_cli.doctor.registry import check
+from taotoken_cli.errors import InputError, TaotokenError
+from taotoken_cli.masking import mask_key
+
+SECTION = "Environment"
+_KNOWN_TAOTOKEN = {"TAOTOKEN_BASE_URL", "TAOTOKEN_API_KEY", "TAOTOKEN_MODEL", "TAOTOKEN_PROFILE",
+                   "TAOTOKEN_CONFIG", "TAOTOKEN_DEBUG"}
+PROXY_VARS = ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy")
+NO_PROXY_VARS = ("NO_PROXY", "no_proxy")
+
+
+def root_of(url: str) -> str | None:
+    """The API root a URL stands for (hygiene-cleaned), or None when it is unusable."""
+    try:
+        return hygiene.clean_base_url(url).value
+    except InputError:
+        return None
+
+
+def host_of(url: str | None) -> str:
+    return (urlsplit(url).hostname or "").lower() if url else ""
+
+
+def _setting(ctx: DoctorContext) -> tuple[str | None, str | None, str | None]:
+    return ctx.base_url, ctx.api_key, ctx.model
+
+
+@check("env.taotoken", SECTION, "TAOTOKEN_* variables")
+def taotoken_vars(ctx: DoctorContext) -> Result:
+    present = sorted(name for name in ctx.env if name.startswith("TAOTOKEN_"))
+    if not present:
+        return Result.ok("none set (values come from the config file)")
+    problems: list[str] = []
+    fixes: list[str] = []
+    for name in present:
+        if name not in _KNOWN_TAOTOKEN:
+            close = difflib.get_close_matches(name, sorted(_KNOWN_TAOTOKEN), n=1, cutoff=0.6)
+            problems.append(f"{name} is not read by taotoken" + (f" (did you mean {close[0]}?)" if close else ""))
+            fixes.append(f"unset {name}" + (f"; export {close[0]}=…" if close else ""))
+    # A variable silently overriding a different value in the file is the classic "stale copy".
+    if ctx.settings_error is None and ctx.settings.config_exists:
+        try:
+            table = profile_table(read_config_file(ctx.settings.config_path), ctx.settings.profile)
+        except TaotokenError:
+            table = {}
+        for field in FIELDS:
+            item = ctx.settings.value(field)
+            in_file = table.get(field)
+            if item.origin.kind == "env" and isinstance(in_file, str) and in_file.strip() and item.value:
+                try:
+                    file_value = {"base_url": hygiene.clean_base_url, "api_key": hygiene.clean_key,
+                                  "model": hygiene.clean_model}[field](in_file).value
+                except InputError:
+                    file_value = in_file
+                if file_value != item.value:
+                    show = mask_key if field == "api_key" else str
+                    problems.append(f"{item.origin.detail}={show(item.value)} overrides {field}={show(file_value)} "
+                                    f"in {ctx.settings.config_path}")
+                    fixes.append(f"unset {item.origin.detail}   (or: taotoken config set {field} …, "
+                                 "so both agree)")
+    profile = ctx.env.get(ENV_PROFILE)
+    if profile and ctx.settings.profiles and profile not in ctx.settings.profiles:
+        problems.append(f"{ENV_PROFILE}={profile} names a profile that is not in the config file")
+        fixes.append(f"unset {ENV_PROFILE}   (profiles: {', '.join(ctx.settings.profiles)})")
+    details = [f"set: {', '.join(present)}"]
+    if ENV_CONFIG in ctx.env:
+        details.append(f"{ENV_CONFIG} points the config file at {ctx.env[ENV_CONFIG]}")
+    if problems:
+        return Result.warn(problems[0] + (f" (+{len(problems) - 1} more)" if len(problems) > 1 else ""),
+                           details=details + problems[1:], fixes=fixes)
+    return Result.ok(", ".join(present), details=details)
+
+
+@check("env.openai", SECTION, "OPENAI_* variables")
+def openai_vars(ctx: DoctorContext) -> Result:
+    base, key, _ = _setting(ctx)
+    names = [n for n in ("OPENAI_BASE_URL", "OPENAI_API_BASE", "OPENAI_API_KEY") if ctx.env.get(n)]
+    if not names:
+        return Result.ok("none set")
+    problems: list[str] = []
+    fixes: list[str] = []
+    details: list[str] = []
+    expected = f"{base}/v1" if base else None
+    points_elsewhere = False
+    for name in ("OPENAI_BASE_URL", "OPENAI_API_BASE"):
+        value = ctx.env.get(name)
+        if not value:
+            continue
+        root = root_of(value)
+        if root is None:
+            problems.append(f"{name}={value!r} is not a usable URL")
+            fixes.append(f"export {name}={expected}" if expected else f"unset {name}")
+        elif base and host_of(root) != host_of(base):
+            points_elsewhere = True
+            details.append(f"{name} points at {host_of(root)}, not {host_of(base)}: scripts using the OpenAI SDK "
+                           "go there (fine if intended)")
+        elif expected and value.strip().rstrip("/") != expected:
+            problems.append(f"{name}={value.strip()} should be {expected} (OpenAI SDKs append /chat/completions "
+                            "to it)")
+            fixes.append(f"export {name}={expected}")
+    if ctx.env.get("OPENAI_BASE_URL") and (ctx.home / ".codex").exists():
+        details.append("Codex: OPENAI_BASE_URL is deprecated and only affects its built-in openai provider; "
+                       "the taotoken provider's base_url lives in ~/.codex/config.toml")
+    env_key = ctx.env.get("OPENAI_API_KEY")
+    if env_key and key:
+        cleaned = env_key.strip().strip("'\"")
+        if cleaned != env_key:
+            problems.append("OPENAI_API_KEY has whitespace or quotes around it")
+            fixes.append("export OPENAI_API_KEY=sk-…   (no quotes, no newline)")
+        elif cleaned != key and not points_elsewhere:
+            problems.append(f"OPENAI_API_KEY={mask_key(cleaned)} differs from the taotoken key {mask_key(key)}")
+            fixes.append('export OPENAI_API_KEY="$TAOTOKEN_API_KEY"   (or unset OPENAI_API_KEY)')
+        elif cleaned == key and points_elsewhere:
+            problems.append("OPENAI_API_KEY holds the TaoToken key but the OpenAI base URL points elsewhere")
+            fixes.append(f"export OPENAI_BASE_URL={expected}")
+    details.insert(0, f"set: {', '.join(names)}")
+    if problems:
+        return Result.warn(problems[0] + (f" (+{len(problems) - 1} more)" if len(problems) > 1 else ""),
+                           details=details + problems[1:], fixes=fixes)
+    return Result.ok(", ".join(names) + (" agree with the triple" if not points_elsewhere else ""), details=details)
+
+
+@check("env.anthropic", SECTION, "ANTHROPIC_* variables")
+def anthropic_vars(ctx: DoctorContext) -> Result:
+    base, key, model = _setting(ctx)
+    names = sorted(n for n in ctx.env if n.startswith("ANTHROPIC_") and ctx.env[n])
+    if not names:
+        return Result.ok("none set")
+    fails: list[str] = []
+    warns: list[str] = []
+    fixes: list[str] = []
+    details = [f"set: {', '.join(names)}"]
+    value = ctx.env.get("ANTHROPIC_BASE_URL", "").strip()
+    elsewhere = False
+    if value:
+        root = root_of(value)
+        if root is None:
+            fails.append(f"ANTHROPIC_BASE_URL={value!r} is not a usable URL")
+            fixes.append(f"export ANTHROPIC_BASE_URL={base}")
+        elif base and host_of(root) != host_of(base):
+            elsewhere = True
+            details.append(f"ANTHROPIC_BASE_URL points at {host_of(root)}, not {host_of(base)} (fine if intended)")
+        elif value.rstrip("/") != root:
+            fails.append(f"ANTHROPIC_BASE_URL={value} is not the bare root: Claude Code and the Anthropic SDK "
+                         f"append /v1/messages and would call {value.rstrip('/')}/v1/messages")
+            fixes.append(f"export ANTHROPIC_BASE_URL={root}")
+    for name in ("ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_API_KEY"):
+        given = ctx.env.get(name)
+        if given and key and given.strip().strip("'\"") != key and not elsewhere:
+            warns.append(f"{name}={mask_key(given.strip())} differs from the taotoken key {mask_key(key)}")
+            fixes.append(f'export {name}="$TAOTOKEN_API_KEY"   (or unset {name})')
+        elif given and given != given.strip():
+            warns.append(f"{name} has whitespace or a newline around it (the header becomes invalid)")
+            fixes.append(f"export {name}=sk-…   (no quotes, no newline)")
+    if ctx.env.get("ANTHROPIC_SMALL_FAST_MODEL"):
+        warns.append("ANTHROPIC_SMALL_FAST_MODEL is deprecated in Claude Code")
+        fixes.append(f"export ANTHROPIC_DEFAULT_HAIKU_MODEL={ctx.env['ANTHROPIC_SMALL_FAST_MODEL']}; "
+                     "unset ANTHROPIC_SMALL_FAST_MODEL")
+    if ctx.env.get("ANTHROPIC_MODEL") and model and ctx.env["ANTHROPIC_MODEL"] != model:
+        details.append(f"ANTHROPIC_MODEL={ctx.env['ANTHROPIC_MODEL']} (taotoken's model is {model})")
+    problems = fails + warns
+    if problems:
+        make = Result.fail if fails else Result.warn
+        return make(problems[0] + (f" (+{len(problems) - 1} more)" if len(problems) > 1 else ""),
+                    details=details + problems[1:], fixes=fixes)
+    return Result.ok(", ".join(names), details=details)
+
+
+@check("env.anthropic_conflict", SECTION, "ANTHROPIC_API_KEY vs ANTHROPIC_AUTH_TOKEN")
+def anthropic_conflict(ctx: DoctorContext) -> Result:
+    api_key = ctx.env.get("ANTHROPIC_API_KEY", "")
+    token = ctx.env.get("ANTHROPIC_AUTH_TOKEN", "")
+    if not (api_key and token):
+        which = "ANTHROPIC_AUTH_TOKEN" if token else "ANTHROPIC_API_KEY" if api_key else None
+        if which == "ANTHROPIC_API_KEY":
+            return Result.warn("ANTHROPIC_API_KEY is set: Claude Code sends it as X-Api-Key and asks once to "
+                               "approve it; a declined key is then ignored silently",
+                               fixes=['export ANTHROPIC_AUTH_TOKEN="$ANTHROPIC_API_KEY"; unset ANTHROPIC_API_KEY'])
+        return Result.ok(f"only {which} is set" if which else "neither is set in the shell")
+    fixes = ["unset ANTHROPIC_API_KEY   (keep ANTHROPIC_AUTH_TOKEN: Claude Code sends it as Bearer)"]
+    if api_key.strip() != token.strip():
+        return Result.fail("ANTHROPIC_API_KEY and ANTHROPIC_AUTH_TOKEN are both set, to different keys",
+                           details=["Claude Code uses AUTH_TOKEN (Bearer) first; SDKs send both headers and the "
+                                    "gateway may read the wrong one"], fixes=fixes)
+    return Result.warn("ANTHROPIC_API_KEY and ANTHROPIC_AUTH_TOKEN are both set",
+                       details=["requests may carry one header or both; Claude Code warns about an auth conflict"],
+                       fixes=fixes)
+
+
+def configured_proxies(env: dict[str, str]) -> list[tuple[str, str]]:
+    """[(variable, proxy URL)] for every proxy variable set, both cases."""
+    return [(name, env[name].strip()) for name in PROXY_VARS if env.get(name, "").strip()]
+
+
+@check("env.proxy", SECTION, "Proxy variables")
+def proxy_vars(ctx: DoctorContext) -> Result:
+    from taotoken_cli.gateway import proxy_for
+
+    proxies = configured_proxies(ctx.env)
+    no_proxy = next((ctx.env[n] for n in NO_PROXY_VARS if ctx.env.get(n)), "")
+    if not proxies:
+        return Result.ok("no proxy variables set: direct connections")
+    base = ctx.base_url
+    used = proxy_for(base, ctx.env) if base else None
+    details = [f"{name}={value}" for name, value in proxies]
+    if no_proxy:
+        details.append(f"NO_PROXY={no_proxy}")
+    fails: list[str] = []
+    warns: list[str] = []
+    fixes: list[str] = []
+    for upper in ("HTTPS_PROXY", "HTTP_PROXY", "ALL_PROXY"):
+        a, b = ctx.env.get(upper, "").strip(), ctx.env.get(upper.lower(), "").strip()
+        if a and b and a != b:
+            warns.append(f"{upper}={a} but {upper.lower()}={b}: tools disagree on which they read (curl reads "
+                         "the lower-case one)")
+            fixes.append(f"export {upper.lower()}={a}   (make both the same, or unset one)")
+    for name, value in proxies:
+        scheme = value.split("://", 1)[0].lower() if "://" in value else ""
+        if not scheme:
+            warns.append(f"{name}={value} has no scheme (httpx and the OpenAI SDK reject it)")
+            fixes.append(f"export {name}=http://{value}")
+        elif scheme.startswith("socks") and value == used and importlib.util.find_spec("socksio") is None:
+            fails.append(f"{name}={value} is a SOCKS proxy but the 'socksio' package is missing: httpx-based "
+                         "clients (taotoken, the OpenAI SDK) fail with 'Using SOCKS proxy, but the socksio "
+                         "package is not installed'")
+            fixes.append('pip install "httpx[socks]"   (in the Python environment that runs the client)')
+            fixes.append(f"or use the proxy's HTTP port: export {name}=http://{urlsplit(value).netloc}")
+    if base:
+        details.insert(0, f"requests to {host_of(base)} go " + (f"through {used}" if used else "direct"
+                                                               + (" (NO_PROXY)" if no_proxy else "")))
+    problems = fails + warns
+    if problems:
+        make = Result.fail if fails else Result.warn
+        return make(problems[0] + (f" (+{len(problems) - 1} more)" if len(problems) > 1 else ""),
+                    details=details + problems[1:], fixes=fixes)
+    return Result.ok(f"gateway traffic goes through {used}" if used else
+                     f"proxy set, but {host_of(base) or 'the gateway'} is reached directly", details=details)

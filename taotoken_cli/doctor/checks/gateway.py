@@ -1,0 +1,321 @@
+"""Gateway: which URL layout the server answers, the key, the model, a chat completion, a stream,
+and the Anthropic/Responses endpoints when a client that needs them is configured."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from urllib.parse import urlsplit
+
+from taotoken_cli.doctor import probes
+from taotoken_cli.doctor.context import DoctorContext
+from taotoken_cli.doctor.model import Result
+from taotoken_cli.doctor.registry import check
+from taotoken_cli.gateway import Observation
+
+SECTION = "Gateway"
+
+
+@dataclass
+class Problem:
+    """A classified failure of one probe."""
+
+    message: str
+    code: str | None = None
+    fixes: list[str] = field(default_factory=list)
+    details: list[str] = field(default_factory=list)
+
+
+def _ms(obs: Observation) -> float:
+    return round(obs.elapsed_s * 1000, 1)
+
+
+def _context(ctx: DoctorContext) -> dict[str, str]:
+    base = ctx.base_url or ""
+    return {"base": base, "openai_base": base + "/v1", "model": ctx.model or "", "host": urlsplit(base).hostname
+            or "", "config": str(ctx.settings.config_path), "proxy": probes_proxy(ctx) or ""}
+
+
+def probes_proxy(ctx: DoctorContext) -> str | None:
+    from taotoken_cli.gateway import proxy_for
+
+    return proxy_for(ctx.base_url, ctx.env) if ctx.base_url else None
+
+
+def diagnose(ctx: DoctorContext, obs: Observation, expect: str) -> Problem | None:
+    """Classify with the shared catalogue; None means the probe succeeded."""
+    from taotoken_cli import classify
+
+    try:
+        diagnosis = classify.classify(obs, expect=expect, context=_context(ctx))
+    except NotImplementedError:  # the catalogue is not in this build yet: say what was seen, no code
+        return _plain_problem(obs, expect)
+    if diagnosis is None:
+        return None
+    message = diagnosis.entry.title
+    if diagnosis.server_message:
+        message += f" — server said: {diagnosis.server_message}"
+    return Problem(message, diagnosis.code, diagnosis.fixes(), list(diagnosis.details))
+
+
+def _plain_problem(obs: Observation, expect: str) -> Problem | None:
+    if obs.error is not None:
+        return Problem(probes.describe_error(obs))
+    if not obs.ok_status:
+        return Problem(f"HTTP {obs.status}: {obs.text(200)}")
+    if expect == "stream":
+        summary = obs.stream
+        if summary is None:
+            return Problem(f"asked for a stream, got {obs.content_type or 'no content type'}")
+        if summary.error_event:
+            return Problem(f"the stream carried an error event: {summary.error_event}")
+        if not summary.content_deltas:
+            return Problem("the stream ended without any tokens")
+        return None
+    if obs.content_type == "text/html" or obs.body.lstrip()[:1] == b"<":
+        return Problem("HTTP 200 with an HTML page instead of JSON")
+    data = obs.json()
+    if data is None:
+        return Problem("the answer is not JSON")
+    if expect == "chat" and not (isinstance(data, dict) and data.get("choices")):
+        return Problem("the answer has no 'choices'")
+    return None
+
+
+def _looks_like_api(obs: Observation) -> bool:
+    """Did an API (not a web page, not a 404) answer?"""
+    if obs.error is not None or obs.status is None or obs.status == 404 or obs.status >= 500:
+        return False
+    data = obs.json()
+    return isinstance(data, dict) and ("data" in data or "error" in data or "object" in data or "message" in data)
+
+
+def _alternatives(root: str) -> list[tuple[str, str]]:
+    """[(URL to probe, what the root would be)] when root/v1/models is not the API."""
+    parts = urlsplit(root)
+    origin = f"{parts.scheme}://{parts.netloc}"
+    out = [(root + "/models", "")]
+    if parts.path.strip("/"):
+        out.append((origin + "/v1/models", origin))
+    if not parts.path.rstrip("/").endswith("/api"):
+        out.append((root + "/api/v1/models", root + "/api"))
+    return out
+
+
+def layout(ctx: DoctorContext) -> tuple[Result, bool]:
+    """(result, usable): usable means the other gateway checks can read the probes."""
+    def compute() -> tuple[Result, bool]:
+        root = ctx.base_url
+        assert root is not None
+        obs = probes.models(ctx)
+        if _looks_like_api(obs):
+            kind = "a model list" if obs.ok_status else f"HTTP {obs.status} JSON"
+            return Result.ok(f"{root}/v1/models answers {kind} ({_ms(obs):.0f} ms)",
+                             latency_ms=_ms(obs)), True
+        problem = diagnose(ctx, obs, "models")
+        if obs.error is not None:
+            from taotoken_cli.doctor.checks.network import reach_blocker
+
+            blocker = reach_blocker(ctx)
+            if blocker:
+                return Result.skipped(f"unreachable: {blocker[0]}", blocked_by=blocker[1]), False
+            assert problem is not None
+            fixes = list(problem.fixes)
+            if "Timeout" in type(obs.error).__name__:
+                fixes.insert(0, f"on a slow link allow longer: taotoken doctor --timeout {max(30, ctx.timeout * 3):g}")
+            return Result.fail(f"{root}/v1/models: {problem.message}", code=problem.code, fixes=fixes,
+                               details=problem.details, latency_ms=_ms(obs)), False
+        seen = "an HTML page" if obs.content_type == "text/html" or obs.body.lstrip()[:1] == b"<" else \
+            f"HTTP {obs.status} ({obs.content_type or 'no content type'})"
+        details = [f"GET {root}/v1/models → {seen}"]
+        for url, new_root in _alternatives(root):
+            alt = probes.get(ctx, url)
+            details.append(f"GET {url} → " + (f"HTTP {alt.status}" if alt.status else probes.describe_error(alt)))
+            if _looks_like_api(alt):
+                if new_root:
+                    return Result.fail(f"{root} is not the API root: the API answers under {new_root}",
+                                       details=details, fixes=[f"taotoken config set base_url {new_root}"],
+                                       code=problem.code if problem else None), False
+                return Result.fail(f"the server answers {url} but not {root}/v1/models",
+                                   details=details + ["Claude Code, Codex and Cline call <root>/v1/...; this server "
+                                                      "serves the OpenAI paths without /v1"],
+                                   fixes=["point the base URL at a root whose /v1/models answers (ask the "
+                                          "gateway operator for the API base URL)"]), False
+        fixes = ["set the base URL to the gateway's API root (for TaoToken: taotoken config set base_url "
+                 "https://taotoken.net/api)"]
+        fixes += [f for f in (problem.fixes if problem else []) if f not in fixes]
+        return Result.fail(f"{root}/v1/models answers {seen}, not the API",
+                           details=details, fixes=fixes, code=problem.code if problem else None,
+                           latency_ms=_ms(obs)), False
+
+    return ctx.memo("gateway.layout", compute)
+
+
+def _prerequisite(ctx: DoctorContext, need_key: bool = True, need_model: bool = False,
+                  need_listed: bool = True) -> Result | None:
+    """A skipped result when an earlier gateway check already explains why this one cannot run."""
+    if not ctx.base_url:
+        return Result.skipped("no usable base URL (see config.base_url)", blocked_by="config.base_url")
+    if need_key and not ctx.api_key:
+        return Result.skipped("no usable API key (see config.api_key)", blocked_by="config.api_key")
+    if need_model and not ctx.model:
+        return Result.skipped("no model configured (see config.model)", blocked_by="config.model")
+    result, usable = layout(ctx)
+    if not usable:
+        if result.status.value == "skipped":
+            why = "the gateway is unreachable (see Network)"
+        elif probes.models(ctx).error is not None:
+            why = "the gateway did not answer (see gateway.layout)"
+        else:
+            why = "the gateway's API was not found (see gateway.layout)"
+        return Result.skipped(why, blocked_by="gateway.layout")
+    if need_model and _key_rejected(ctx):
+        return Result.skipped("the key was rejected (see gateway.key)", blocked_by="gateway.key")
+    if need_model and need_listed and _model_unlisted(ctx):
+        return Result.skipped(f"{ctx.model} is not offered by the gateway (see gateway.model)",
+                              blocked_by="gateway.model")
+    return None
+
+
+def _model_unlisted(ctx: DoctorContext) -> bool:
+    from taotoken_cli.checking import model_ids
+
+    obs = probes.models(ctx)
+    ids = model_ids(obs.json()) if obs.ok_status else []
+    return bool(ids) and ctx.model not in ids
+
+
+def _key_rejected(ctx: DoctorContext) -> bool:
+    obs = probes.models(ctx)
+    return obs.status in (401, 403) and not (obs.status == 403 and ctx.model and ctx.model in obs.text(2000))
+
+
+@check("gateway.layout", SECTION, "API layout (root/v1/...)", network=True)
+def gateway_layout(ctx: DoctorContext) -> Result:
+    if not ctx.base_url:
+        return Result.skipped("no usable base URL (see config.base_url)")
+    return layout(ctx)[0]
+
+
+@check("gateway.key", SECTION, "Key accepted", network=True)
+def gateway_key(ctx: DoctorContext) -> Result:
+    skip = _prerequisite(ctx)
+    if skip:
+        return skip
+    obs = probes.models(ctx)
+    if obs.status in (401, 403):
+        problem = diagnose(ctx, obs, "models") or Problem(f"HTTP {obs.status}")
+        return Result.fail(f"the gateway rejects the key: {problem.message}", code=problem.code,
+                           fixes=problem.fixes or ["copy the key again from the TaoToken console, then: "
+                                                   "taotoken config set api_key -"],
+                           details=problem.details, latency_ms=_ms(obs))
+    if obs.ok_status:
+        return Result.ok(f"accepted by GET /v1/models ({_ms(obs):.0f} ms)", latency_ms=_ms(obs))
+    problem = diagnose(ctx, obs, "models")
+    return Result.warn(f"cannot tell: /v1/models answered {problem.message if problem else obs.status}",
+                       code=problem.code if problem else None, fixes=problem.fixes if problem else [])
+
+
+@check("gateway.model", SECTION, "Model listed", network=True)
+def gateway_model(ctx: DoctorContext) -> Result:
+    skip = _prerequisite(ctx, need_model=True, need_listed=False)
+    if skip:
+        return skip
+    from taotoken_cli.checking import close_model_matches, model_ids
+
+    obs = probes.models(ctx)
+    data = obs.json()
+    if not obs.ok_status or not isinstance(data, dict) or not isinstance(data.get("data"), list):
+        return Result.skipped(f"no model list to compare with (HTTP {obs.status})")
+    ids = model_ids(data)
+    model = ctx.model
+    assert model is not None
+    if model in ids:
+        return Result.ok(f"{model} is one of the {len(ids)} models your key can use")
+    close = close_model_matches(model, ids, limit=3)
+    if close:
+        return Result.fail(f"model {model!r} is not listed; did you mean {close[0]!r}?",
+                           details=[f"close matches: {', '.join(close)}"],
+                           fixes=[f"taotoken config set model {close[0]}"])
+    shown = ", ".join(ids[:8]) + (f", … ({len(ids)} in all)" if len(ids) > 8 else "")
+    return Result.fail(f"model {model!r} is not among the {len(ids)} models your key can use",
+                       details=[f"available: {shown}" if ids else "the list is empty: the key has no models enabled"],
+                       fixes=["taotoken config set model <one of the listed IDs>"])
+
+
+def _probe_result(ctx: DoctorContext, obs: Observation, expect: str, ok_message: str) -> Result:
+    problem = diagnose(ctx, obs, expect)
+    if problem is None:
+        return Result.ok(f"{ok_message} ({_ms(obs):.0f} ms)", latency_ms=_ms(obs))
+    return Result.fail(f"POST {urlsplit(obs.url).path}: {problem.message}", code=problem.code,
+                       fixes=problem.fixes, details=problem.details, latency_ms=_ms(obs))
+
+
+@check("gateway.chat", SECTION, "Chat completion", network=True)
+def gateway_chat(ctx: DoctorContext) -> Result:
+    skip = _prerequisite(ctx, need_model=True)
+    if skip:
+        return skip
+    return _probe_result(ctx, probes.chat(ctx), "chat", "a 1-token completion came back with choices")
+
+
+@check("gateway.stream", SECTION, "Streamed completion", network=True)
+def gateway_stream(ctx: DoctorContext) -> Result:
+    skip = _prerequisite(ctx, need_model=True)
+    if skip:
+        return skip
+    obs = probes.chat(ctx, stream=True)
+    result = _probe_result(ctx, obs, "stream", "tokens arrived and the stream ended properly")
+    summary = obs.stream
+    if result.status.value == "ok" and summary is not None:
+        if not summary.done:
+            return Result.warn("tokens arrived but the stream ended without [DONE] (truncated?)",
+                               latency_ms=result.latency_ms)
+        if summary.first_content_s is not None:
+            result.message = (f"{summary.content_deltas} token chunk(s), first after "
+                              f"{summary.first_content_s * 1000:.0f} ms, ended with [DONE]")
+    return result
+
+
+def claude_code_configured(ctx: DoctorContext) -> bool:
+    claude_dir = ctx.env.get("CLAUDE_CONFIG_DIR") or str(ctx.home / ".claude")
+    return bool(ctx.env.get("ANTHROPIC_BASE_URL")) or (ctx.home / ".claude.json").exists() or \
+        (probes_path(claude_dir) / "settings.json").exists()
+
+
+def codex_configured(ctx: DoctorContext) -> bool:
+    codex_dir = ctx.env.get("CODEX_HOME") or str(ctx.home / ".codex")
+    return (probes_path(codex_dir) / "config.toml").exists()
+
+
+def probes_path(text: str):
+    from pathlib import Path
+
+    return Path(text).expanduser()
+
+
+@check("gateway.messages", SECTION, "Anthropic endpoint (Claude Code)", network=True)
+def gateway_messages(ctx: DoctorContext) -> Result:
+    if not claude_code_configured(ctx):
+        return Result.skipped("Claude Code is not configured here")
+    skip = _prerequisite(ctx, need_model=True)
+    if skip:
+        return skip
+    result = _probe_result(ctx, probes.messages(ctx), "messages", f"{ctx.base_url}/v1/messages answers")
+    if result.status.value == "fail":
+        result.details.append("Claude Code calls <ANTHROPIC_BASE_URL>/v1/messages: without this endpoint it "
+                              "cannot use this gateway")
+    return result
+
+
+@check("gateway.responses", SECTION, "Responses endpoint (Codex)", network=True)
+def gateway_responses(ctx: DoctorContext) -> Result:
+    if not codex_configured(ctx):
+        return Result.skipped("Codex is not configured here")
+    skip = _prerequisite(ctx, need_model=True)
+    if skip:
+        return skip
+    result = _probe_result(ctx, probes.responses(ctx), "responses", f"{ctx.base_url}/v1/responses answers")
+    if result.status.value == "fail":
+        result.details.append('Codex only speaks wire_api = "responses": without /v1/responses it cannot use '
+                              "this gateway")
+    return result

@@ -1,0 +1,89 @@
+"""`doctor --fix`: gather the safe repairs the checks offered into one fileplan Plan, show the diff,
+confirm, back up and apply — the same machinery as `init`, so `taotoken init --undo` reverts it.
+
+Repairs are mechanical (a URL normalised, whitespace stripped, a duplicate or dead entry removed, a
+legacy Codex setting rewritten). Nothing here invents a key or a model.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from taotoken_cli.doctor.model import Repair, Report, Status
+from taotoken_cli.errors import TaotokenError
+from taotoken_cli.output import Output
+
+
+@dataclass
+class FixOutcome:
+    planned: int = 0  # files with a pending change
+    applied: bool = False
+    backup_dir: Path | None = None
+    skipped: list[str] = field(default_factory=list)  # repairs that could not be planned, with the reason
+
+
+def build_plan(report: Report):
+    """One FileChange per file; several repairs of the same file are applied in order."""
+    from taotoken_cli.fileplan import FileChange, Plan, read_current
+    from taotoken_cli.fsutil import resolve_target
+
+    by_file: dict[Path, list[tuple[str, Repair]]] = {}
+    for finding in report.findings:
+        if finding.status in (Status.WARN, Status.FAIL):
+            for repair in finding.result.repairs:
+                by_file.setdefault(resolve_target(repair.path), []).append((finding.check.id, repair))
+    plan = Plan()
+    skipped: list[str] = []
+    for _real, repairs in by_file.items():
+        path = repairs[0][1].path
+        before = read_current(path)
+        text = (before or b"").decode("utf-8", errors="strict") if before is not None else ""
+        summary = []
+        try:
+            for check_id, repair in repairs:
+                text = repair.transform(text)
+                summary.append(f"{repair.description}  ({check_id})")
+        except (TaotokenError, UnicodeDecodeError, KeyError, TypeError) as exc:
+            reason = exc.message if isinstance(exc, TaotokenError) else f"{type(exc).__name__}: {exc}"
+            skipped.append(f"{path}: not repaired ({reason})")
+            continue
+        plan.add(FileChange(path, before, text.encode("utf-8"), secret=any(r.secret for _, r in repairs),
+                            summary=summary, target="doctor"))
+    return plan, skipped
+
+
+def offer_repairs(out: Output, report: Report, *, assume_yes: bool, config_dir: Path | None = None) -> FixOutcome:
+    from taotoken_cli import fileplan
+    from taotoken_cli.config import config_dir as own_config_dir
+
+    plan, skipped = build_plan(report)
+    outcome = FixOutcome(planned=len(plan.pending), skipped=skipped)
+    out.line("")
+    for line in skipped:
+        out.line(f"--fix: {line}")
+    if plan.is_noop:
+        out.line("--fix: nothing to repair automatically" + (" (the remaining problems need the fixes above)"
+                                                              if report.verdict is not Status.OK else ""))
+        return outcome
+    out.line(f"--fix will change {len(plan.pending)} file(s) (a backup is kept; undo: taotoken init --undo):")
+    for change in plan.pending:
+        out.line(f"  {change.path}")
+        for line in change.summary:
+            out.line(f"    - {line}")
+    out.line(fileplan.plan_diff(plan).rstrip("\n"))
+    if not assume_yes:
+        if not sys.stdin.isatty():
+            out.line("--fix: not applied (no terminal to confirm): run `taotoken doctor --fix --yes` to apply")
+            return outcome
+        answer = input("Apply these changes? [y/N] ").strip().lower()
+        if answer not in ("y", "yes"):
+            out.line("--fix: nothing changed")
+            return outcome
+    result = fileplan.apply(plan, config_dir or own_config_dir(), command="taotoken doctor --fix")
+    outcome.applied = True
+    outcome.backup_dir = result.backup_dir
+    out.line(f"--fix: repaired {len(result.written)} file(s); backup in {result.backup_dir}")
+    out.line("--fix: run `taotoken doctor` again to confirm; `taotoken init --undo` restores the old files")
+    return outcome

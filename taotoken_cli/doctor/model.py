@@ -1,0 +1,153 @@
+"""What a doctor check is and what it returns: plain data, no I/O, no rendering."""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from taotoken_cli.doctor.context import DoctorContext
+
+
+class Status(str, enum.Enum):
+    OK = "ok"
+    WARN = "warn"
+    FAIL = "fail"
+    SKIPPED = "skipped"
+
+
+# Sections in display order.
+SECTIONS = ("Configuration", "Environment", "Clients", "Network", "Gateway", "Devices")
+
+
+@dataclass
+class Repair:
+    """A safe, mechanical edit of one file that `doctor --fix` may offer.
+
+    `transform` maps the file's current text to the repaired text; it is applied to what is on
+    disk at fix time (not what was read during the check), so a file edited in between is handled.
+    """
+
+    path: Path
+    description: str
+    transform: Callable[[str], str]
+    secret: bool = False  # the file holds the key: keep it 0600
+
+
+@dataclass
+class Result:
+    status: Status
+    message: str  # one line
+    details: list[str] = field(default_factory=list)
+    fixes: list[str] = field(default_factory=list)  # concrete commands or edits
+    repairs: list[Repair] = field(default_factory=list)
+    code: str | None = None  # catalogue code, when the finding is a classified gateway failure
+    latency_ms: float | None = None
+    timed_out: bool = False
+    # For a skip caused by another check's finding: that check's id. When that check is not part of the
+    # run (--check), the skip would hide a problem, so the runner turns it into a failure.
+    blocked_by: str | None = None
+
+    @classmethod
+    def ok(cls, message: str, **kw: Any) -> Result:
+        return cls(Status.OK, message, **kw)
+
+    @classmethod
+    def warn(cls, message: str, **kw: Any) -> Result:
+        return cls(Status.WARN, message, **kw)
+
+    @classmethod
+    def fail(cls, message: str, **kw: Any) -> Result:
+        return cls(Status.FAIL, message, **kw)
+
+    @classmethod
+    def skipped(cls, message: str, **kw: Any) -> Result:
+        return cls(Status.SKIPPED, message, **kw)
+
+
+@dataclass(frozen=True)
+class Check:
+    id: str  # stable: a public contract for --check, --json and scripts
+    section: str
+    title: str
+    run: Callable[[DoctorContext], Result]
+    network: bool = False  # does network I/O (skipped with --offline, bounded by the deadline)
+
+
+@dataclass
+class Finding:
+    """A check together with its result, as the runner produced it."""
+
+    check: Check
+    result: Result
+    elapsed_s: float = 0.0
+
+    @property
+    def status(self) -> Status:
+        return self.result.status
+
+
+@dataclass
+class Report:
+    findings: list[Finding]
+    elapsed_s: float
+    deadline_s: float
+    offline: bool
+    profile: str | None
+    config_path: str | None
+    triple: dict[str, str | None]
+    strict: bool = False
+
+    def count(self, status: Status) -> int:
+        return sum(1 for f in self.findings if f.status is status)
+
+    @property
+    def timed_out(self) -> list[str]:
+        return [f.check.id for f in self.findings if f.result.timed_out]
+
+    @property
+    def verdict(self) -> Status:
+        if self.count(Status.FAIL):
+            return Status.FAIL
+        if self.count(Status.WARN):
+            return Status.WARN
+        return Status.OK
+
+    @property
+    def exit_code(self) -> int:
+        if self.count(Status.FAIL) or (self.strict and self.count(Status.WARN)):
+            return 1
+        return 0
+
+
+@dataclass
+class Issues:
+    """Collects several problems inside one check; the worst decides the status, the first of it the message."""
+
+    items: list[tuple[Status, str]] = field(default_factory=list)
+    details: list[str] = field(default_factory=list)
+    fixes: list[str] = field(default_factory=list)
+    repairs: list[Repair] = field(default_factory=list)
+
+    def add(self, status: Status, message: str, fixes: list[str] | None = None,
+            repairs: list[Repair] | None = None) -> None:
+        self.items.append((status, message))
+        self.fixes.extend(f for f in (fixes or []) if f not in self.fixes)
+        self.repairs.extend(repairs or [])
+
+    def fail(self, message: str, fixes: list[str] | None = None, repairs: list[Repair] | None = None) -> None:
+        self.add(Status.FAIL, message, fixes, repairs)
+
+    def warn(self, message: str, fixes: list[str] | None = None, repairs: list[Repair] | None = None) -> None:
+        self.add(Status.WARN, message, fixes, repairs)
+
+    def result(self, ok_message: str) -> Result:
+        if not self.items:
+            return Result.ok(ok_message, details=self.details)
+        worst = Status.FAIL if any(s is Status.FAIL for s, _ in self.items) else Status.WARN
+        ordered = [m for s, m in self.items if s is worst] + [m for s, m in self.items if s is not worst]
+        message = ordered[0] + (f" (+{len(ordered) - 1} more)" if len(ordered) > 1 else "")
+        return Result(worst, message, details=ordered[1:] + self.details, fixes=self.fixes, repairs=self.repairs)

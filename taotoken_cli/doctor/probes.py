@@ -1,0 +1,140 @@
+"""Network probes shared by several checks, each memoised on the context (run once per doctor run)."""
+
+from __future__ import annotations
+
+import socket
+import ssl
+import time
+from dataclasses import dataclass
+from urllib.parse import urlsplit
+
+from taotoken_cli.doctor.context import DoctorContext
+from taotoken_cli.gateway import Gateway, Observation
+
+
+@dataclass
+class SocketProbe:
+    ok: bool
+    elapsed_s: float
+    detail: str  # addresses, TLS version, or the error
+
+
+def host_port(url: str) -> tuple[str, int]:
+    parts = urlsplit(url if "://" in url else "http://" + url)
+    port = parts.port or {"https": 443, "http": 80, "socks5": 1080, "socks5h": 1080, "socks4": 1080}.get(
+        parts.scheme.lower(), 80)
+    return parts.hostname or "", port
+
+
+def resolve(ctx: DoctorContext, host: str) -> SocketProbe:
+    def run() -> SocketProbe:
+        started = time.monotonic()
+        try:
+            infos = socket.getaddrinfo(host, None, proto=socket.IPPROTO_TCP)
+        except OSError as exc:
+            return SocketProbe(False, time.monotonic() - started, str(exc))
+        addresses = sorted({str(info[4][0]) for info in infos})
+        return SocketProbe(True, time.monotonic() - started, ", ".join(addresses[:4]))
+
+    return ctx.memo(f"dns:{host}", run)
+
+
+def tcp(ctx: DoctorContext, host: str, port: int) -> SocketProbe:
+    def run() -> SocketProbe:
+        started = time.monotonic()
+        try:
+            with socket.create_connection((host, port), timeout=ctx.request_timeouts()[0]):
+                pass
+        except OSError as exc:
+            reason = "timed out" if isinstance(exc, TimeoutError | socket.timeout) else (exc.strerror or str(exc))
+            return SocketProbe(False, time.monotonic() - started, reason)
+        return SocketProbe(True, time.monotonic() - started, f"{host}:{port} accepts connections")
+
+    return ctx.memo(f"tcp:{host}:{port}", run)
+
+
+def tls(ctx: DoctorContext, host: str, port: int) -> SocketProbe:
+    def run() -> SocketProbe:
+        started = time.monotonic()
+        context = ssl.create_default_context()
+        connect, read = ctx.request_timeouts()
+        try:
+            with socket.create_connection((host, port), timeout=connect) as raw:
+                raw.settimeout(read)
+                with context.wrap_socket(raw, server_hostname=host) as wrapped:
+                    version = wrapped.version()
+                    cert = wrapped.getpeercert() or {}
+        except ssl.SSLCertVerificationError as exc:
+            return SocketProbe(False, time.monotonic() - started, f"certificate not trusted: {exc.verify_message}")
+        except (OSError, ssl.SSLError) as exc:
+            reason = "timed out" if isinstance(exc, TimeoutError | socket.timeout) else str(exc)
+            return SocketProbe(False, time.monotonic() - started, reason)
+        expires = cert.get("notAfter", "?")
+        return SocketProbe(True, time.monotonic() - started, f"{version}, certificate valid until {expires}")
+
+    return ctx.memo(f"tls:{host}:{port}", run)
+
+
+def _gateway(ctx: DoctorContext, trust_env: bool = True, auth: bool = True) -> Gateway:
+    connect, read = ctx.request_timeouts()
+    assert ctx.base_url is not None
+    return Gateway(ctx.base_url, ctx.api_key if auth else None, connect_timeout=connect, read_timeout=read,
+                   trust_env=trust_env)
+
+
+def get(ctx: DoctorContext, url: str, *, trust_env: bool = True, auth: bool = True) -> Observation:
+    def run() -> Observation:
+        with _gateway(ctx, trust_env, auth) as gw:
+            return gw.request("GET", url)
+
+    return ctx.memo(f"get:{url}:{trust_env}:{auth}", run)
+
+
+def models(ctx: DoctorContext, *, trust_env: bool = True) -> Observation:
+    assert ctx.base_url is not None
+    return get(ctx, ctx.base_url + "/v1/models", trust_env=trust_env)
+
+
+def chat(ctx: DoctorContext, *, stream: bool = False) -> Observation:
+    def run() -> Observation:
+        assert ctx.model is not None
+        with _gateway(ctx) as gw:
+            return gw.chat(ctx.model, max_tokens=8 if stream else 1, stream=stream)
+
+    return ctx.memo(f"chat:{stream}", run)
+
+
+def messages(ctx: DoctorContext) -> Observation:
+    def run() -> Observation:
+        assert ctx.model is not None
+        with _gateway(ctx) as gw:
+            return gw.messages(ctx.model)
+
+    return ctx.memo("messages", run)
+
+
+def responses(ctx: DoctorContext) -> Observation:
+    def run() -> Observation:
+        assert ctx.model is not None
+        with _gateway(ctx) as gw:
+            return gw.responses(ctx.model)
+
+    return ctx.memo("responses", run)
+
+
+def describe_error(obs: Observation) -> str:
+    """A short human phrase for a transport failure (the classifier gives the catalogue code)."""
+    exc = obs.error
+    if exc is None:
+        return f"HTTP {obs.status}"
+    name = type(exc).__name__
+    text = str(exc) or name
+    if "Timeout" in name:
+        return f"timed out after {obs.elapsed_s:.1f} s"
+    if name == "ProxyError" or "proxy" in text.lower():
+        return f"proxy error: {text}"
+    if "socksio" in text:
+        return "SOCKS proxy without the socksio package"
+    if name == "ConnectError":
+        return f"cannot connect: {text}"
+    return f"{name}: {text}"
