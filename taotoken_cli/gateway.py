@@ -237,7 +237,7 @@ class Gateway:
         except Exception as exc:  # network failures are observations, not crashes
             obs.error = exc
             if cut and not isinstance(exc, DeadlineExceeded):
-                obs.error = DeadlineExceeded("the time limit ran out before the answer was complete")
+                obs.error = DeadlineExceeded("timed out: the time limit ran out before the answer was complete")
         finally:
             if timer is not None:
                 timer.cancel()
@@ -285,7 +285,7 @@ class Gateway:
         """Stop reading at the deadline (a trickling server cannot stretch `--timeout`)."""
         for chunk in chunks:
             if deadline is not None and time.perf_counter() > deadline:
-                raise DeadlineExceeded("the total time limit ran out while reading the answer")
+                raise DeadlineExceeded("timed out: the time limit ran out while reading the answer")
             yield chunk
 
     @staticmethod
