@@ -244,7 +244,7 @@ FAILURES = [*[str(s) for s in (400, 401, 402, 403, 404, 413, 429, 500, 502, 503,
 STYLES = ("openai", "one-api", "new-api", "litellm", "openrouter", "anthropic")
 
 
-@pytest.mark.parametrize("mode", [*[f"fail:{f}" for f in FAILURES], *[f"fault:{f}" for f in FAULTS]])
+@pytest.mark.parametrize("mode", [*[f"fail:{f}" for f in FAILURES], *[f"fault:{f}" for f in FAULTS if f != "stall"]])
 def test_every_network_command_against_each_failure(mode, run, cli, home, mock_gateway, monkeypatch):
     kind, _, value = mode.partition(":")
     if kind == "fail":
@@ -253,23 +253,27 @@ def test_every_network_command_against_each_failure(mode, run, cli, home, mock_g
     else:
         mock = mock_gateway(MockOptions(key=SENTINEL_KEY, fault=value))
     configured(run, mock.url)
-    # stall: keep every run short (check's own default is 5 s; route/bench are given 2 s above)
     monkeypatch.setenv("TAOTOKEN_BASE_URL", mock.url)
-    paths = {"check", "route", "bench"} if value != "stall" else {"route", "bench"}
-    results = run_all(run, cli, "network", mock.url, paths=paths)
+    results = run_all(run, cli, "network", mock.url, paths={"check", "route", "bench"})
     assert any(r.returncode != 0 for r in results), mode
     assert_files_safe(home)
     for record in mock.requests:
         assert SENTINEL_KEY not in repr(record)
 
 
-def test_stall_fault_for_check(run, home, mock_gateway):
+def test_stall_fault_with_short_limits(run, home, mock_gateway):
+    """The stall fault separately: the same commands with the shortest time limits they accept."""
     mock = mock_gateway(MockOptions(key=SENTINEL_KEY, fault="stall"))
     configured(run, mock.url)
-    for argv in (["check", "--timeout", "0.5"], ["check", "--chat", "--json", "--timeout", "0.5"]):
+    for argv in (["check", "--timeout", "0.5"], ["check", "--chat", "--json", "--timeout", "0.5"],
+                 ["route", "--verify", "--all", "-n", "1", "--timeout", "0.5"],
+                 ["route", "--verify", "--all", "-n", "1", "--timeout", "0.5", "--json"],
+                 ["bench", "-n", "1", "--workers", "1", "-m", MODEL, "--timeout", "0.5"],
+                 ["bench", "-n", "1", "--workers", "1", "-m", MODEL, "--timeout", "0.5", "--stream", "--json"]):
         result = run(*argv)
         assert_no_leak(result)
-        assert result.returncode == 7
+        assert result.returncode == 7, result.output  # net.timeout
+    assert_files_safe(home)
 
 
 # ---------------------------------------------------------------------------------------- mock
