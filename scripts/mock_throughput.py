@@ -1,7 +1,7 @@
 """Quick throughput check of the mock gateway: N keep-alive connections, raw sockets, fixed duration.
 
     python scripts/mock_throughput.py [--seconds 3] [--connections 50] [--stream] [--latency-ms 0]
-                                      [--subprocess | --mock-process]
+                                      [--token-rate 0] [--tokens 16] [--subprocess | --mock-process]
 
 The load generator is deliberately minimal (raw HTTP/1.1 over keep-alive sockets, asyncio) so it
 measures the server, not an HTTP client library. With --subprocess the mock runs in its own
@@ -58,6 +58,8 @@ def main() -> None:
     parser.add_argument("--connections", type=int, default=50)
     parser.add_argument("--stream", action="store_true")
     parser.add_argument("--latency-ms", type=float, default=0)
+    parser.add_argument("--token-rate", type=float, default=0, help="paced streams: tokens per second")
+    parser.add_argument("--tokens", type=int, default=16)
     parser.add_argument("--subprocess", action="store_true", help="`taotoken mock -q` in a subprocess")
     parser.add_argument("--mock-process", action="store_true", help="MockProcess (subprocess + JSON log)")
     args = parser.parse_args()
@@ -65,19 +67,23 @@ def main() -> None:
     if args.subprocess:
         env = dict(os.environ, PYTHONPATH=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
         proc = subprocess.Popen([sys.executable, "-m", "taotoken_cli", "mock", "--port", "0", "--key", KEY, "-q",
-                                 "--latency-ms", str(args.latency_ms)], stdout=subprocess.PIPE, text=True, env=env)
+                                 "--latency-ms", str(args.latency_ms), "--token-rate", str(args.token_rate),
+                                 "--tokens", str(args.tokens)], stdout=subprocess.PIPE, text=True, env=env)
         port = int(re.search(r"port (\d+)", proc.stdout.readline()).group(1))
         mock = None
     else:
         from taotoken_cli.mock import MockGateway, MockOptions, MockProcess
 
         kind = MockProcess if args.mock_process else MockGateway
-        mock = kind(MockOptions(key=KEY, latency_ms=args.latency_ms, keep_requests=1000)).start()
+        mock = kind(MockOptions(key=KEY, latency_ms=args.latency_ms, token_rate=args.token_rate, tokens=args.tokens,
+                                keep_requests=1000)).start()
         port = mock.port
     try:
+        cpu_before = _cpu_seconds(proc.pid) if proc is not None else None
         started = time.perf_counter()
         count, latencies = asyncio.run(load(port, args.seconds, args.connections, args.stream))
         elapsed = time.perf_counter() - started
+        cpu = _cpu_seconds(proc.pid) - cpu_before if proc is not None else None
     finally:
         if mock is not None:
             mock.close()
@@ -89,8 +95,18 @@ def main() -> None:
     p99 = latencies[int(len(latencies) * 0.99)] * 1000
     where = "subprocess -q" if args.subprocess else ("MockProcess" if args.mock_process else "MockGateway thread")
     print(f"{count} requests in {elapsed:.2f}s = {count / elapsed:.0f} req/s "
-          f"(c={args.connections}, stream={args.stream}, latency={args.latency_ms:g} ms, mock {where}); "
+          f"(c={args.connections}, stream={args.stream}, latency={args.latency_ms:g} ms, "
+          f"token rate {args.token_rate:g}/s, mock {where}); "
           f"client-side p50 {p50:.2f} ms, p99 {p99:.2f} ms")
+    if cpu is not None:  # robust on a shared machine, where req/s moves with the other processes' load
+        print(f"mock process CPU: {cpu / count * 1e6:.0f} us per request ({cpu:.2f} s user+sys)")
+
+
+def _cpu_seconds(pid: int) -> float:
+    """user + system CPU time of a process (Linux /proc)."""
+    with open(f"/proc/{pid}/stat") as fh:
+        fields = fh.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 if __name__ == "__main__":

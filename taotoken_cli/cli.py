@@ -39,6 +39,7 @@ def main_options(
 from taotoken_cli.commands import bench as _bench_cmd  # noqa: E402
 from taotoken_cli.commands import check as _check_cmd  # noqa: E402
 from taotoken_cli.commands import config as _config_cmd  # noqa: E402
+from taotoken_cli.commands import demo as _demo_cmd  # noqa: E402
 from taotoken_cli.commands import doctor as _doctor_cmd  # noqa: E402
 from taotoken_cli.commands import explain as _explain_cmd  # noqa: E402
 from taotoken_cli.commands import init as _init_cmd  # noqa: E402
@@ -53,6 +54,7 @@ _route_cmd.register(app)
 _doctor_cmd.register(app)
 _bench_cmd.register(app)
 _mock_cmd.register(app)
+_demo_cmd.register(app)
 
 
 def run(argv: list[str] | None = None) -> None:

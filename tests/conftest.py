@@ -80,6 +80,27 @@ def cli(home: Path):
     return run
 
 
+class _MockStarter:
+    """Starts mock gateways (thread or subprocess) and closes them all at teardown."""
+
+    def __init__(self) -> None:
+        self.started: list = []
+
+    def __call__(self, options=None, *, process: bool = False, **changes):
+        from taotoken_cli.mock import MockGateway, MockOptions, MockProcess
+
+        if options is None:
+            changes.setdefault("key", SENTINEL_KEY)
+            options = MockOptions()
+        mock = (MockProcess if process else MockGateway)(options, **changes).start()
+        self.started.append(mock)
+        return mock
+
+    def close(self) -> None:
+        for mock in self.started:
+            mock.close()
+
+
 @pytest.fixture
 def mock_gateway():
     """Factory for mock gateways on 127.0.0.1 (real HTTP), closed at teardown.
@@ -89,18 +110,14 @@ def mock_gateway():
     `mock_gateway(process=True, …)` runs it as a subprocess (`MockProcess`, same interface) so
     timing-sensitive tests are not disturbed by this process's GIL.
     """
-    from taotoken_cli.mock import MockGateway, MockOptions, MockProcess
+    starter = _MockStarter()
+    yield starter
+    starter.close()
 
-    started: list = []
 
-    def start(options: MockOptions | None = None, *, process: bool = False, **changes):
-        if options is None:
-            changes.setdefault("key", SENTINEL_KEY)
-            options = MockOptions()
-        mock = (MockProcess if process else MockGateway)(options, **changes).start()
-        started.append(mock)
-        return mock
-
-    yield start
-    for mock in started:
-        mock.close()
+@pytest.fixture(scope="module")
+def module_mock_gateway():
+    """Like `mock_gateway`, but the mocks live for the whole test module (one start for many tests)."""
+    starter = _MockStarter()
+    yield starter
+    starter.close()

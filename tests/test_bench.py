@@ -1,60 +1,57 @@
-"""`taotoken bench` against a real loopback server (benchmarks/loopback_server.py) with known timing.
+"""`taotoken bench` against the mock gateway (`taotoken mock` in its own process) with known timing.
 
-The server runs in its own process and schedules every reply and stream token at an exact time
-from the request's arrival, so the figures bench reports can be checked against what the server
-was told to do. Bounds are loose upwards (the machine is shared) but strict downwards: a latency
-below the configured delay, or a TTFT that counted the role-only first chunk, fails.
+One mock serves every model these tests need: per-model timing (`--model-timing`) schedules each
+reply and stream token at an exact time from the request's arrival, and per-model failures
+(`--model-fail`) answer 401, 429, no channel, resets and broken streams next to healthy models, so
+the figures bench reports can be checked against what the mock was told to do. Bounds are loose
+upwards (the machine is shared) but strict downwards: a latency below the configured delay, or a
+TTFT that counted the role-only first chunk, fails.
 """
 
 from __future__ import annotations
 
 import json
 import random
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from taotoken_cli.bench.histogram import Histogram
-from tests.conftest import REPO, SENTINEL_KEY
+from taotoken_cli.mock import MockOptions, ModelTiming
+from tests.conftest import SENTINEL_KEY
 
-PROFILES = {
-    "fixed30": "0.03,0,4",  # non-stream reply after 30 ms, usage says 4 tokens
-    "stream": "0.04,0.01,6",  # first content token at 40 ms, then one every 10 ms, 6 tokens
-    "slow": "0.2,0,1",  # 200 ms
-    "hang": "3,0,1",  # longer than the test timeouts
-}
+MOCK = MockOptions(
+    key=SENTINEL_KEY, latency_ms=10, tokens=3,  # any other model: 10 ms, 3 tokens
+    model_timing={
+        "fixed30": ModelTiming(30, 0, 4),  # non-stream reply after 30 ms, usage says 4 tokens
+        "stream": ModelTiming(40, 100, 6),  # first content token at 40 ms, then one every 10 ms, 6 tokens
+        "slow": ModelTiming(200, 0, 1),  # 200 ms
+    },
+    model_fail={"hang": "stall", "unauthorized": 401, "rate-limited": 429, "quota": "quota",
+                "no-channel": "no-channel", "reset": "reset", "error-event": "stream-error", "empty": "empty-stream",
+                "no-usage": "no-usage"},
+    retry_after=7,  # on the injected 429
+)
 
 
 @pytest.fixture(scope="module")
-def server():
-    args = [sys.executable, "-m", "benchmarks.loopback_server", "--latency", "0.01", "--tokens", "3"]
-    for name, spec in PROFILES.items():
-        args += ["--profile", f"{name}={spec}"]
-    proc = subprocess.Popen(args, cwd=REPO, stdout=subprocess.PIPE, text=True)
-    try:
-        line = proc.stdout.readline()  # "PORT n", printed once listening
-        assert line.startswith("PORT "), line
-        yield f"http://127.0.0.1:{int(line.split()[1])}"
-    finally:
-        proc.kill()
-        proc.wait(timeout=5)
+def server(module_mock_gateway):
+    return module_mock_gateway(MOCK, process=True).url  # its own process: no GIL shared with the test
 
 
 @pytest.fixture
 def bench(cli, server):
-    def run(*args: str, env: dict[str, str] | None = None):
+    def run(*args: str, env: dict[str, str] | None = None, base_url: str = server):
         full_env = {"TAOTOKEN_API_KEY": SENTINEL_KEY, **(env or {})}
-        result = cli("bench", "--base-url", server, *args, env=full_env, timeout=60)
+        result = cli("bench", "--base-url", base_url, *args, env=full_env, timeout=60)
         result.assert_clean()
         return result
 
     return run
 
 
-def run_json(bench, *args: str) -> dict:
-    result = bench(*args, "--json")
+def run_json(bench, *args: str, **kwargs) -> dict:
+    result = bench(*args, "--json", **kwargs)
     assert result.returncode in (0, 4, 5, 6, 7, 8, 9), result.output
     return json.loads(result.stdout)
 
@@ -119,10 +116,10 @@ def test_stream_metrics_for_a_known_token_schedule(bench):
 
 
 def test_token_count_falls_back_to_counted_deltas_and_says_so(bench):
-    result = bench("-m", "nousage", "-n", "4", "-c", "2", "--stream")
+    result = bench("-m", "no-usage", "-n", "4", "-c", "2", "--stream")
     assert result.returncode == 0, result.output
     assert "counted stream deltas (no usage from the server)" in result.stdout
-    data = run_json(bench, "-m", "nousage", "-n", "4", "-c", "2", "--stream")
+    data = run_json(bench, "-m", "no-usage", "-n", "4", "-c", "2", "--stream")
     assert data["series"][0]["tokens_source"] == "counted"
     assert data["series"][0]["output_tokens"] == 12
 
@@ -143,39 +140,51 @@ def test_duration_mode_and_warmup(bench, tmp_path: Path):
 
 # -- errors ----------------------------------------------------------------------------------
 def test_errors_are_classified_per_model(bench):
-    models = ["fail-401", "rate-429", "quota-429", "nochannel", "reset", "error-event", "empty"]
+    models = ["unauthorized", "rate-limited", "quota", "no-channel", "reset", "error-event", "empty"]
     args = [arg for m in models for arg in ("-m", m)]
-    result = bench(*args, "-n", "3", "-c", "1", "--stream", "--json")
+    result = bench(*args, "-m", "fixed30", "-n", "3", "-c", "1", "--stream", "--json")
     assert result.returncode == 4  # every request of the first series failed: the auth exit code
     series = {s["model"]: s for s in json.loads(result.stdout)["series"]}
-    expected = {"fail-401": "auth.invalid_key", "rate-429": "rate.limited", "quota-429": "quota.exhausted",
-                "nochannel": "model.no_channel", "reset": "stream.truncated", "error-event": "stream.error_event",
+    expected = {"unauthorized": "auth.invalid_key", "rate-limited": "rate.limited", "quota": "quota.exhausted",
+                "no-channel": "model.no_channel", "reset": "stream.truncated", "error-event": "stream.error_event",
                 "empty": "stream.empty"}
     for model, code in expected.items():
         s = series[model]
         assert (s["ok"], s["failed"]) == (0, 3), model
         assert [(e["code"], e["count"]) for e in s["errors"]] == [(code, 3)], (model, s["errors"])
         assert s["top_error_fix"], model
-    assert series["rate-429"]["errors"][0]["retry_after_s"] == 7
-    assert series["quota-429"]["errors"][0]["retry_after_s"] is None  # never "wait and retry" a quota
-    assert series["fail-401"]["status_codes"] == {"401": 3}
-    assert series["nochannel"]["status_codes"] == {"503": 3}
-    assert "无可用渠道" in series["nochannel"]["errors"][0]["server_message"]
+    assert series["fixed30"]["ok"] == 3  # the healthy model next to the failing ones, from the same mock
+    assert series["rate-limited"]["errors"][0]["retry_after_s"] == 7
+    assert series["quota"]["errors"][0]["retry_after_s"] is None  # never "wait and retry" a quota
+    assert series["unauthorized"]["status_codes"] == {"401": 3}
+    assert series["quota"]["status_codes"] == {"403": 3}  # new-api: insufficient user quota
+    assert series["no-channel"]["status_codes"] == {"503": 3}
+    assert "No available channel for model no-channel" in series["no-channel"]["errors"][0]["server_message"]
+
+
+def test_quota_429_with_retry_after_is_not_a_rate_limit(bench, mock_gateway):
+    # An upstream OpenAI quota error relayed as is: 429 like a rate limit, but waiting will not help.
+    mock = mock_gateway(process=True, fail="quota", fail_style="openai", retry_after=7)
+    s = run_json(bench, "-m", "gpt-4o-mini", "-n", "3", "-c", "1", base_url=mock.url)["series"][0]
+    assert s["status_codes"] == {"429": 3}
+    assert [(e["code"], e["count"]) for e in s["errors"]] == [("quota.exhausted", 3)]
+    assert s["errors"][0]["retry_after_s"] is None
 
 
 def test_error_text_names_the_code_and_the_fix(bench):
-    result = bench("-m", "rate-429", "-n", "2", "-c", "1")
+    result = bench("-m", "rate-limited", "-n", "2", "-c", "1")
     assert result.returncode == 6
     assert "rate.limited" in result.stdout and "Retry-After 7 s" in result.stdout
     assert "fix (rate.limited):" in result.stdout
     assert "status codes: HTTP 429 x2" in result.stdout
 
 
-def test_reset_before_the_answer_and_timeout_and_refused(bench, cli):
+def test_reset_mid_answer_and_timeout_and_refused(bench, cli):
+    # the mock sends the head and half the body, then a TCP RST: the status arrived, the answer did not
     s = run_json(bench, "-m", "reset", "-n", "2", "-c", "1")["series"][0]
-    assert s["errors"][0]["code"] == "net.reset" and s["status_codes"] == {"none": 2}
+    assert s["errors"][0]["code"] == "net.reset" and s["status_codes"] == {"200": 2} and s["failed"] == 2
     s = run_json(bench, "-m", "hang", "-n", "2", "-c", "2", "--timeout", "0.3")["series"][0]
-    assert s["errors"][0]["code"] == "net.timeout" and s["failed"] == 2
+    assert s["errors"][0]["code"] == "net.timeout" and s["failed"] == 2 and s["status_codes"] == {"none": 2}
     assert s["elapsed_s"] < 2
     import socket
 
@@ -190,7 +199,7 @@ def test_reset_before_the_answer_and_timeout_and_refused(bench, cli):
 
 
 def test_partial_failures_still_exit_zero_and_mix_is_reported(bench):
-    data = run_json(bench, "-m", "fixed30", "-m", "rate-429", "-n", "4", "-c", "2")
+    data = run_json(bench, "-m", "fixed30", "-m", "rate-limited", "-n", "4", "-c", "2")
     # one model fully failed: exit code is its error's (rate), figures of both are there
     fixed, rate = data["series"]
     assert fixed["success_rate"] == 1.0 and rate["success_rate"] == 0.0
@@ -228,7 +237,7 @@ DIST_KEYS = {"count", "min", "mean", "p50", "p90", "p95", "p99", "max"}
 
 
 def test_json_shape_is_stable(bench):
-    data = run_json(bench, "-m", "fixed30", "-m", "rate-429", "-n", "2", "-c", "1")
+    data = run_json(bench, "-m", "fixed30", "-m", "rate-limited", "-n", "2", "-c", "1")
     assert set(data) == {"schema", "url", "load", "series"}
     assert data["url"].endswith("/v1/chat/completions")
     assert set(data["load"]) == {"mode", "requests", "duration_s", "concurrency", "rate", "warmup", "workers",

@@ -21,30 +21,47 @@ def mock(
                                     help="Answer model REQ with `model: RESP` (e.g. a dated variant)."),
     no_channel: list[str] = typer.Option([], "--no-channel", metavar="MODEL",
                                          help="Answer MODEL with new-api's 503 'No available channel'."),
-    latency_ms: float = typer.Option(0.0, "--latency-ms", help="Fixed delay before the response headers."),
-    token_rate: float = typer.Option(0.0, "--token-rate", help="Tokens per second in streams (0 = unpaced)."),
+    latency_ms: float = typer.Option(0.0, "--latency-ms", help="Fixed delay from the request to the response "
+                                     "headers (and a stream's first token)."),
+    token_rate: float = typer.Option(0.0, "--token-rate", help="Tokens per second in streams (0 = unpaced); "
+                                     "token i is due at latency + i/rate after the request."),
     tokens: int = typer.Option(16, "--tokens", help="Output length in tokens (capped by max_tokens)."),
     fail: str | None = typer.Option(None, "--fail", metavar="STATUS",
                                     help="Inject this HTTP status (or 'quota', 'concurrency')."),
     fail_style: str = typer.Option("new-api", "--fail-style",
                                    help="Error body shape: openai, one-api, new-api, litellm, openrouter, anthropic."),
     fail_rate: float = typer.Option(1.0, "--fail-rate", help="Fraction of requests that fail (deterministic)."),
-    retry_after: float | None = typer.Option(None, "--retry-after", help="Retry-After seconds on injected errors."),
+    retry_after: float | None = typer.Option(None, "--retry-after",
+                                             help="Retry-After seconds on injected 429/503 answers."),
     fault: str | None = typer.Option(None, "--fault", help="reset, stall, html, no-choices, stream-error, "
-                                     "empty-stream or truncated-stream."),
+                                     "empty-stream, truncated-stream or no-usage (no usage chunk though asked)."),
+    model_timing: list[str] = typer.Option(
+        [], "--model-timing", metavar="MODEL=LATENCY_MS,TOKEN_RATE,TOKENS",
+        help="Timing of one model (repeatable), e.g. fast=20,200,32 next to slow=300,20,32: compare two backends. "
+             "An empty field keeps the global value."),
+    model_fail: list[str] = typer.Option(
+        [], "--model-fail", metavar="MODEL=KIND",
+        help="Fail every request for MODEL (repeatable) while other models stay healthy: KIND is a status "
+             "(401, 429, 503…), quota, concurrency, no-channel, or a --fault."),
     lenient_paths: bool = typer.Option(False, "--lenient-paths",
                                        help="Also answer doubled/missing /v1 paths (they are still flagged)."),
     lang: str = typer.Option("en", "--lang", help="Language of new-api messages: en or zh."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No per-request log lines."),
     json_out: bool = typer.Option(False, "--json", help="Log one JSON object per request."),
 ) -> None:
-    """Run a local TaoToken-like gateway; point clients at it and watch each request."""
+    """Run a local TaoToken-like gateway; point clients at it and watch each request.
+
+    Per-model options let one mock play several backends: --model-timing fast=20,200,32
+    --model-timing slow=300,20,32 serves a fast and a slow model; --model-fail broken=503 fails
+    one model while the others answer.
+    """
     from taotoken_cli.mock.cli import run_mock
-    from taotoken_cli.mock.options import MockOptions, parse_aliases, parse_models
+    from taotoken_cli.mock.options import MockOptions, parse_aliases, parse_model_fail, parse_model_timing, parse_models
 
     options = MockOptions(
         key=None, any_key=any_key, host=host, port=port, allow_remote=allow_remote, models=parse_models(models),
         aliases=parse_aliases(alias), no_channel=parse_models(no_channel), latency_ms=latency_ms,
         token_rate=token_rate, tokens=tokens, fail=fail, fail_style=fail_style, fail_rate=fail_rate,
-        retry_after=retry_after, fault=fault, lenient_paths=lenient_paths, lang=lang)
+        retry_after=retry_after, fault=fault, model_timing=parse_model_timing(model_timing),
+        model_fail=parse_model_fail(model_fail), lenient_paths=lenient_paths, lang=lang)
     run_mock(options, key_flag=key, quiet=quiet, as_json=json_out)

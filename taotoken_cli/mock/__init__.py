@@ -9,10 +9,19 @@
 so the gateway's latency is not disturbed by the GIL of the process under test.
 """
 
-from taotoken_cli.mock.options import DEFAULT_MODELS, FAIL_STYLES, FAULTS, NAMED_FAILURES, MockOptions
+from taotoken_cli.mock.options import (
+    DEFAULT_MODELS,
+    FAIL_STYLES,
+    FAULTS,
+    MODEL_FAILURES,
+    NAMED_FAILURES,
+    MockOptions,
+    ModelTiming,
+)
 from taotoken_cli.mock.process import MockProcess, options_to_args
 from taotoken_cli.mock.records import FLAG_HINTS, RequestRecord
 from taotoken_cli.mock.server import MockGateway, MockServer, Summary, serve
 
-__all__ = ["DEFAULT_MODELS", "FAIL_STYLES", "FAULTS", "FLAG_HINTS", "NAMED_FAILURES", "MockGateway", "MockOptions",
-           "MockProcess", "MockServer", "options_to_args", "RequestRecord", "Summary", "serve"]
+__all__ = ["DEFAULT_MODELS", "FAIL_STYLES", "FAULTS", "FLAG_HINTS", "MODEL_FAILURES", "NAMED_FAILURES", "MockGateway",
+           "MockOptions", "ModelTiming", "MockProcess", "MockServer", "options_to_args", "RequestRecord", "Summary",
+           "serve"]

@@ -3,17 +3,46 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from taotoken_cli.errors import InputError
 
 FAIL_STYLES = ("openai", "one-api", "new-api", "litellm", "openrouter", "anthropic")
-FAULTS = ("reset", "stall", "html", "no-choices", "stream-error", "empty-stream", "truncated-stream")
+FAULTS = ("reset", "stall", "html", "no-choices", "stream-error", "empty-stream", "truncated-stream", "no-usage")
 # Faults that only make sense for a generation request (chat / responses / messages).
-GENERATION_FAULTS = ("no-choices", "stream-error", "empty-stream", "truncated-stream")
+GENERATION_FAULTS = ("no-choices", "stream-error", "empty-stream", "truncated-stream", "no-usage")
+# Faults that change a stream's events (a plain request is answered normally under them).
+STREAM_FAULTS = ("stream-error", "empty-stream", "truncated-stream", "no-usage")
 # Named failures besides plain HTTP statuses: each style answers them with its own status and body.
 NAMED_FAILURES = ("quota", "concurrency")
+# What `--model-fail MODEL=KIND` accepts besides an HTTP status: the named failures, the faults, no-channel.
+MODEL_FAILURES = (*NAMED_FAILURES, *FAULTS, "no-channel")
 
 DEFAULT_MODELS = ("gpt-4o-mini", "claude-sonnet-4-5", "gpu-llama-3.1-8b", "cpu-qwen2.5-0.5b")
+
+
+@dataclass(frozen=True)
+class ModelTiming:
+    """One model's own speed (`--model-timing MODEL=LATENCY_MS,TOKEN_RATE,TOKENS`); None = the global value."""
+
+    latency_ms: float | None = None
+    token_rate: float | None = None
+    tokens: int | None = None
+
+    def spec(self) -> str:
+        """Back to the CLI form, e.g. `20,200,32` (empty fields keep the global value)."""
+        fields = [self.latency_ms, self.token_rate, self.tokens]
+        while fields and fields[-1] is None:
+            fields.pop()
+        return ",".join("" if f is None else repr(f) if isinstance(f, float) else str(f) for f in fields)
+
+
+class Timing(NamedTuple):
+    """The effective timing of one request: headers `latency_s` after its arrival, token i at latency + i*interval."""
+
+    latency_s: float
+    interval_s: float  # 0 = unpaced
+    tokens: int
 
 
 @dataclass
@@ -24,7 +53,9 @@ class MockOptions:
     empty means every model name is served and `/models` lists DEFAULT_MODELS; non-empty means
     only those (plus alias sources) are served and the rest get the style's model-not-found error.
     `fail`/`fault` are injected on a deterministic `fail_rate` fraction of eligible requests
-    (rate 0.25 = exactly every 4th), so tests and benchmarks get exact counts.
+    (rate 0.25 = exactly every 4th), so tests and benchmarks get exact counts. `model_timing`
+    and `model_fail` override the timing and the failure for one model (a model's own failure
+    hits every request for it; the global fail/fault then spares that model).
     """
 
     key: str | None = None
@@ -43,6 +74,9 @@ class MockOptions:
     fail_rate: float = 1.0
     retry_after: float | None = None  # seconds; sent as Retry-After on injected 429/503
     fault: str | None = None
+    # Per model, for serving a fast and a slow (or a healthy and a failing) model from one mock:
+    model_timing: dict[str, ModelTiming] = field(default_factory=dict)
+    model_fail: dict[str, int | str] = field(default_factory=dict)  # model -> status | MODEL_FAILURES name
     lenient_paths: bool = False  # serve doubled/missing /v1 too (still flagged in the log)
     lang: str = "en"  # language of new-api messages (one-api's are always Chinese)
     keep_requests: int = 100_000  # how many RequestRecords to keep (oldest dropped)
@@ -79,6 +113,17 @@ class MockOptions:
             raise InputError(f"--fail-rate {self.fail_rate}: not a fraction", "use a number from 0 to 1")
         if self.retry_after is not None and self.retry_after < 0:
             raise InputError("--retry-after must not be negative", "give seconds, e.g. --retry-after 2")
+        for model, timing in self.model_timing.items():
+            if any(v is not None and v < 0 for v in (timing.latency_ms, timing.token_rate, timing.tokens)):
+                raise InputError(f"--model-timing {model}: latency, token rate and tokens must not be negative",
+                                 "use 0 or a positive number, e.g. --model-timing fast=20,200,32")
+        self.model_fail = {model: parse_fail(str(kind), model) for model, kind in self.model_fail.items()}
+        if self.models:
+            for flag, names in (("--model-timing", self.model_timing), ("--model-fail", self.model_fail)):
+                unserved = [m for m in names if not self.serves(m)]
+                if unserved:
+                    raise InputError(f"{flag} {unserved[0]}: not among --models ({', '.join(self.models)})",
+                                     f"add it to --models, or drop the {flag} for it")
         if self.lang not in ("en", "zh"):
             raise InputError(f"unknown language {self.lang!r}", "use en or zh")
         return self
@@ -86,22 +131,83 @@ class MockOptions:
     @property
     def listed_models(self) -> tuple[str, ...]:
         base = self.models or DEFAULT_MODELS
-        extra = tuple(m for m in self.aliases if m not in base)
+        named = [*self.aliases, *self.model_timing,
+                 *(m for m, kind in self.model_fail.items() if kind != "no-channel")]
+        extra = tuple(dict.fromkeys(m for m in named if m not in base))
         return tuple(base) + extra
 
     def serves(self, model: str) -> bool:
         return not self.models or model in self.models or model in self.aliases
 
+    def timing_for(self, model: str | None) -> Timing:
+        own = self.model_timing.get(model) if model is not None and self.model_timing else None
+        latency_ms, rate, tokens = self.latency_ms, self.token_rate, self.tokens
+        if own is not None:
+            latency_ms = own.latency_ms if own.latency_ms is not None else latency_ms
+            rate = own.token_rate if own.token_rate is not None else rate
+            tokens = own.tokens if own.tokens is not None else tokens
+        return Timing(latency_ms / 1000.0, 1.0 / rate if rate > 0 else 0.0, tokens)
 
-def parse_fail(text: str) -> int | str:
+    def failure_for(self, model: str | None) -> tuple[int | str | None, str | None, bool]:
+        """(fail, fault, own): the model's own failure (always injected) or the global --fail/--fault."""
+        own = self.model_fail.get(model) if model is not None and self.model_fail else None
+        if own is None or own == "no-channel":
+            return self.fail, self.fault, False
+        if own in FAULTS:
+            return None, str(own), True
+        return own, None, True
+
+    def no_channel_for(self, model: str) -> bool:
+        return model in self.no_channel or self.model_fail.get(model) == "no-channel"
+
+
+def parse_fail(text: str, model: str | None = None) -> int | str:
+    """A `--fail` value (status or named failure); with `model`, a `--model-fail` value (also faults)."""
     text = text.strip().lower()
-    if text in NAMED_FAILURES:
+    allowed = MODEL_FAILURES if model is not None else NAMED_FAILURES
+    if text in allowed:
         return text
+    flag = f"--model-fail {model}=" if model is not None else "--fail "
     try:
-        return int(text)
+        status = int(text)
     except ValueError:
-        raise InputError(f"--fail {text!r}: not an HTTP status or a named failure",
-                         f"use a status like 429 or 503, or one of: {', '.join(NAMED_FAILURES)}") from None
+        what = "a named failure" if model is None else "a known failure"
+        raise InputError(f"{flag}{text!r}: not an HTTP status or {what}",
+                         f"use a status like 429 or 503, or one of: {', '.join(allowed)}") from None
+    if not 400 <= status <= 599:
+        raise InputError(f"{flag}{status}: not an error status", "use a status from 400 to 599")
+    return status
+
+
+def parse_model_timing(items: list[str] | tuple[str, ...]) -> dict[str, ModelTiming]:
+    """`fast=20,200,32` -> {'fast': ModelTiming(20.0, 200.0, 32)}; empty or missing fields keep the global value."""
+    timings: dict[str, ModelTiming] = {}
+    for item in items:
+        model, sep, spec = item.rpartition("=")
+        fields = [f.strip() for f in spec.split(",")]
+        fix = "e.g. --model-timing fast=20,200,32 (20 ms to the first token, 200 tokens/s, 32 tokens)"
+        if not sep or not model.strip() or len(fields) > 3 or not any(fields):
+            raise InputError(f"--model-timing {item!r}: expected MODEL=LATENCY_MS[,TOKEN_RATE[,TOKENS]]", fix)
+        try:
+            latency = float(fields[0]) if fields[0] else None
+            rate = float(fields[1]) if len(fields) > 1 and fields[1] else None
+            tokens = int(fields[2]) if len(fields) > 2 and fields[2] else None
+        except ValueError:
+            raise InputError(f"--model-timing {item!r}: not numbers", fix) from None
+        timings[model.strip()] = ModelTiming(latency, rate, tokens)
+    return timings
+
+
+def parse_model_fail(items: list[str] | tuple[str, ...]) -> dict[str, int | str]:
+    """`bad=401` -> {'bad': 401}; the value is checked by MockOptions.validate()."""
+    failures: dict[str, int | str] = {}
+    for item in items:
+        model, sep, kind = item.rpartition("=")
+        if not sep or not model.strip() or not kind.strip():
+            raise InputError(f"--model-fail {item!r}: expected MODEL=STATUS or MODEL=KIND",
+                             "e.g. --model-fail broken=503 or --model-fail flaky=stream-error")
+        failures[model.strip()] = parse_fail(kind, model.strip())
+    return failures
 
 
 def parse_aliases(items: list[str] | tuple[str, ...]) -> dict[str, str]:

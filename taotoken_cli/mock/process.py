@@ -46,6 +46,10 @@ def options_to_args(options: MockOptions) -> list[str]:
         args += ["--retry-after", repr(o.retry_after)]
     if o.fault:
         args += ["--fault", o.fault]
+    for model, timing in o.model_timing.items():
+        args += ["--model-timing", f"{model}={timing.spec()}"]
+    for model, kind in o.model_fail.items():
+        args += ["--model-fail", f"{model}={kind}"]
     return args
 
 

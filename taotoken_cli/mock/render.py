@@ -40,6 +40,12 @@ def banner(server: MockServer, key_origin: str | None) -> list[str]:
         if opts.retry_after is not None:
             behaviour.append(f"Retry-After {opts.retry_after:g}")
     lines.append("  " + "; ".join(behaviour))
+    for model in opts.model_timing:
+        t = opts.timing_for(model)
+        rate = f" at {1 / t.interval_s:g}/s" if t.interval_s else ""
+        lines.append(f"  model {model}: latency {t.latency_s * 1000:g} ms; {t.tokens} tokens{rate}")
+    for model, kind in opts.model_fail.items():
+        lines.append(f"  model {model}: every request fails ({kind})")
     lines.append("  Ctrl-C to stop")
     return lines
 
@@ -73,5 +79,6 @@ def summary_lines(summary: Summary, as_json: bool) -> list[str]:
 def describe_options(options: MockOptions) -> dict:
     """For --json start-up: everything but the key."""
     data = {k: v for k, v in vars(options).items() if k != "key"}
+    data["model_timing"] = {model: timing.spec() for model, timing in options.model_timing.items()}
     data["key"] = mask_key(options.key) if options.key else None
     return data

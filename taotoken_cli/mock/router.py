@@ -17,7 +17,7 @@ from taotoken_cli import __version__
 from taotoken_cli.masking import mask_key
 from taotoken_cli.mock import api
 from taotoken_cli.mock.error_bodies import HTML_PAGE, ErrorContext, error_reply, kind_for_status
-from taotoken_cli.mock.options import GENERATION_FAULTS, MockOptions
+from taotoken_cli.mock.options import GENERATION_FAULTS, STREAM_FAULTS, MockOptions, Timing
 from taotoken_cli.mock.records import RequestRecord
 
 # Endpoint suffixes, longest first so /messages/count_tokens wins over /messages.
@@ -45,6 +45,7 @@ class Reply:
     events: list[api.Event] | None = None  # an SSE stream, paced by token index
     end: str = "normal"  # normal | reset (RST after a partial answer) | close (clean end, then close) | stall
     head_only: bool = False
+    timing: Timing | None = None  # when the headers and each token are due (set by Router.handle)
 
 
 @dataclass
@@ -106,6 +107,8 @@ class Router:
             key_masked=mask_key(auth.key) if auth.key else "", model=None, response_model=None, stream=False,
             request_id=request_id, headers=_masked_headers(req.headers), received_at=received_at)
         reply = self._route(req, record, auth)
+        if reply.timing is None:
+            reply.timing = self.options.timing_for(record.model)
         reply.headers[:0] = self._identity_headers(request_id)
         if req.method == "HEAD":
             reply.head_only = True
@@ -151,7 +154,7 @@ class Router:
             return self._inject(record, reply, generation=False)
         if endpoint == "model":
             record.model = model_id
-            if not opts.serves(model_id) or model_id in opts.no_channel:
+            if not opts.serves(model_id) or opts.no_channel_for(model_id):
                 return self._error("model_not_found", record)
             return self._inject(record, Reply(200, api.model_json(model_id)), generation=False)
 
@@ -160,7 +163,7 @@ class Router:
             return self._error("bad_request", record, anthropic_endpoint=anthropic_endpoint)
         if not record.model:
             return self._error("empty_model", record, anthropic_endpoint=anthropic_endpoint)
-        if record.model in opts.no_channel:
+        if opts.no_channel_for(record.model):
             return self._error("no_channel", record, anthropic_endpoint=anthropic_endpoint)
         if not opts.serves(record.model):
             record.flags.append("unknown-model")
@@ -204,19 +207,19 @@ class Router:
     def _inject(self, record: RequestRecord, reply: Reply, *, generation: bool,
                 anthropic_endpoint: bool = False) -> Reply:
         opts = self.options
-        fault = opts.fault
-        if opts.fail is None and (fault is None or (fault in GENERATION_FAULTS and not generation)):
+        fail, fault, own = opts.failure_for(record.model)
+        if fail is None and (fault is None or (fault in GENERATION_FAULTS and not generation)):
             return reply
-        if not self._should_inject():
+        if not own and not self._should_inject():
             return reply
-        if opts.fail is not None:
-            record.injected = f"fail:{opts.fail}"
-            if isinstance(opts.fail, int):
-                failed = self._error(kind_for_status(opts.fail), record, status=opts.fail,
+        if fail is not None:
+            record.injected = f"fail:{fail}"
+            if isinstance(fail, int):
+                failed = self._error(kind_for_status(fail), record, status=fail,
                                      anthropic_endpoint=anthropic_endpoint)
             else:
-                failed = self._error(opts.fail, record, anthropic_endpoint=anthropic_endpoint)
-            if opts.retry_after is not None:
+                failed = self._error(fail, record, anthropic_endpoint=anthropic_endpoint)
+            if opts.retry_after is not None and failed.status in (429, 503, 529):  # never on a 401 or 403
                 value = opts.retry_after
                 failed.headers.append(("Retry-After", str(int(value)) if value == int(value) else f"{value:.2f}"))
             return failed
@@ -236,9 +239,10 @@ class Router:
 
     def _generate(self, endpoint: str, body: dict[str, Any], record: RequestRecord, anthropic_endpoint: bool) -> Reply:
         opts = self.options
+        timing = opts.timing_for(record.model)
         limit_field = "max_output_tokens" if endpoint == "responses" else "max_tokens"
         limit = body.get(limit_field) or body.get("max_completion_tokens")
-        n = opts.tokens
+        n = timing.tokens
         truncated = isinstance(limit, int) and limit >= 0 and limit < n
         if truncated:
             n = limit
@@ -250,25 +254,29 @@ class Router:
             include_usage=isinstance(stream_opts, dict) and stream_opts.get("include_usage") is True,
             style=opts.fail_style, lang=opts.lang)
         # Decide a stream fault before building the stream (it changes the events themselves).
-        stream_fault = {"stream-error": "error", "empty-stream": "empty", "truncated-stream": "truncated"}
-        if record.stream and opts.fault in stream_fault:
-            if self._should_inject():
-                gen.outcome = stream_fault[opts.fault]
-                record.injected = f"fault:{opts.fault}"
+        _, fault, own = opts.failure_for(record.model)
+        if record.stream and fault in STREAM_FAULTS:
+            if own or self._should_inject():
+                record.injected = f"fault:{fault}"
+                if fault == "no-usage":  # a channel that ignores stream_options: no usage chunk even when asked
+                    gen.include_usage = False
+                else:
+                    gen.outcome = {"stream-error": "error", "empty-stream": "empty", "truncated-stream": "truncated"}[
+                        fault]
                 if gen.outcome == "truncated":
                     record.outcome = "truncated"
-            reply = Reply(200, content_type="text/event-stream",
-                          headers=[("Cache-Control", "no-cache")], events=self._events(endpoint, gen))
+            reply = Reply(200, content_type="text/event-stream", headers=[("Cache-Control", "no-cache")],
+                          events=self._events(endpoint, gen), timing=timing)
             if gen.outcome == "truncated":
                 reply.end = "close"
             return reply
         if record.stream:
             reply = Reply(200, content_type="text/event-stream", headers=[("Cache-Control", "no-cache")],
-                          events=self._events(endpoint, gen))
+                          events=self._events(endpoint, gen), timing=timing)
         else:
             builder = {"chat": api.chat_json, "responses": api.responses_json, "messages": api.messages_json}
-            reply = Reply(200, builder[endpoint](gen))
-        if opts.fault in ("empty-stream", "stream-error", "truncated-stream"):
+            reply = Reply(200, builder[endpoint](gen), timing=timing)
+        if fault in STREAM_FAULTS:
             return reply  # a plain request is answered normally under a stream-only fault
         return self._inject(record, reply, generation=True, anthropic_endpoint=anthropic_endpoint)
 

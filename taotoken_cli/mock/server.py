@@ -5,9 +5,10 @@
   `with MockGateway(MockOptions(key=...)) as mock: httpx.get(mock.url + "/v1/models", ...)`.
 - `serve()`: the foreground loop behind `taotoken mock`, stopped cleanly by SIGINT/SIGTERM.
 
-Delays are scheduled on absolute loop times (request complete + latency for the headers,
-headers + i/token_rate for token i), so they do not drift with processing time; a reply with
-no delay is written synchronously from `data_received` without creating a task.
+Delays are timer callbacks at absolute loop times from the request's arrival (arrival + latency
+for the headers and the first token, arrival + latency + i/token_rate for token i), so they do
+not drift with processing time or late wake-ups; each model may have its own timing. A reply
+with no delay is written synchronously from `data_received` without creating a timer or task.
 """
 
 from __future__ import annotations
@@ -76,7 +77,7 @@ class _Connection(asyncio.Protocol):
         self.transport: asyncio.Transport | None = None
         self.buf = bytearray()
         self.busy = False
-        self.task: asyncio.Task | None = None
+        self.timer: asyncio.TimerHandle | None = None  # the next write of a delayed or paced answer
         self.current: RequestRecord | None = None
         self.sent_continue = False
 
@@ -96,8 +97,9 @@ class _Connection(asyncio.Protocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.server.connections.discard(self)
-        if self.task is not None and not self.task.done():
-            self.task.cancel()
+        if self.timer is not None:
+            self.timer.cancel()
+            self.timer = None
         if self.current is not None:  # the client went away mid-answer (or during a stall)
             record = self.current
             if record.outcome == "ok":
@@ -186,22 +188,29 @@ class _Connection(asyncio.Protocol):
         return ("\r\n".join(lines) + "\r\n\r\n").encode("utf-8")
 
     def _respond(self, reply: Reply, record: RequestRecord, keep_alive: bool) -> None:
-        options = self.server.router.options
         if reply.end == "stall":
             record.outcome = "stalled"
             record.status = None
             self.busy = True  # accept and never answer; the record is finished when the client gives up
             return
         keep_alive = keep_alive and reply.end == "normal"
-        paced = reply.events is not None and options.token_rate > 0 and not reply.head_only
-        if options.latency_ms <= 0 and not paced:
+        latency_s, interval_s, _ = reply.timing or self.server.router.options.timing_for(record.model)
+        paced = reply.events is not None and interval_s > 0 and not reply.head_only
+        if latency_s <= 0 and not paced:
             self._write_all(reply, record, keep_alive)
             return
         self.busy = True
-        self.task = self.loop.create_task(self._respond_later(reply, record, keep_alive, options))
+        start = record.received_at + latency_s  # every due time below is absolute: no drift
+        if not paced:
+            self.timer = self.loop.call_at(start, self._write_all, reply, record, keep_alive)
+            return
+        if reply.end == "reset":
+            reply.events = reply.events[: len(reply.events) // 2]
+        self.timer = self.loop.call_at(start, self._stream_from, 0, reply, record, keep_alive, start, interval_s)
 
     def _write_all(self, reply: Reply, record: RequestRecord, keep_alive: bool) -> None:
         """Everything at once (no pacing): head, body or all events, and the end of the answer."""
+        self.timer = None
         chunked = reply.events is not None
         data = self._head(reply, keep_alive, chunked)
         record.headers_at = self.loop.time()
@@ -219,43 +228,39 @@ class _Connection(asyncio.Protocol):
         self.transport.write(data)
         self._after(reply, keep_alive)
 
-    async def _respond_later(self, reply: Reply, record: RequestRecord, keep_alive: bool,
-                             options: MockOptions) -> None:
-        loop = self.loop
-        due = record.received_at + options.latency_ms / 1000.0
-        delay = due - loop.time()
-        if delay > 0:
-            await asyncio.sleep(delay)
-        if reply.events is None or options.token_rate <= 0 or reply.head_only:
-            self._write_all(reply, record, keep_alive)
-            return
+    def _stream_from(self, i: int, reply: Reply, record: RequestRecord, keep_alive: bool, start: float,
+                     interval: float) -> None:
+        """Write the events due now (token index k is due at start + k*interval), then set a timer for the next.
+
+        A timer callback, not a task with sleeps: cheaper, and each due time is computed from the
+        request's arrival, so a late wake-up delays one write and never shifts the later tokens.
+        """
+        self.timer = None
         transport = self.transport
-        transport.write(self._head(reply, keep_alive, True))
-        headers_at = record.headers_at = loop.time()
-        events = reply.events if reply.end != "reset" else reply.events[: len(reply.events) // 2]
-        interval = 1.0 / options.token_rate
-        i = 0
-        while i < len(events):
+        if transport is None or transport.is_closing():
+            return  # connection_lost finished the record
+        events = reply.events
+        data = b""
+        if i == 0:
+            data = self._head(reply, keep_alive, True)
+            record.headers_at = self.loop.time()
+        if events:
             index = events[i][0]
-            pending = []
-            while i < len(events) and events[i][0] == index:  # events due at the same moment: one write
-                pending.append(events[i][1])
-                i += 1
-            delay = headers_at + index * interval - loop.time()
-            if delay > 0:
-                await asyncio.sleep(delay)
-            if transport.is_closing():
-                return
-            data = _encode_chunk(b"".join(pending))
-            if i == len(events):
-                self._finish(record, reply)
-                if reply.end != "reset":
-                    data += b"0\r\n\r\n"
+            j = i
+            while j < len(events) and events[j][0] == index:  # events due at the same moment: one write
+                j += 1
+            data += _encode_chunk(b"".join(chunk for _, chunk in events[i:j]))
+        else:
+            j = 0
+        if j < len(events):
             transport.write(data)
-        if not events:
-            self._finish(record, reply)
-            if reply.end != "reset":
-                transport.write(b"0\r\n\r\n")
+            self.timer = self.loop.call_at(start + events[j][0] * interval, self._stream_from, j, reply, record,
+                                           keep_alive, start, interval)
+            return
+        self._finish(record, reply)
+        if reply.end != "reset":
+            data += b"0\r\n\r\n"
+        transport.write(data)
         self._after(reply, keep_alive)
 
     def _after(self, reply: Reply, keep_alive: bool) -> None:
@@ -271,7 +276,6 @@ class _Connection(asyncio.Protocol):
             transport.close()
             return
         self.busy = False
-        self.task = None
         if self.buf:
             self._process()
 
@@ -329,9 +333,9 @@ class MockServer:
         if self._server is not None:
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(self._server.wait_closed(), 2)
-        tasks = [c.task for c in list(self.connections) if c.task is not None]
-        for task in tasks:
-            task.cancel()
+        for conn in list(self.connections):
+            if conn.timer is not None:
+                conn.timer.cancel()
 
 
 def format_host(host: str) -> str:

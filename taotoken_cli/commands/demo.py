@@ -1,0 +1,25 @@
+"""`taotoken demo`: run every command against a local mock gateway in a temporary HOME, then clean up."""
+
+from __future__ import annotations
+
+import typer
+
+
+def register(app: typer.Typer) -> None:
+    app.command("demo")(demo)
+
+
+def demo(
+    keep: bool = typer.Option(False, "--keep", help="Leave the temporary directory and print its path."),
+    step: str | None = typer.Option(None, "--step", metavar="NAME",
+                                    help="Run one step: init, check, doctor, route or bench (its "
+                                    "prerequisites run quietly first)."),
+    fast: bool = typer.Option(False, "--fast", help="No simulated gateway latency, fewer requests."),
+) -> None:
+    """Walk through init, check, doctor, route and bench offline, against a local mock gateway."""
+    from taotoken_cli.demo import DemoOptions, run_demo
+    from taotoken_cli.demo_view import TranscriptReporter
+    from taotoken_cli.output import Output
+
+    summary = run_demo(DemoOptions(keep=keep, step=step, fast=fast), TranscriptReporter(Output()))
+    raise typer.Exit(summary.exit_code)
