@@ -29,6 +29,11 @@ from taotoken_cli.cli import app
 from taotoken_cli.mock import FAULTS, NAMED_FAILURES, MockOptions
 from tests.conftest import REPO, SENTINEL_KEY, Result
 
+try:
+    from taotoken_cli.demo import DEMO_KEY
+except ImportError:  # a build without `demo`
+    DEMO_KEY = None
+
 MODEL = "gpt-4o-mini"
 ROOT = typer.main.get_command(app)
 
@@ -67,6 +72,7 @@ SCENARIOS: dict[str, dict[str, list[list[str]]]] = {
     "route devices": {"local": [["route", "devices"]]},
     "route set": {"local": [["route", "set", f"cpu={MODEL}", "code=other"], ["route", "set", "bad"]]},
     "route list": {"local": [["route", "list"]]},
+    "demo": {"local": [["demo", "--fast", "--step", "check"]]},  # its own key (DEMO_KEY), its own mock
     "doctor": {"network": [["doctor", "--timeout", "3"], ["doctor", "--offline"]],
                "local": [["doctor", "--list"], ["doctor", "--fix", "--yes", "--offline"]]},
 }
@@ -137,8 +143,9 @@ def run_all(run, cli, kind: str, url: str, paths=None, exits_seen: dict | None =
             args = [a.replace("{url}", url) for a in scenario]
             for argv in variants(path, args):
                 stdin = SENTINEL_KEY + "\n"
-                # doctor may os._exit past its deadline: never inside pytest
-                result = cli(*argv, input=stdin, timeout=30) if path == "doctor" else run(*argv, input=stdin)
+                # doctor may os._exit past its deadline, demo runs its own mock and steps: real subprocesses
+                in_subprocess = path in ("doctor", "demo")
+                result = cli(*argv, input=stdin, timeout=60) if in_subprocess else run(*argv, input=stdin)
                 assert_no_leak(result)
                 results.append(result)
                 if exits_seen is not None:
@@ -153,6 +160,8 @@ def assert_no_leak(result: Result) -> None:
     # also not split by a terminal-width wrap or JSON escaping
     assert SENTINEL_KEY not in re.sub(r"\s+", "", text), (result.args, text)
     assert SENTINEL_KEY not in json.dumps(text), result.args
+    if DEMO_KEY is not None:
+        assert DEMO_KEY not in text, (result.args, "the demo's key leaked", text)
 
 
 SECRET_FILES = (
