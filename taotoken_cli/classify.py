@@ -165,6 +165,8 @@ class ExceptionRule:
 
 
 EXCEPTION_RULES: tuple[ExceptionRule, ...] = (
+    # The bytes arrived but their Content-Encoding (gzip, …) is corrupt: an answer problem, not the network.
+    ExceptionRule("resp.not_json", ("DecodingError",)),
     ExceptionRule("proxy.socks_unsupported", markers=("socksio", "using socks proxy")),
     ExceptionRule("proxy.auth_required", markers=("407 proxy authentication", "proxy authentication required")),
     ExceptionRule("proxy.unreachable", markers=("unknown scheme for proxy", "proxy url")),
@@ -473,7 +475,7 @@ def _decide(obs: Observation, expect: str, ctx: dict[str, str]) -> tuple[str | N
             details.append(f"redirects to {location}")
         return "url.redirect", location, details
 
-    if obs.stream is not None:
+    if obs.stream is not None and 200 <= status < 300:
         return _decide_stream(obs, details)
 
     body = parse_body(obs)

@@ -153,9 +153,15 @@ def run_lock(config_dir: Path, timeout: float = LOCK_TIMEOUT_S) -> Iterator[None
     except ImportError:  # pragma: no cover - Windows: no advisory locks, run unlocked
         yield
         return
-    config_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
     lock_path = config_dir / LOCK_NAME
-    fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        config_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+        fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o600)
+    except OSError as exc:
+        raise TaotokenError(
+            f"cannot create the lock file {lock_path}: {exc.strerror or exc}; nothing was written",
+            f"make {config_dir} a writable directory (e.g. chmod u+rwx {config_dir}), or point TAOTOKEN_CONFIG "
+            "at a config file in a writable directory", Exit.FAILURE, code="init.write_failed") from None
     try:
         deadline = time.monotonic() + timeout
         while True:
@@ -240,21 +246,31 @@ def apply(plan: Plan, config_dir: Path, *, lock_timeout: float = LOCK_TIMEOUT_S,
                 + ", ".join(str(p) for p in stale),
                 "run the command again to plan against the current contents", Exit.FAILURE,
                 code="init.changed_since_plan")
-        backup_dir = _new_backup_dir(config_dir)
-        entries = []
-        for index, (change, real) in enumerate(zip(pending, targets, strict=True)):
-            entry = {"path": str(change.path), "target": str(real), "existed": change.before is not None,
-                     "mode": None, "backup": None, "after_sha256": _sha(change.after), "created_dirs": []}
-            if change.before is not None:
-                entry["mode"] = stat.S_IMODE(real.stat().st_mode)
-                entry["backup"] = f"{index:03d}-{real.name}"
-                _write_private(backup_dir / entry["backup"], change.before)
-            else:
-                entry["created_dirs"] = [str(d) for d in _missing_dirs(real)]
-            entries.append(entry)
-        manifest = {"version": 1, "command": command, "created": datetime.now(timezone.utc).isoformat(),
-                    "complete": False, "undone": False, "files": entries}
-        _write_manifest(backup_dir, manifest)
+        backup_dir = None
+        try:
+            backup_dir = _new_backup_dir(config_dir)
+            entries = []
+            for index, (change, real) in enumerate(zip(pending, targets, strict=True)):
+                entry = {"path": str(change.path), "target": str(real), "existed": change.before is not None,
+                         "mode": None, "backup": None, "after_sha256": _sha(change.after), "created_dirs": []}
+                if change.before is not None:
+                    entry["mode"] = stat.S_IMODE(real.stat().st_mode)
+                    entry["backup"] = f"{index:03d}-{real.name}"
+                    _write_private(backup_dir / entry["backup"], change.before)
+                else:
+                    entry["created_dirs"] = [str(d) for d in _missing_dirs(real)]
+                entries.append(entry)
+            manifest = {"version": 1, "command": command, "created": datetime.now(timezone.utc).isoformat(),
+                        "complete": False, "undone": False, "files": entries}
+            _write_manifest(backup_dir, manifest)
+        except OSError as exc:  # no user file has been touched yet: drop the partial backup and stop
+            if backup_dir is not None:
+                shutil.rmtree(backup_dir, ignore_errors=True)
+            where = config_dir / BACKUPS_DIR
+            raise TaotokenError(
+                f"cannot save backups in {where}: {exc.strerror or exc}; nothing was written",
+                f"make {config_dir} writable and check the disk has space (df -h {config_dir}), then run again",
+                Exit.FAILURE, code="init.write_failed") from None
 
         written: list[tuple[FileChange, dict]] = []
         for change, entry in zip(pending, entries, strict=True):

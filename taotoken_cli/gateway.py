@@ -137,11 +137,15 @@ def proxy_for(url: str, env: dict[str, str] | None = None) -> str | None:
 class Gateway:
     def __init__(self, base_url: str, api_key: str | None, *, connect_timeout: float = 3.0,
                  read_timeout: float = 10.0, trust_env: bool = True, extra_headers: dict[str, str] | None = None,
-                 http2: bool = False, total_timeout: float | None = None) -> None:
+                 http2: bool = False, total_timeout: float | None = None,
+                 request_timeout: float | None = None) -> None:
         self.endpoints = Endpoints(base_url.rstrip("/"))
-        # One budget for everything this Gateway does (`check --timeout`): httpx's timeouts are per
-        # phase/per read, so a server that trickles bytes would otherwise never time out.
+        # One budget for everything this Gateway does (`check --timeout`), and/or one per request
+        # (`route --verify`): httpx's timeouts are per phase/per read, so a server that trickles
+        # bytes — even the header bytes — would otherwise never time out.
         self.deadline = None if total_timeout is None else time.perf_counter() + total_timeout
+        self.request_timeout = request_timeout
+        self._sockets: list[Any] = []  # this Gateway's open sockets, shut down when a deadline passes
         self._key = api_key
         self.connect_timeout = connect_timeout
         self.read_timeout = read_timeout
@@ -198,22 +202,33 @@ class Gateway:
             obs.error = self._client_error
             return obs
         started = time.perf_counter()
+        deadline = self._deadline_for(started)
         kwargs: dict[str, Any] = {}
-        if self.deadline is not None:
+        timer = None
+        cut: list[bool] = []  # set when the deadline timer cut the socket under this request
+        if deadline is not None:
+            import threading
+
             import httpx
 
-            remaining = self.deadline - started
+            remaining = deadline - started
             if remaining <= 0:
                 obs.error = DeadlineExceeded("the time limit was used up before this request started")
                 return obs
             kwargs["timeout"] = httpx.Timeout(min(self.read_timeout, remaining),
                                               connect=min(self.connect_timeout, remaining))
+            kwargs["extensions"] = {"trace": self._trace}
+            # httpx re-arms its read timeout on every received byte: only cutting the socket at the
+            # deadline stops a server that drips its status line and headers.
+            timer = threading.Timer(remaining, self._cut, args=(cut,))
+            timer.daemon = True
+            timer.start()
         try:
             with client.stream(method, url, json=json_body, headers=self.headers(anthropic), **kwargs) as response:
                 obs.status = response.status_code
                 obs.headers = {k.lower(): v for k, v in response.headers.items()}
                 is_sse = obs.content_type == "text/event-stream"
-                chunks = self._bounded(response.iter_bytes())
+                chunks = self._bounded(response.iter_bytes(), deadline)
                 if stream and is_sse and obs.ok_status:
                     obs.stream = StreamSummary()  # kept when the stream breaks: partial content is evidence
                     self._read_stream(chunks, started, obs.stream)
@@ -221,8 +236,37 @@ class Gateway:
                     self._read_body(obs, chunks)
         except Exception as exc:  # network failures are observations, not crashes
             obs.error = exc
+            if cut and not isinstance(exc, DeadlineExceeded):
+                obs.error = DeadlineExceeded("timed out: the time limit ran out before the answer was complete")
+        finally:
+            if timer is not None:
+                timer.cancel()
         obs.elapsed_s = time.perf_counter() - started
         return obs
+
+    def _deadline_for(self, started: float) -> float | None:
+        deadlines = [d for d in (self.deadline, None if self.request_timeout is None
+                                 else started + self.request_timeout) if d is not None]
+        return min(deadlines) if deadlines else None
+
+    def _trace(self, event_name: str, info: dict[str, Any]) -> None:
+        """httpcore trace hook: remember each new socket (plain TCP, then the TLS one) so `_cut` can reach it."""
+        if event_name in ("connection.connect_tcp.complete", "connection.start_tls.complete"):
+            stream = info.get("return_value")
+            sock = stream.get_extra_info("socket") if stream is not None else None
+            if sock is not None:
+                self._sockets.append(sock)
+
+    def _cut(self, cut: list[bool]) -> None:
+        import contextlib
+        import socket
+
+        if self._sockets:  # nothing to cut while connecting: the connect timeout speaks for itself
+            cut.append(True)
+        for sock in self._sockets:
+            with contextlib.suppress(OSError, ValueError):  # already closed
+                sock.shutdown(socket.SHUT_RDWR)
+        self._sockets.clear()
 
     @staticmethod
     def _read_body(obs: Observation, chunks: Iterator[bytes]) -> None:
@@ -236,11 +280,12 @@ class Gateway:
                 break
         obs.body = b"".join(parts)[:MAX_BODY_BYTES]
 
-    def _bounded(self, chunks: Iterator[bytes]) -> Iterator[bytes]:
-        """Stop reading at the total deadline (a trickling server cannot stretch `--timeout`)."""
+    @staticmethod
+    def _bounded(chunks: Iterator[bytes], deadline: float | None) -> Iterator[bytes]:
+        """Stop reading at the deadline (a trickling server cannot stretch `--timeout`)."""
         for chunk in chunks:
-            if self.deadline is not None and time.perf_counter() > self.deadline:
-                raise DeadlineExceeded("the total time limit ran out while reading the answer")
+            if deadline is not None and time.perf_counter() > deadline:
+                raise DeadlineExceeded("timed out: the time limit ran out while reading the answer")
             yield chunk
 
     @staticmethod

@@ -61,13 +61,18 @@ def clean_base_url(raw: str) -> Cleaned:
             f"base URL {text!r} has no scheme",
             f"write it with https://, e.g. https://{text.lstrip('/')}",
         )
-    parts = urlsplit(text)
+    try:
+        parts = urlsplit(text)
+        hostname = parts.hostname
+    except ValueError as exc:  # e.g. "Invalid IPv6 URL" for https://[::1
+        raise InputError(f"base URL {text!r} cannot be parsed ({exc})",
+                         "check the host part, e.g. https://taotoken.net/api or http://[::1]:3000/api") from None
     if parts.scheme.lower() not in ("http", "https"):
         raise InputError(
             f"base URL scheme {parts.scheme!r} is not supported",
             "use an http:// or https:// URL, e.g. https://taotoken.net/api",
         )
-    if not parts.hostname:
+    if not hostname:
         raise InputError(f"base URL {text!r} has no host", "e.g. https://taotoken.net/api")
     if any(ch.isspace() for ch in text):
         raise InputError(f"base URL {text!r} contains whitespace", "remove the spaces from the URL")
@@ -83,15 +88,20 @@ def clean_base_url(raw: str) -> Cleaned:
     path = parts.path.rstrip("/")
     if path != parts.path and parts.path not in ("", "/"):
         result.changes.append("removed the trailing slash")
-    for suffix in _ENDPOINT_SUFFIXES:
-        if path.lower().endswith(suffix):
-            path = path[: -len(suffix)].rstrip("/")
-            result.changes.append(f"removed the endpoint path {suffix} (each client appends its own)")
-            break
     v1_count = 0
-    while path.lower().endswith("/v1"):
-        path = path[:-3].rstrip("/")
-        v1_count += 1
+    stripped = True
+    while stripped:  # until stable, so cleaning a cleaned URL changes nothing (…/models/v1 -> root)
+        stripped = False
+        for suffix in _ENDPOINT_SUFFIXES:
+            if path.lower().endswith(suffix):
+                path = path[: -len(suffix)].rstrip("/")
+                result.changes.append(f"removed the endpoint path {suffix} (each client appends its own)")
+                stripped = True
+                break
+        while path.lower().endswith("/v1"):
+            path = path[:-3].rstrip("/")
+            v1_count += 1
+            stripped = True
     if v1_count == 1:
         result.changes.append("removed the trailing /v1: the root is stored and each client gets its own form")
     elif v1_count > 1:
@@ -99,9 +109,9 @@ def clean_base_url(raw: str) -> Cleaned:
     scheme = parts.scheme.lower()
     netloc = parts.netloc.lower()
     result.value = urlunsplit((scheme, netloc, path, "", ""))
-    if scheme == "http" and not is_loopback_host(parts.hostname):
+    if scheme == "http" and not is_loopback_host(hostname):
         result.warnings.append(
-            f"plain http to {parts.hostname}: the key would travel unencrypted; use https://"
+            f"plain http to {hostname}: the key would travel unencrypted; use https://"
         )
     return result
 

@@ -32,6 +32,8 @@ IDENTIFYING_HEADERS = (
     "x-openrouter-provider",
 )
 
+REQUEST_TIMEOUT_S = 15.0  # per request; `route --verify --timeout` changes it
+
 EQUAL, VARIANT, DIFFERENT, UNKNOWN, FAILED = "equal", "variant", "different", "unknown", "failed"
 MATCH_LABEL = {
     EQUAL: "equal",
@@ -173,8 +175,11 @@ def verify_routes(gateway, targets: list[tuple[str | None, str]], samples: int,
     return VerifyReport(gateway.endpoints.root, results)
 
 
-def run_verify(settings, choice, *, samples: int, all_routes: bool) -> VerifyReport:
-    """Verify the chosen route (or, with `all_routes`, every route in the table) against the gateway."""
+def run_verify(settings, choice, *, samples: int, all_routes: bool,
+               request_timeout: float = REQUEST_TIMEOUT_S) -> VerifyReport:
+    """Verify the chosen route (or, with `all_routes`, every route in the table) against the gateway.
+
+    Each request ends within `request_timeout` seconds, however the server trickles its answer."""
     from urllib.parse import urlsplit
 
     from taotoken_cli.errors import TaotokenError
@@ -192,7 +197,8 @@ def run_verify(settings, choice, *, samples: int, all_routes: bool) -> VerifyRep
                             "taotoken route set cpu=MODEL   (or: taotoken config set model MODEL)",
                             Exit.CONFIG, code="config.missing")
     base = settings.base_url.value
-    with Gateway(base, settings.api_key.value) as gateway:
+    with Gateway(base, settings.api_key.value, connect_timeout=min(3.0, request_timeout),
+                 read_timeout=request_timeout, request_timeout=request_timeout) as gateway:
         context = {"base": base, "openai_base": gateway.endpoints.openai_base,
                    "host": urlsplit(base).hostname or "", "config": str(settings.config_path)}
         return verify_routes(gateway, targets, samples, context)

@@ -31,6 +31,8 @@ class SSEParser:
 
     def feed(self, chunk: bytes) -> list[Event]:
         events: list[Event] = []
+        if not chunk:
+            return events  # an empty read must not forget a CR waiting for its LF
         if self._skip_lf and chunk.startswith(b"\n"):
             chunk = chunk[1:]
         self._skip_lf = False

@@ -79,13 +79,105 @@ async def bad_gzip(request: bytes, writer: asyncio.StreamWriter) -> None:
     writer.close()
 
 
+async def reset_mid_headers(request: bytes, writer: asyncio.StreamWriter) -> None:
+    writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: applica")
+    await writer.drain()
+    await asyncio.sleep(0.05)
+    _reset(writer)
+
+
+async def drip_headers(request: bytes, writer: asyncio.StreamWriter) -> None:
+    """Slowloris in reverse: one header byte every 50 ms, so no single read ever times out."""
+    head = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nX-Padding: " + b"x" * 4000
+    for byte in head:
+        writer.write(bytes([byte]))
+        await writer.drain()
+        await asyncio.sleep(0.05)
+
+
+async def drip_body(request: bytes, writer: asyncio.StreamWriter) -> None:
+    """Headers at once, then one body byte every 50 ms (the whole body would take minutes)."""
+    body = MODELS_BODY + b" " * 4000
+    writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n" % len(body))
+    for byte in body:
+        writer.write(bytes([byte]))
+        await writer.drain()
+        await asyncio.sleep(0.05)
+
+
+ENDLESS_SENT: dict[int, int] = {}  # server port -> bytes of the endless body written before the client left
+
+
+async def endless_body(request: bytes, writer: asyncio.StreamWriter) -> None:
+    """A 500 whose body never ends (a runaway proxy page): the client must stop reading on its own."""
+    port = writer.get_extra_info("sockname")[1]
+    writer.write(b"HTTP/1.1 500 Internal Server Error\r\nContent-Type: text/plain\r\n"
+                 b"Transfer-Encoding: chunked\r\n\r\n")
+    piece = _chunk(b"internal server error " + b"x" * 65000)
+    ENDLESS_SENT[port] = 0
+    while ENDLESS_SENT[port] < 1 << 30:
+        writer.write(piece)
+        await writer.drain()
+        ENDLESS_SENT[port] += len(piece)
+
+
+def _plain(status: bytes, body: bytes, *extra: bytes, ctype: bytes = b"application/json") -> bytes:
+    head = b"HTTP/1.1 " + status + b"\r\nContent-Type: " + ctype + b"\r\nContent-Length: %d\r\n" % len(body)
+    return head + b"".join(h + b"\r\n" for h in extra) + b"Connection: close\r\n\r\n" + body
+
+
+async def invalid_utf8(request: bytes, writer: asyncio.StreamWriter) -> None:
+    body = b'{"error":{"message":"invalid token \xff\xfe\xc3(","type":"new_api_error"}}'
+    writer.write(_plain(b"401 Unauthorized", body))
+    await writer.drain()
+    writer.close()
+
+
+async def invalid_json(request: bytes, writer: asyncio.StreamWriter) -> None:
+    writer.write(_plain(b"200 OK", b'{"object":"list","data":[{"id":"gpt-4o-mini"'))
+    await writer.drain()
+    writer.close()
+
+
+QUOTA_BODY = (b'{"error":{"message":"You exceeded your current quota, please check your plan and billing details.",'
+              b'"type":"insufficient_quota","code":"insufficient_quota"}}')
+
+
+async def gzip_error(request: bytes, writer: asyncio.StreamWriter) -> None:
+    """A 429 whose body is gzip-encoded: only a decoded body tells quota (never retry) from a rate limit."""
+    import gzip
+
+    writer.write(_plain(b"429 Too Many Requests", gzip.compress(QUOTA_BODY), b"Content-Encoding: gzip"))
+    await writer.drain()
+    writer.close()
+
+
+REDIRECT_TO: dict[str, str] = {"location": ""}
+
+
+async def redirect(request: bytes, writer: asyncio.StreamWriter) -> None:
+    writer.write(_plain(b"307 Temporary Redirect", b"", b"Location: " + REDIRECT_TO["location"].encode()))
+    await writer.drain()
+    writer.close()
+
+
+async def stream_no_done(request: bytes, writer: asyncio.StreamWriter) -> None:
+    """Content, then a clean end of the chunked body (no reset), but never `data: [DONE]`."""
+    writer.write(SSE_HEAD + _chunk(_content_event("Hel")) + _chunk(_content_event("lo")) + b"0\r\n\r\n")
+    await writer.drain()
+    writer.close()
+
+
 MODES: dict[str, Handler] = {
     "stall": stall, "reset_mid_body": reset_mid_body, "slow_stream": slow_stream,
     "truncated_stream": truncated_stream, "proxy_407": proxy_407, "bad_gzip": bad_gzip,
+    "reset_mid_headers": reset_mid_headers, "drip_headers": drip_headers, "drip_body": drip_body,
+    "endless_body": endless_body, "invalid_utf8": invalid_utf8, "invalid_json": invalid_json,
+    "gzip_error": gzip_error, "redirect": redirect, "stream_no_done": stream_no_done,
 }
 
 
-_STREAM_MODES = (slow_stream, truncated_stream)
+_STREAM_MODES = (slow_stream, truncated_stream, stream_no_done)
 MODELS_BODY = b'{"object":"list","data":[{"id":"gpt-4o-mini","object":"model"}]}'
 
 

@@ -163,6 +163,22 @@ class Exchange:
                 self.last = t
 
 
+def _decoded(ex: Exchange) -> bytes:
+    """The body as the classifier must read it: gzip/deflate undone (bench asks for no encoding, but an
+    error page from a proxy may come compressed anyway), bounded like the body itself."""
+    body = bytes(ex.body)
+    encoding = ex.headers.get("content-encoding", "").strip().lower()
+    if encoding not in ("gzip", "x-gzip", "deflate") or not body:
+        return body
+    import zlib
+
+    try:
+        inflater = zlib.decompressobj(zlib.MAX_WBITS | 32 if encoding != "deflate" else zlib.MAX_WBITS)
+        return inflater.decompress(body, BODY_LIMIT)
+    except zlib.error:
+        return body  # not what the header says: classified as the raw bytes (resp.not_json)
+
+
 def _as_httpx_error(exc: BaseException, connecting: bool) -> BaseException:
     """The exception httpx would have raised, so classify() reads bench's failures like the gateway client's."""
     import socket
@@ -338,7 +354,7 @@ class Runner:
         from taotoken_cli.gateway import Observation
 
         plan = self.plan
-        obs = Observation("POST", self.target.url, status=ex.status, headers=ex.headers, body=bytes(ex.body),
+        obs = Observation("POST", self.target.url, status=ex.status, headers=ex.headers, body=_decoded(ex),
                           body_truncated=ex.truncated, elapsed_s=latency, stream=ex.summary,
                           key_sent=bool(plan.api_key))
         if error is not None:

@@ -31,6 +31,8 @@ class Sink(Protocol):
 
     def on_body(self, data: bytes, t: float) -> None: ...
 
+    # A sink may also set `truncated = True`: it wants no more bytes; the response ends there.
+
 
 class Target:
     """Where requests go and the request bytes, built once (the body is the same for every request)."""
@@ -122,6 +124,12 @@ class Connection(asyncio.Protocol):
                 self._parse_body(bytes(data), t)
         except ProtocolError as exc:
             self._fail(exc)
+            return
+        if getattr(self._sink, "truncated", False) and not self._done.done():
+            # The sink has all it will keep (an endless error page): judge the response now and drop
+            # the connection instead of draining the rest.
+            self._keep_alive = False
+            self._finish(t)
 
     def eof_received(self) -> bool | None:
         return None  # close the transport; connection_lost decides if the response was complete

@@ -10,7 +10,8 @@ from taotoken_cli.commands import _common
 route_app = typer.Typer(help="Pick the model for this machine's devices or a task; verify routes.",
                         invoke_without_command=True)
 
-TIMEOUT = typer.Option(15.0, "--timeout", min=0.5, help="Seconds before a device probe is killed.")
+TIMEOUT = typer.Option(15.0, "--timeout", min=0.5, help="Seconds before a device probe is killed (with --verify: "
+                       "also the limit for each request).")
 
 
 def register(app: typer.Typer) -> None:
@@ -59,7 +60,7 @@ def route(
     if verify:
         from taotoken_cli.route_verify import run_verify
 
-        report = run_verify(settings, choice, samples=samples, all_routes=all_routes)
+        report = run_verify(settings, choice, samples=samples, all_routes=all_routes, request_timeout=timeout)
         if json_out:
             out.json({"profile": settings.profile, "choice": choice.to_dict(), **report.to_dict()})
         else:
