@@ -14,6 +14,17 @@ from pathlib import Path
 
 import pytest
 
+# CI runs the fuzz tests derandomized: a red build must be reproducible, not a new random draw.
+# Locally Hypothesis explores fresh examples on every run.
+try:
+    from hypothesis import settings as _hypothesis_settings
+
+    _hypothesis_settings.register_profile("ci", derandomize=True, deadline=None, print_blob=True)
+    if os.environ.get("CI"):
+        _hypothesis_settings.load_profile("ci")
+except ImportError:  # pragma: no cover - hypothesis is in the test extra
+    pass
+
 REPO = Path(__file__).resolve().parent.parent
 # A sentinel key: tests assert it never appears whole in any output.
 SENTINEL_KEY = "sk-SENTINELkey0123456789abcdefWXYZ"
