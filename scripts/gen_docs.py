@@ -250,6 +250,8 @@ MAN_SECTIONS = {
         ("TAOTOKEN_BASE_URL, TAOTOKEN_API_KEY, TAOTOKEN_MODEL", "The triple; override the config file."),
         ("TAOTOKEN_PROFILE", "The profile to use."),
         ("TAOTOKEN_CONFIG", "Path of the config file."),
+        ("TAOTOKEN_ALLOW_HTTP", "Set to 1 to allow sending the key over plain http to a host that is not this "
+         "machine (refused otherwise, with url.plain_http)."),
         ("NO_COLOR", "Disable colour."),
         ("HTTP_PROXY, HTTPS_PROXY, ALL_PROXY, NO_PROXY", "Proxies used for gateway requests (both cases)."),
         ("CLAUDE_CONFIG_DIR, CODEX_HOME, CLINE_DIR, CLINE_DATA_DIR, CLINE_PROVIDER_SETTINGS_PATH",

@@ -165,6 +165,7 @@ class ExceptionRule:
 
 
 EXCEPTION_RULES: tuple[ExceptionRule, ...] = (
+    ExceptionRule("url.plain_http", ("InsecureTransport",)),
     # The bytes arrived but their Content-Encoding (gzip, …) is corrupt: an answer problem, not the network.
     ExceptionRule("resp.not_json", ("DecodingError",)),
     ExceptionRule("proxy.socks_unsupported", markers=("socksio", "using socks proxy")),

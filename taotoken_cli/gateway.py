@@ -17,6 +17,7 @@ from typing import Any
 from taotoken_cli import __version__
 
 USER_AGENT = f"taotoken-cli/{__version__}"
+ENV_ALLOW_HTTP = "TAOTOKEN_ALLOW_HTTP"  # =1: the user accepts sending the key over plain http
 MAX_BODY_BYTES = 1 << 20  # bodies are read for diagnosis only; a dashboard page must not eat memory
 ANTHROPIC_VERSION = "2023-06-01"
 
@@ -107,6 +108,26 @@ class DeadlineExceeded(TimeoutError):
     """The Gateway's total time budget ran out (classified as net.timeout)."""
 
 
+class InsecureTransport(Exception):
+    """The key would travel unencrypted: plain http to a host that is not this machine."""
+
+
+def plain_http_refusal(url: str, env: dict[str, str] | None = None) -> InsecureTransport | None:
+    """Why the key must not be sent to `url`, or None. Loopback http (a local gateway, the mock) is fine;
+    anything else over http needs TAOTOKEN_ALLOW_HTTP=1, because everyone on the path could read the key."""
+    import os
+    from urllib.parse import urlsplit
+
+    from taotoken_cli.hygiene import is_loopback_host
+
+    parts = urlsplit(url)
+    if parts.scheme.lower() != "http" or is_loopback_host(parts.hostname):
+        return None
+    if (os.environ if env is None else env).get(ENV_ALLOW_HTTP) == "1":
+        return None
+    return InsecureTransport(f"refusing to send the key over plain http to {parts.hostname}")
+
+
 def chat_request_body(model: str, *, prompt: str, max_tokens: int, stream: bool) -> dict[str, Any]:
     """The OpenAI chat completion request every command sends (check, doctor, route, bench)."""
     body: dict[str, Any] = {"model": model, "messages": [{"role": "user", "content": prompt}],
@@ -195,6 +216,10 @@ class Gateway:
     def request(self, method: str, url: str, *, json_body: Any = None, anthropic: bool = False,
                 stream: bool = False) -> Observation:
         obs = Observation(method, url, key_sent=bool(self._key))
+        refusal = plain_http_refusal(url) if self._key else None
+        if refusal is not None:
+            obs.error = refusal
+            return obs
         if self.trust_env:
             obs.proxy = proxy_for(url)
         client = self._get_client()

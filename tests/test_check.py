@@ -194,7 +194,7 @@ EXPECTED_EXIT = {"auth.": Exit.AUTH, "quota.": Exit.RATE_QUOTA, "rate.": Exit.RA
                  "net.": Exit.NETWORK, "proxy.": Exit.NETWORK, "resp.": Exit.BAD_RESPONSE,
                  "stream.": Exit.BAD_RESPONSE, "server.": Exit.SERVER, "config.": Exit.CONFIG}
 EXIT_EXCEPTIONS = {"auth.missing_key": Exit.CONFIG, "auth.upstream_credential": Exit.SERVER,
-                   "model.missing": Exit.CONFIG}
+                   "model.missing": Exit.CONFIG, "url.plain_http": Exit.CONFIG}
 
 
 def expected_exit(code: str) -> int:
@@ -400,6 +400,7 @@ def test_stream_cut_mid_way(env, run):
 def test_proxy_asking_for_credentials(env, run, monkeypatch):
     with RawServer("proxy_407") as proxy:
         env("http://gateway.test/api")
+        monkeypatch.setenv("TAOTOKEN_ALLOW_HTTP", "1")  # plain http to a non-loopback name: opt in
         monkeypatch.setenv("HTTP_PROXY", proxy.url)
         result = run("check")
         assert proxy.requests and proxy.requests[0].startswith(b"GET http://gateway.test/api/v1/models")
@@ -442,17 +443,28 @@ def test_socks_proxy_without_socksio(env, run, monkeypatch):
     except ImportError:
         pass
     env("http://gateway.test/api")
+    monkeypatch.setenv("TAOTOKEN_ALLOW_HTTP", "1")  # plain http to a non-loopback name: opt in
     monkeypatch.setenv("ALL_PROXY", f"socks5://127.0.0.1:{closed_port()}")
     result = run("check")
     assert_failure(result, "proxy.socks_unsupported")
     assert 'pip install "httpx[socks]"' in result.stderr
 
 
-def test_unresolvable_host(env, run):
+def test_unresolvable_host(env, run, monkeypatch):
     env("http://taotoken-check-test.invalid/api")
+    monkeypatch.setenv("TAOTOKEN_ALLOW_HTTP", "1")  # explicit opt-in: the request goes as far as DNS
     result = run("check", "--timeout", "3")
     assert_failure(result, "net.dns")
     assert "getent hosts taotoken-check-test.invalid" in result.stderr
+
+
+def test_key_is_never_sent_over_plain_http_to_another_host(env, run, monkeypatch):
+    """No connection is even attempted (a .invalid name: a regression could only reach DNS, which fails)."""
+    env("http://taotoken-check-test.invalid/api")
+    result = run("check", "--timeout", "3")
+    assert_failure(result, "url.plain_http")
+    assert "export TAOTOKEN_ALLOW_HTTP=1" in result.stderr
+    assert "https://taotoken-check-test.invalid/api" in result.stderr
 
 
 def test_connect_timeout(env, run):
@@ -569,7 +581,7 @@ def test_explain_every_code(run, env):
 COVERED_ELSEWHERE = {"net.timeout", "net.reset", "stream.truncated", "proxy.auth_required", "net.error",
                      "net.refused", "proxy.unreachable", "proxy.socks_unsupported", "net.dns",
                      "net.connect_timeout", "net.tls", "auth.missing_key", "config.missing", "config.invalid",
-                     "config.unparsable", "input.invalid"}
+                     "config.unparsable", "input.invalid", "url.plain_http"}
 
 
 def test_every_catalogue_entry_is_reproduced():

@@ -165,3 +165,18 @@ def test_doctor(mode, cli, home, httpserver):
         assert failed and failed[0]["code"] == FAULTS[mode], failed
     assert elapsed < 2 + SLACK_S + 1.0, elapsed
     fault.check_side_effects()
+
+
+def test_no_command_sends_the_key_over_plain_http_to_another_host(cli, home):
+    """route --verify, bench and doctor refuse like check does (test_check covers check). The host is a
+    .invalid name, so even a regression could not reach any address: DNS would fail first."""
+    env = {"TAOTOKEN_API_KEY": SENTINEL_KEY, "TAOTOKEN_BASE_URL": "http://gw.invalid/api",
+           "TAOTOKEN_MODEL": "gpt-4o-mini"}
+    cli("route", "set", "cpu=gpt-4o-mini", env=env).assert_clean()
+    verify = cli("route", "--verify", "-d", "cpu", "-n", "1", env=env).assert_clean()
+    assert "url.plain_http" in verify.output and verify.returncode != 0
+    bench = cli("bench", "-n", "1", env=env).assert_clean()
+    assert "url.plain_http" in bench.output and bench.returncode == 3
+    doctor = cli("doctor", "-c", "gateway", "-v", env=env).assert_clean()
+    assert "url.plain_http" in doctor.output and doctor.returncode == 1
+    assert "export TAOTOKEN_ALLOW_HTTP=1" in doctor.output

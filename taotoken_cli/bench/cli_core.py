@@ -6,7 +6,7 @@ import os
 import sys
 from dataclasses import dataclass, field
 
-from taotoken_cli.errors import InputError
+from taotoken_cli.errors import InputError, TaotokenError
 
 
 @dataclass
@@ -101,6 +101,7 @@ def run_command(args: BenchArgs) -> int:
     prompt = read_prompt(args)
     raw = _check_raw_path(args.raw) if args.raw else None
     settings, models = resolve(args)
+    _refuse_plain_http(settings.base_url.value, bool(settings.api_key.value))
     _refuse_proxy(settings.base_url.value)
     out = Output()
     options = BenchOptions(root=settings.base_url.value, api_key=settings.api_key.value, models=models, prompt=prompt,
@@ -151,6 +152,18 @@ def _stderr_is_tty() -> bool:
         return sys.stderr.isatty()
     except (AttributeError, ValueError):
         return False
+
+
+def _refuse_plain_http(root: str, has_key: bool) -> None:
+    """The same rule as the gateway client: no key over plain http to another host without opt-in."""
+    from taotoken_cli.gateway import plain_http_refusal
+
+    refusal = plain_http_refusal(root) if has_key else None
+    if refusal is not None:
+        from taotoken_cli.catalogue import get
+
+        entry = get("url.plain_http")
+        raise TaotokenError(f"{refusal}: {entry.title}", entry.fixes[-1], entry.exit, code=entry.code)
 
 
 def _refuse_proxy(root: str) -> None:

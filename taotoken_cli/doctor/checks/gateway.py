@@ -112,6 +112,10 @@ def layout(ctx: DoctorContext) -> tuple[Result, bool]:
             return Result.ok(f"{root}/v1/models answers {kind} ({_ms(obs):.0f} ms)",
                              latency_ms=_ms(obs)), True
         problem = diagnose(ctx, obs, "models")
+        if obs.error is not None and problem is not None and problem.code == "url.plain_http":
+            # Refused before connecting: the network is not the problem, the unencrypted key would be.
+            return Result.fail(f"{obs.error} (plain http to a host that is not this machine)", code=problem.code,
+                               fixes=list(problem.fixes)), False
         if obs.error is not None:
             from taotoken_cli.doctor.checks.network import reach_blocker
 
