@@ -144,6 +144,11 @@ class Issues:
     def warn(self, message: str, fixes: list[str] | None = None, repairs: list[Repair] | None = None) -> None:
         self.add(Status.WARN, message, fixes, repairs)
 
+    def add_result(self, result: Result) -> None:
+        """Keep a finding another helper returned as a Result (an ok one adds nothing)."""
+        if result.status in (Status.FAIL, Status.WARN):
+            self.add(result.status, result.message, result.fixes, result.repairs)
+
     def result(self, ok_message: str) -> Result:
         if not self.items:
             return Result.ok(ok_message, details=self.details)
