@@ -218,7 +218,7 @@ def claude_found(ctx: DoctorContext) -> Claude | Result:
 
 
 # claude.settings reports a settings.json that does not parse; the checks that read it skip.
-claude_parsed = unless(claude_found, lambda claude: claude.settings.error is not None,
+claude_parsed = unless(claude_found, lambda claude: bool(claude.settings.error),
                        "settings.json does not parse (see claude.settings)")
 
 
@@ -455,7 +455,7 @@ def codex_found(ctx: DoctorContext) -> Codex | Result:
 
 # codex.config reports a config.toml that does not parse or selects no provider table; the checks that
 # read them skip.
-codex_parsed = unless(codex_found, lambda codex: codex.config.error is not None,
+codex_parsed = unless(codex_found, lambda codex: bool(codex.config.error),
                       "config.toml does not parse (see codex.config)")
 codex_provider = unless(codex_parsed, lambda codex: codex.provider is None,
                         "no custom provider selected (see codex.config)")
@@ -693,6 +693,7 @@ def _remove_cline_keys(keys: list[str]) -> Callable[[str], str]:
 
 
 def _cline_base_url(ctx: DoctorContext, base: str, path: Path, provider_key: str, schema_fix: list[str]) -> Result:
+    # Cline validates providers.json as a whole: an unusable baseUrl is a schema failure, not just a bad URL.
     if clean_root(base)[0] is None or "://" not in base:
         return Result.fail(f"baseUrl {base!r} is not a valid URL: Cline rejects the whole file", fixes=schema_fix)
 
