@@ -123,6 +123,11 @@ class Report:
         return 0
 
 
+def folded(messages: list[str]) -> str:
+    """One line for several problems: the first, and how many more there are."""
+    return messages[0] + (f" (+{len(messages) - 1} more)" if len(messages) > 1 else "")
+
+
 @dataclass
 class Issues:
     """Collects several problems inside one check; the worst decides the status, the first of it the message."""
@@ -144,10 +149,15 @@ class Issues:
     def warn(self, message: str, fixes: list[str] | None = None, repairs: list[Repair] | None = None) -> None:
         self.add(Status.WARN, message, fixes, repairs)
 
+    def add_result(self, result: Result) -> None:
+        """Keep a finding another helper returned as a Result (an ok one adds nothing)."""
+        if result.status in (Status.FAIL, Status.WARN):
+            self.add(result.status, result.message, result.fixes, result.repairs)
+
     def result(self, ok_message: str) -> Result:
         if not self.items:
             return Result.ok(ok_message, details=self.details)
         worst = Status.FAIL if any(s is Status.FAIL for s, _ in self.items) else Status.WARN
         ordered = [m for s, m in self.items if s is worst] + [m for s, m in self.items if s is not worst]
-        message = ordered[0] + (f" (+{len(ordered) - 1} more)" if len(ordered) > 1 else "")
-        return Result(worst, message, details=ordered[1:] + self.details, fixes=self.fixes, repairs=self.repairs)
+        return Result(worst, folded(ordered), details=ordered[1:] + self.details, fixes=self.fixes,
+                      repairs=self.repairs)

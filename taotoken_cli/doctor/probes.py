@@ -5,6 +5,7 @@ from __future__ import annotations
 import socket
 import ssl
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
@@ -97,31 +98,27 @@ def models(ctx: DoctorContext, *, trust_env: bool = True) -> Observation:
     return get(ctx, ctx.base_url + "/v1/models", trust_env=trust_env)
 
 
-def chat(ctx: DoctorContext, *, stream: bool = False) -> Observation:
+def _send_once(ctx: DoctorContext, key: str, send: Callable[[Gateway, str], Observation]) -> Observation:
+    """Send one small request with taotoken's model, once per run: checks that share it wait for it."""
     def run() -> Observation:
         assert ctx.model is not None
         with _gateway(ctx) as gw:
-            return gw.chat(ctx.model, max_tokens=8 if stream else 1, stream=stream)
+            return send(gw, ctx.model)
 
-    return ctx.memo(f"chat:{stream}", run)
+    return ctx.memo(key, run)
+
+
+def chat(ctx: DoctorContext, *, stream: bool = False) -> Observation:
+    return _send_once(ctx, f"chat:{stream}",
+                      lambda gw, model: gw.chat(model, max_tokens=8 if stream else 1, stream=stream))
 
 
 def messages(ctx: DoctorContext) -> Observation:
-    def run() -> Observation:
-        assert ctx.model is not None
-        with _gateway(ctx) as gw:
-            return gw.messages(ctx.model)
-
-    return ctx.memo("messages", run)
+    return _send_once(ctx, "messages", Gateway.messages)
 
 
 def responses(ctx: DoctorContext) -> Observation:
-    def run() -> Observation:
-        assert ctx.model is not None
-        with _gateway(ctx) as gw:
-            return gw.responses(ctx.model)
-
-    return ctx.memo("responses", run)
+    return _send_once(ctx, "responses", Gateway.responses)
 
 
 def describe_error(obs: Observation) -> str:

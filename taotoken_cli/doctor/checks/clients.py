@@ -3,12 +3,14 @@
 
 from __future__ import annotations
 
+import functools
 import importlib
 import re
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from taotoken_cli import hygiene
 from taotoken_cli.doctor.context import DoctorContext
@@ -18,7 +20,11 @@ from taotoken_cli.errors import InputError
 from taotoken_cli.fsutil import is_world_readable
 from taotoken_cli.masking import mask_key
 
+if TYPE_CHECKING:
+    from taotoken_cli.clients.base import ClientState, ConfigFile
+
 SECTION = "Clients"
+Found = TypeVar("Found")
 
 
 # -- plumbing ------------------------------------------------------------------------------------------
@@ -46,6 +52,20 @@ def client_state(ctx: DoctorContext, name: str):
 
 def _missing_module(label: str) -> Result:
     return Result.skipped(f"{label} support is not part of this build yet")
+
+
+def installed(ctx: DoctorContext, name: str, label: str, role: str,
+              not_found: str) -> tuple[ModuleType, ClientState, ConfigFile] | Result:
+    """(client module, parsed files, the file in `role`), or skipped when the client is neither detected nor
+    has that file (`not_found` says where doctor looked)."""
+    module = client_module(name)
+    if module is None:
+        return _missing_module(label)
+    state = client_state(ctx, name)
+    file = state.files[role]
+    if not state.detection.found and not file.exists:
+        return Result.skipped(f"{label} not found ({not_found})")
+    return module, state, file
 
 
 def json_repair(path: Path, description: str, edit: Callable[[Any], None], *, secret: bool = False) -> Repair:
@@ -97,36 +117,114 @@ def _permissions(issues: Issues, file, holds_key: bool) -> None:
         issues.warn(f"{file.path} holds the key and is readable by other users", fixes=[f"chmod 600 {file.path}"])
 
 
+def client_check(check_id: str, title: str, resolve: Callable[[DoctorContext], Found | Result]):
+    """Register `body(ctx, found)` as a check. `resolve` reads the client's files once; when it returns a
+    Result instead (client not installed, file does not parse), the check returns that without running body."""
+
+    def register(body: Callable[[DoctorContext, Found], Result]) -> Callable[[DoctorContext], Result]:
+        @functools.wraps(body)
+        def run(ctx: DoctorContext) -> Result:
+            found = resolve(ctx)
+            return found if isinstance(found, Result) else body(ctx, found)
+
+        return check(check_id, SECTION, title)(run)
+
+    return register
+
+
+def unless(resolve: Callable[[DoctorContext], Found | Result], broken: Callable[[Found], bool],
+           skip: str) -> Callable[[DoctorContext], Found | Result]:
+    """A resolver for client_check: what `resolve` finds, or skipped with `skip` where `broken(found)`."""
+
+    def run(ctx: DoctorContext) -> Found | Result:
+        found = resolve(ctx)
+        return Result.skipped(skip) if not isinstance(found, Result) and broken(found) else found
+
+    return run
+
+
+SAME_ROOT_FIX = "taotoken init   (writes the same root everywhere)"
+
+
+@dataclass(frozen=True)
+class UrlForm:
+    """How a client needs its base URL written: the API root plus `suffix`, because of the paths it appends."""
+
+    client: str
+    suffix: str  # "" (a bare root) or "/v1"
+    name: str  # the form, as an ok result names it
+    same_root_fix: str = SAME_ROOT_FIX  # the fix when the URL names another root than taotoken's
+    trims: bool = False  # whitespace around the value does not count against the form
+
+
+CLAUDE_FORM = UrlForm("Claude Code", "", "bare root", trims=True)  # appends /v1/messages itself
+CODEX_FORM = UrlForm("Codex", "/v1", "root + /v1")  # calls <base_url>/responses
+CLINE_FORM = UrlForm("Cline", "/v1", "root + /v1", same_root_fix="taotoken init")  # calls <baseUrl>/chat/completions
+
+
+def client_base_url_result(ctx: DoctorContext, label: str, value: str, form: UrlForm, *,
+                           why: Callable[[str, list[str]], str], set_fix: Callable[[str], str],
+                           repair: Callable[[str], Repair] | None = None, unusable_fix: str | None = None,
+                           differs: str | None = None) -> Result:
+    """A base URL found in a client's file, checked in turn: a usable URL? in the client's form? the root
+    taotoken uses? Fails (with the fix, and the repair where the value is in a file), warns, or is ok.
+
+    `label` names the setting and its value in messages; `why(wanted, changes)` says why the value is not in
+    the client's form; `set_fix(url)` is the instruction, `repair(url)` the `doctor --fix` edit, that write a
+    URL there. Where a client words it differently: `unusable_fix` (default: set taotoken's URL) and
+    `differs` (default: "<label> differs from taotoken's base URL …").
+    """
+    root, changes = clean_root(value)
+    if root is None:
+        return Result.fail(f"{label} is not a usable URL: {changes[0]}",
+                           fixes=[unusable_fix or set_fix(f"{ctx.base_url}{form.suffix}")])
+    wanted = root + form.suffix
+    if (value.strip() if form.trims else value) != wanted:
+        return Result.fail(f"{label} {why(wanted, changes)}", fixes=[set_fix(wanted)],
+                           repairs=[repair(wanted)] if repair else [])
+    if ctx.base_url and root != ctx.base_url:
+        return Result.warn(differs or f"{label} differs from taotoken's base URL {ctx.base_url}{form.suffix}",
+                           fixes=[form.same_root_fix])
+    return Result.ok(f"{wanted} ({form.name}, as {form.client} needs)")
+
+
 # -- Claude Code -----------------------------------------------------------------------------------------
 
-def _claude(ctx: DoctorContext):
-    """(module, state, settings file, env block) or a skipped Result."""
-    module = client_module("claude_code")
-    if module is None:
-        return _missing_module("Claude Code")
-    state = client_state(ctx, "claude_code")
-    settings = state.files["settings"]
-    if not state.detection.found and not settings.exists:
-        return Result.skipped("Claude Code not found (no ~/.claude, no `claude` on PATH)")
-    block = module.env_block(settings.data) if settings.error is None else {}
-    return module, state, settings, block
+@dataclass(frozen=True)
+class Claude:
+    """What Claude Code reads: its client module, its parsed files, and the env block of settings.json."""
+
+    module: ModuleType
+    state: ClientState
+    settings: ConfigFile  # the user settings.json
+    block: dict  # its env block ({} when the file does not parse)
+
+    def value(self, ctx: DoctorContext, name: str) -> tuple[str | None, str]:
+        """A variable as Claude Code sees it: the settings env block overrides the shell."""
+        if isinstance(self.block.get(name), str) and self.block[name] != "":
+            return self.block[name], "settings.json"
+        if ctx.env.get(name):
+            return ctx.env[name], "shell"
+        return None, ""
 
 
-def _claude_value(ctx: DoctorContext, block: dict, name: str) -> tuple[str | None, str]:
-    """A variable as Claude Code sees it: the settings env block overrides the shell."""
-    if isinstance(block.get(name), str) and block[name] != "":
-        return block[name], "settings.json"
-    if ctx.env.get(name):
-        return ctx.env[name], "shell"
-    return None, ""
-
-
-@check("claude.settings", SECTION, "Claude Code settings.json")
-def claude_settings(ctx: DoctorContext) -> Result:
-    found = _claude(ctx)
+def claude_found(ctx: DoctorContext) -> Claude | Result:
+    found = installed(ctx, "claude_code", "Claude Code", "settings", "no ~/.claude, no `claude` on PATH")
     if isinstance(found, Result):
         return found
-    module, state, settings, block = found
+    module, state, settings = found
+    block = module.env_block(settings.data) if settings.error is None else {}
+    return Claude(module, state, settings, block)
+
+
+# claude.settings reports a settings.json that does not parse; the checks that read it skip.
+claude_parsed = unless(claude_found, lambda claude: bool(claude.settings.error),
+                       "settings.json does not parse (see claude.settings)")
+
+
+@client_check("claude.settings", "Claude Code settings.json", claude_found)
+def claude_settings(ctx: DoctorContext, claude: Claude) -> Result:
+    module, state, settings, block = claude.module, claude.state, claude.settings, claude.block
     if settings.error:
         return parse_failure(settings)
     issues = Issues()
@@ -158,52 +256,42 @@ def claude_settings(ctx: DoctorContext) -> Result:
     return issues.result(f"{settings.path} parses; env sets {keys}")
 
 
-@check("claude.base_url", SECTION, "Claude Code base URL")
-def claude_base_url(ctx: DoctorContext) -> Result:
-    found = _claude(ctx)
-    if isinstance(found, Result):
-        return found
-    module, state, settings, block = found
-    if settings.error:
-        return Result.skipped("settings.json does not parse (see claude.settings)")
-    value, where = _claude_value(ctx, block, module.BASE_URL)
+@client_check("claude.base_url", "Claude Code base URL", claude_parsed)
+def claude_base_url(ctx: DoctorContext, claude: Claude) -> Result:
+    value, where = claude.value(ctx, claude.module.BASE_URL)
     if value is None:
         return Result.skipped("ANTHROPIC_BASE_URL is not set (see claude.settings)")
-    root, changes = clean_root(value)
-    label = f"ANTHROPIC_BASE_URL = {value!r} ({settings.path if where == 'settings.json' else 'shell'})"
-    if root is None:
-        return Result.fail(f"{label} is not a usable URL: {changes[0]}",
-                           fixes=[f'set "ANTHROPIC_BASE_URL": "{ctx.base_url}" in {settings.path}'])
-    if value.strip() != root:
-        why = ("ends in /v1: Claude Code appends /v1/messages itself and would call "
-               f"{value.strip().rstrip('/')}/v1/messages (404)") if value.strip().rstrip("/").endswith("/v1") \
-            else "is not the bare API root: " + "; ".join(changes)
-        if where == "shell":
-            return Result.fail(f"{label} {why}", fixes=[f"export ANTHROPIC_BASE_URL={root}"])
+    path = claude.settings.path
 
+    def why(wanted: str, changes: list[str]) -> str:
+        if value.strip().rstrip("/").endswith("/v1"):
+            return ("ends in /v1: Claude Code appends /v1/messages itself and would call "
+                    f"{value.strip().rstrip('/')}/v1/messages (404)")
+        return "is not the bare API root: " + "; ".join(changes)
+
+    def set_in_settings(url: str) -> str:
+        return f'set "ANTHROPIC_BASE_URL": "{url}" in {path}'
+
+    def repair(url: str) -> Repair:
         def edit(data: dict) -> None:
-            data.setdefault("env", {})[module.BASE_URL] = root
+            data.setdefault("env", {})[claude.module.BASE_URL] = url
 
-        return Result.fail(f"{label} {why}", fixes=[f'set "ANTHROPIC_BASE_URL": "{root}" in {settings.path}'],
-                           repairs=[json_repair(settings.path, f"set env.ANTHROPIC_BASE_URL to {root}", edit,
-                                                secret=True)])
-    if ctx.base_url and root != ctx.base_url:
-        return Result.warn(f"{label} differs from taotoken's base URL {ctx.base_url}",
-                           fixes=["taotoken init   (writes the same root everywhere)"])
-    return Result.ok(f"{root} (bare root, as Claude Code needs)")
+        return json_repair(path, f"set env.ANTHROPIC_BASE_URL to {url}", edit, secret=True)
+
+    in_shell = where == "shell"
+    return client_base_url_result(
+        ctx, f"ANTHROPIC_BASE_URL = {value!r} ({'shell' if in_shell else path})", value, CLAUDE_FORM, why=why,
+        set_fix=(lambda url: f"export ANTHROPIC_BASE_URL={url}") if in_shell else set_in_settings,
+        repair=None if in_shell else repair,
+        unusable_fix=set_in_settings(f"{ctx.base_url}"))  # settings.json wins over the shell
 
 
-@check("claude.key", SECTION, "Claude Code credential variable")
-def claude_key(ctx: DoctorContext) -> Result:
-    found = _claude(ctx)
-    if isinstance(found, Result):
-        return found
-    module, state, settings, block = found
-    if settings.error:
-        return Result.skipped("settings.json does not parse (see claude.settings)")
-    token, token_where = _claude_value(ctx, block, module.AUTH_TOKEN)
-    api_key, api_where = _claude_value(ctx, block, module.API_KEY)
-    base, _ = _claude_value(ctx, block, module.BASE_URL)
+@client_check("claude.key", "Claude Code credential variable", claude_parsed)
+def claude_key(ctx: DoctorContext, claude: Claude) -> Result:
+    module, settings = claude.module, claude.settings
+    token, token_where = claude.value(ctx, module.AUTH_TOKEN)
+    api_key, api_where = claude.value(ctx, module.API_KEY)
+    base, _ = claude.value(ctx, module.BASE_URL)
     issues = Issues()
     if token is None and api_key is None:
         if base is None:
@@ -263,17 +351,14 @@ def claude_key(ctx: DoctorContext) -> Result:
     return issues.result(f"{name} = {mask_key(value)} ({where})")
 
 
-@check("claude.login", SECTION, "Claude Code stored login vs gateway key")
-def claude_login(ctx: DoctorContext) -> Result:
-    found = _claude(ctx)
-    if isinstance(found, Result):
-        return found
-    module, state, settings, block = found
+@client_check("claude.login", "Claude Code stored login vs gateway key", claude_found)
+def claude_login(ctx: DoctorContext, claude: Claude) -> Result:
+    module, settings = claude.module, claude.settings
     where = module.paths(ctx.env, cwd=ctx.cwd)
     credentials = where.config_dir / ".credentials.json"
-    global_file = state.files["global"]
+    global_file = claude.state.files["global"]
     primary = isinstance(global_file.data, dict) and bool(global_file.data.get("primaryApiKey"))
-    custom = any(_claude_value(ctx, block, n)[0] for n in (module.AUTH_TOKEN, module.API_KEY)) or (
+    custom = any(claude.value(ctx, n)[0] for n in (module.AUTH_TOKEN, module.API_KEY)) or (
         isinstance(settings.data, dict) and bool(settings.data.get("apiKeyHelper")))
     logins = []
     if credentials.exists():
@@ -294,16 +379,13 @@ def claude_login(ctx: DoctorContext) -> Result:
                        fixes=fixes)
 
 
-@check("claude.onboarding", SECTION, "Claude Code onboarding flag")
-def claude_onboarding(ctx: DoctorContext) -> Result:
-    found = _claude(ctx)
-    if isinstance(found, Result):
-        return found
-    module, state, settings, block = found
-    global_file = state.files["global"]
+@client_check("claude.onboarding", "Claude Code onboarding flag", claude_found)
+def claude_onboarding(ctx: DoctorContext, claude: Claude) -> Result:
+    module = claude.module
+    global_file = claude.state.files["global"]
     if global_file.error:
         return parse_failure(global_file)
-    if _claude_value(ctx, block, module.BASE_URL)[0] is None:
+    if claude.value(ctx, module.BASE_URL)[0] is None:
         return Result.skipped("no gateway configured for Claude Code")
     data = global_file.data if isinstance(global_file.data, dict) else {}
     if data.get(module.ONBOARDING) is True:
@@ -318,16 +400,11 @@ def claude_onboarding(ctx: DoctorContext) -> Result:
                        repairs=[json_repair(global_file.path, f"set {module.ONBOARDING} = true", edit)])
 
 
-@check("claude.models", SECTION, "Claude Code model variables")
-def claude_models(ctx: DoctorContext) -> Result:
-    found = _claude(ctx)
-    if isinstance(found, Result):
-        return found
-    module, state, settings, block = found
-    if settings.error:
-        return Result.skipped("settings.json does not parse (see claude.settings)")
+@client_check("claude.models", "Claude Code model variables", claude_parsed)
+def claude_models(ctx: DoctorContext, claude: Claude) -> Result:
+    module, settings, block = claude.module, claude.settings, claude.block
     issues = Issues()
-    model, where = _claude_value(ctx, block, module.MODEL)
+    model, where = claude.value(ctx, module.MODEL)
     if model and ctx.model and model != ctx.model:
         issues.details.append(f"ANTHROPIC_MODEL = {model} ({where}); taotoken's model is {ctx.model}")
     if module.SMALL_FAST_MODEL in block:
@@ -346,46 +423,47 @@ def claude_models(ctx: DoctorContext) -> Result:
         issues.warn(f"{module.SMALL_FAST_MODEL} (shell) is deprecated",
                     fixes=[f'export {module.HAIKU_MODEL}="${module.SMALL_FAST_MODEL}"; '
                            f"unset {module.SMALL_FAST_MODEL}"])
-    haiku = _claude_value(ctx, block, module.HAIKU_MODEL)[0]
+    haiku = claude.value(ctx, module.HAIKU_MODEL)[0]
     return issues.result(f"model {model or '(Claude Code default)'}" + (f", haiku slot {haiku}" if haiku else ""))
 
 
 # -- Codex -----------------------------------------------------------------------------------------------
 
-def _codex(ctx: DoctorContext):
-    """(module, state, config file, data, provider id, provider table) or a skipped/failed Result."""
-    module = client_module("codex")
-    if module is None:
-        return _missing_module("Codex")
-    state = client_state(ctx, "codex")
-    config = state.files["config"]
-    if not state.detection.found and not config.exists:
-        return Result.skipped("Codex not found (no ~/.codex, no `codex` on PATH)")
+@dataclass(frozen=True)
+class Codex:
+    """What Codex reads: its client module, its parsed files, and the provider config.toml selects."""
+
+    module: ModuleType
+    state: ClientState
+    config: ConfigFile  # ~/.codex/config.toml
+    data: dict  # its content ({} when it does not parse)
+    provider_id: Any  # model_provider, as written
+    provider: dict | None  # the [model_providers.<id>] table it selects, if there is one
+
+
+def codex_found(ctx: DoctorContext) -> Codex | Result:
+    found = installed(ctx, "codex", "Codex", "config", "no ~/.codex, no `codex` on PATH")
+    if isinstance(found, Result):
+        return found
+    module, state, config = found
     data = config.data if isinstance(config.data, dict) else {}
     provider_id = data.get("model_provider")
     providers = data.get("model_providers") if isinstance(data.get("model_providers"), dict) else {}
     provider = providers.get(provider_id) if isinstance(provider_id, str) else None
-    return module, state, config, data, provider_id, provider if isinstance(provider, dict) else None
+    return Codex(module, state, config, data, provider_id, provider if isinstance(provider, dict) else None)
 
 
-def _codex_ready(ctx: DoctorContext):
-    found = _codex(ctx)
-    if isinstance(found, Result):
-        return found
-    config = found[2]
-    if config.error:
-        return Result.skipped("config.toml does not parse (see codex.config)")
-    if found[5] is None:
-        return Result.skipped("no custom provider selected (see codex.config)")
-    return found
+# codex.config reports a config.toml that does not parse or selects no provider table; the checks that
+# read them skip.
+codex_parsed = unless(codex_found, lambda codex: bool(codex.config.error),
+                      "config.toml does not parse (see codex.config)")
+codex_provider = unless(codex_parsed, lambda codex: codex.provider is None,
+                        "no custom provider selected (see codex.config)")
 
 
-@check("codex.config", SECTION, "Codex config.toml")
-def codex_config(ctx: DoctorContext) -> Result:
-    found = _codex(ctx)
-    if isinstance(found, Result):
-        return found
-    module, state, config, data, provider_id, provider = found
+@client_check("codex.config", "Codex config.toml", codex_found)
+def codex_config(ctx: DoctorContext, codex: Codex) -> Result:
+    config, data, provider_id, provider = codex.config, codex.data, codex.provider_id, codex.provider
     if config.error:
         return parse_failure(config)
     if not config.exists:
@@ -406,45 +484,34 @@ def codex_config(ctx: DoctorContext) -> Result:
     return issues.result(f"{config.path} parses; provider {provider_id}, model {model or '(default)'}")
 
 
-@check("codex.base_url", SECTION, "Codex provider base_url")
-def codex_base_url(ctx: DoctorContext) -> Result:
-    found = _codex_ready(ctx)
-    if isinstance(found, Result):
-        return found
-    module, state, config, data, provider_id, provider = found
-    value = provider.get("base_url")
-    table = f"[model_providers.{provider_id}]"
+@client_check("codex.base_url", "Codex provider base_url", codex_provider)
+def codex_base_url(ctx: DoctorContext, codex: Codex) -> Result:
+    assert codex.provider is not None
+    value = codex.provider.get("base_url")
+    table = f"[model_providers.{codex.provider_id}]"
+    path = codex.config.path
     if not isinstance(value, str) or not value:
-        return Result.fail(f"{table} has no base_url in {config.path}", fixes=["taotoken init"])
-    root, changes = clean_root(value)
-    if root is None:
-        return Result.fail(f"{table} base_url = {value!r} is not a usable URL: {changes[0]}",
-                           fixes=[f'set base_url = "{ctx.base_url}/v1" in {table} of {config.path}'])
-    wanted = root + "/v1"
-    if value != wanted:
-        why = "; ".join(c for c in changes if "trailing /v1" not in c) or \
+        return Result.fail(f"{table} has no base_url in {path}", fixes=["taotoken init"])
+
+    def why(wanted: str, changes: list[str]) -> str:
+        return "; ".join(c for c in changes if "trailing /v1" not in c) or \
             "lacks /v1: Codex calls <base_url>/responses and never adds /v1"
 
+    def repair(url: str) -> Repair:
         def edit(doc) -> None:
-            doc["model_providers"][provider_id]["base_url"] = wanted
+            doc["model_providers"][codex.provider_id]["base_url"] = url
 
-        return Result.fail(f"{table} base_url = {value!r} {why}",
-                           fixes=[f'set base_url = "{wanted}" in {table} of {config.path}'],
-                           repairs=[toml_repair(config.path, f"set {table} base_url to {wanted}", edit)])
-    if ctx.base_url and root != ctx.base_url:
-        return Result.warn(f"{table} base_url = {value} differs from taotoken's base URL {ctx.base_url}/v1",
-                           fixes=["taotoken init   (writes the same root everywhere)"])
-    return Result.ok(f"{value} (root + /v1, as Codex needs)")
+        return toml_repair(path, f"set {table} base_url to {url}", edit)
+
+    return client_base_url_result(
+        ctx, f"{table} base_url = {value!r}", value, CODEX_FORM, why=why,
+        set_fix=lambda url: f'set base_url = "{url}" in {table} of {path}', repair=repair,
+        differs=f"{table} base_url = {value} differs from taotoken's base URL {ctx.base_url}/v1")
 
 
-@check("codex.wire_api", SECTION, "Codex wire_api")
-def codex_wire_api(ctx: DoctorContext) -> Result:
-    found = _codex(ctx)
-    if isinstance(found, Result):
-        return found
-    module, state, config, data, provider_id, provider = found
-    if config.error:
-        return Result.skipped("config.toml does not parse (see codex.config)")
+@client_check("codex.wire_api", "Codex wire_api", codex_parsed)
+def codex_wire_api(ctx: DoctorContext, codex: Codex) -> Result:
+    config, data, provider = codex.config, codex.data, codex.provider
     providers = data.get("model_providers") if isinstance(data.get("model_providers"), dict) else {}
     chat = [pid for pid, table in providers.items() if isinstance(table, dict) and table.get("wire_api") == "chat"]
     if not chat:
@@ -464,14 +531,9 @@ def codex_wire_api(ctx: DoctorContext) -> Result:
                        repairs=[toml_repair(config.path, f'set wire_api = "responses" in {tables}', edit)])
 
 
-@check("codex.profiles", SECTION, "Codex legacy profiles")
-def codex_profiles(ctx: DoctorContext) -> Result:
-    found = _codex(ctx)
-    if isinstance(found, Result):
-        return found
-    module, state, config, data, provider_id, provider = found
-    if config.error:
-        return Result.skipped("config.toml does not parse (see codex.config)")
+@client_check("codex.profiles", "Codex legacy profiles", codex_parsed)
+def codex_profiles(ctx: DoctorContext, codex: Codex) -> Result:
+    module, config, data = codex.module, codex.config, codex.data
     profiles = data.get("profiles") if isinstance(data.get("profiles"), dict) else {}
     selector = data.get("profile")
     if not profiles and selector is None:
@@ -518,13 +580,10 @@ def _profile_repairs(config_path: Path, names: list[str], targets: list[Path]) -
     return repairs
 
 
-@check("codex.auth_json", SECTION, "Codex auth.json")
-def codex_auth_json(ctx: DoctorContext) -> Result:
-    found = _codex(ctx)
-    if isinstance(found, Result):
-        return found
-    module, state, config, data, provider_id, provider = found
-    auth = state.files["auth"]
+@client_check("codex.auth_json", "Codex auth.json", codex_found)
+def codex_auth_json(ctx: DoctorContext, codex: Codex) -> Result:
+    config, provider = codex.config, codex.provider
+    auth = codex.state.files["auth"]
     if auth.error:
         return parse_failure(auth)
     if not auth.exists:
@@ -550,12 +609,10 @@ def codex_auth_json(ctx: DoctorContext) -> Result:
     return issues.result(f"{auth.path}: auth_mode {content.get('auth_mode', '(unset)')}")
 
 
-@check("codex.env_key", SECTION, "Codex key variable exported")
-def codex_env_key(ctx: DoctorContext) -> Result:
-    found = _codex_ready(ctx)
-    if isinstance(found, Result):
-        return found
-    module, state, config, data, provider_id, provider = found
+@client_check("codex.env_key", "Codex key variable exported", codex_provider)
+def codex_env_key(ctx: DoctorContext, codex: Codex) -> Result:
+    provider_id, provider = codex.provider_id, codex.provider
+    assert provider is not None
     var = provider.get("env_key")
     if not var:
         source = next((s for s in ("experimental_bearer_token", "requires_openai_auth", "auth") if provider.get(s)),
@@ -635,15 +692,30 @@ def _remove_cline_keys(keys: list[str]) -> Callable[[str], str]:
     return transform
 
 
+def _cline_base_url(ctx: DoctorContext, base: str, path: Path, provider_key: str, schema_fix: list[str]) -> Result:
+    # Cline validates providers.json as a whole: an unusable baseUrl is a schema failure, not just a bad URL.
+    if clean_root(base)[0] is None or "://" not in base:
+        return Result.fail(f"baseUrl {base!r} is not a valid URL: Cline rejects the whole file", fixes=schema_fix)
+
+    def repair(url: str) -> Repair:
+        def edit(doc: dict) -> None:
+            doc["providers"][provider_key]["settings"]["baseUrl"] = url
+
+        return json_repair(path, f"set baseUrl to {url}", edit, secret=True)
+
+    return client_base_url_result(
+        ctx, f"baseUrl {base!r}", base, CLINE_FORM,
+        why=lambda wanted, _changes: f"should be {wanted} (Cline calls <baseUrl>/chat/completions)",
+        set_fix=lambda url: f'set "baseUrl": "{url}" in {path}', repair=repair,
+        differs=f"baseUrl {base} differs from taotoken's {ctx.base_url}/v1")
+
+
 @check("cline.providers", SECTION, "Cline providers.json")
 def cline_providers(ctx: DoctorContext) -> Result:
-    module = client_module("cline")
-    if module is None:
-        return _missing_module("Cline")
-    state = client_state(ctx, "cline")
-    providers = state.files["providers"]
-    if not state.detection.found and not providers.exists:
-        return Result.skipped("Cline not found (no ~/.cline, no extension, no `cline` on PATH)")
+    found = installed(ctx, "cline", "Cline", "providers", "no ~/.cline, no extension, no `cline` on PATH")
+    if isinstance(found, Result):
+        return found
+    module, state, providers = found
     if providers.error:
         return parse_failure(providers)
     if not providers.exists:
@@ -675,20 +747,7 @@ def cline_providers(ctx: DoctorContext) -> Result:
     provider_key = last if last in table else module.PROVIDER_ID
     base = settings.get("baseUrl")
     if isinstance(base, str) and base:
-        root, changes = clean_root(base)
-        if root is None or "://" not in base:
-            issues.fail(f"baseUrl {base!r} is not a valid URL: Cline rejects the whole file", fixes=schema_fix)
-        elif base != root + "/v1":
-            wanted = root + "/v1"
-
-            def edit(doc: dict) -> None:
-                doc["providers"][provider_key]["settings"]["baseUrl"] = wanted
-
-            issues.fail(f"baseUrl {base!r} should be {wanted} (Cline calls <baseUrl>/chat/completions)",
-                        fixes=[f'set "baseUrl": "{wanted}" in {providers.path}'],
-                        repairs=[json_repair(providers.path, f"set baseUrl to {wanted}", edit, secret=True)])
-        elif ctx.base_url and root != ctx.base_url:
-            issues.warn(f"baseUrl {base} differs from taotoken's {ctx.base_url}/v1", fixes=["taotoken init"])
+        issues.add_result(_cline_base_url(ctx, base, providers.path, provider_key, schema_fix))
     key = settings.get("apiKey")
     if isinstance(key, str) and key != key.strip():
         clean = key.strip()

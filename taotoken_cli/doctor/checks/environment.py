@@ -9,7 +9,7 @@ from urllib.parse import urlsplit
 from taotoken_cli import hygiene
 from taotoken_cli.config import ENV_CONFIG, ENV_PROFILE, FIELDS, profile_table, read_config_file
 from taotoken_cli.doctor.context import DoctorContext
-from taotoken_cli.doctor.model import Result
+from taotoken_cli.doctor.model import Result, folded
 from taotoken_cli.doctor.registry import check
 from taotoken_cli.errors import InputError, TaotokenError
 from taotoken_cli.masking import mask_key
@@ -35,6 +35,13 @@ def host_of(url: str | None) -> str:
 
 def _setting(ctx: DoctorContext) -> tuple[str | None, str | None, str | None]:
     return ctx.base_url, ctx.api_key, ctx.model
+
+
+def problems_result(fails: list[str], warns: list[str], details: list[str], fixes: list[str]) -> Result:
+    """One result for the problems a check found: the first is the message, the others follow the details."""
+    problems = fails + warns
+    make = Result.fail if fails else Result.warn
+    return make(folded(problems), details=details + problems[1:], fixes=fixes)
 
 
 @check("env.taotoken", SECTION, "TAOTOKEN_* variables")
@@ -78,8 +85,7 @@ def taotoken_vars(ctx: DoctorContext) -> Result:
     if ENV_CONFIG in ctx.env:
         details.append(f"{ENV_CONFIG} points the config file at {ctx.env[ENV_CONFIG]}")
     if problems:
-        return Result.warn(problems[0] + (f" (+{len(problems) - 1} more)" if len(problems) > 1 else ""),
-                           details=details + problems[1:], fixes=fixes)
+        return problems_result([], problems, details, fixes)
     return Result.ok(", ".join(present), details=details)
 
 
@@ -127,8 +133,7 @@ def openai_vars(ctx: DoctorContext) -> Result:
             fixes.append(f"export OPENAI_BASE_URL={expected}")
     details.insert(0, f"set: {', '.join(names)}")
     if problems:
-        return Result.warn(problems[0] + (f" (+{len(problems) - 1} more)" if len(problems) > 1 else ""),
-                           details=details + problems[1:], fixes=fixes)
+        return problems_result([], problems, details, fixes)
     return Result.ok(", ".join(names) + (" agree with the triple" if not points_elsewhere else ""), details=details)
 
 
@@ -170,11 +175,8 @@ def anthropic_vars(ctx: DoctorContext) -> Result:
                      "unset ANTHROPIC_SMALL_FAST_MODEL")
     if ctx.env.get("ANTHROPIC_MODEL") and model and ctx.env["ANTHROPIC_MODEL"] != model:
         details.append(f"ANTHROPIC_MODEL={ctx.env['ANTHROPIC_MODEL']} (taotoken's model is {model})")
-    problems = fails + warns
-    if problems:
-        make = Result.fail if fails else Result.warn
-        return make(problems[0] + (f" (+{len(problems) - 1} more)" if len(problems) > 1 else ""),
-                    details=details + problems[1:], fixes=fixes)
+    if fails or warns:
+        return problems_result(fails, warns, details, fixes)
     return Result.ok(", ".join(names), details=details)
 
 
@@ -240,10 +242,7 @@ def proxy_vars(ctx: DoctorContext) -> Result:
     if base:
         details.insert(0, f"requests to {host_of(base)} go " + (f"through {used}" if used else "direct"
                                                                + (" (NO_PROXY)" if no_proxy else "")))
-    problems = fails + warns
-    if problems:
-        make = Result.fail if fails else Result.warn
-        return make(problems[0] + (f" (+{len(problems) - 1} more)" if len(problems) > 1 else ""),
-                    details=details + problems[1:], fixes=fixes)
+    if fails or warns:
+        return problems_result(fails, warns, details, fixes)
     return Result.ok(f"gateway traffic goes through {used}" if used else
                      f"proxy set, but {host_of(base) or 'the gateway'} is reached directly", details=details)

@@ -3,7 +3,9 @@ and the Anthropic/Responses endpoints when a client that needs them is configure
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from urllib.parse import urlsplit
 
 from taotoken_cli.doctor import probes
@@ -283,43 +285,38 @@ def gateway_stream(ctx: DoctorContext) -> Result:
 def claude_code_configured(ctx: DoctorContext) -> bool:
     claude_dir = ctx.env.get("CLAUDE_CONFIG_DIR") or str(ctx.home / ".claude")
     return bool(ctx.env.get("ANTHROPIC_BASE_URL")) or (ctx.home / ".claude.json").exists() or \
-        (probes_path(claude_dir) / "settings.json").exists()
+        (Path(claude_dir).expanduser() / "settings.json").exists()
 
 
 def codex_configured(ctx: DoctorContext) -> bool:
     codex_dir = ctx.env.get("CODEX_HOME") or str(ctx.home / ".codex")
-    return (probes_path(codex_dir) / "config.toml").exists()
+    return (Path(codex_dir).expanduser() / "config.toml").exists()
 
 
-def probes_path(text: str):
-    from pathlib import Path
-
-    return Path(text).expanduser()
+def _client_endpoint(ctx: DoctorContext, client: str, configured: bool, endpoint: str,
+                     probe: Callable[[DoctorContext], Observation], without_it: str) -> Result:
+    """Probe /v1/<endpoint>, which one client needs, when that client is configured here; a failure says
+    (`without_it`) what the client cannot do then."""
+    if not configured:
+        return Result.skipped(f"{client} is not configured here")
+    skip = _prerequisite(ctx, need_model=True)
+    if skip:
+        return skip
+    result = _probe_result(ctx, probe(ctx), endpoint, f"{ctx.base_url}/v1/{endpoint} answers")
+    if result.status.value == "fail":
+        result.details.append(without_it)
+    return result
 
 
 @check("gateway.messages", SECTION, "Anthropic endpoint (Claude Code)", network=True)
 def gateway_messages(ctx: DoctorContext) -> Result:
-    if not claude_code_configured(ctx):
-        return Result.skipped("Claude Code is not configured here")
-    skip = _prerequisite(ctx, need_model=True)
-    if skip:
-        return skip
-    result = _probe_result(ctx, probes.messages(ctx), "messages", f"{ctx.base_url}/v1/messages answers")
-    if result.status.value == "fail":
-        result.details.append("Claude Code calls <ANTHROPIC_BASE_URL>/v1/messages: without this endpoint it "
-                              "cannot use this gateway")
-    return result
+    return _client_endpoint(ctx, "Claude Code", claude_code_configured(ctx), "messages", probes.messages,
+                            "Claude Code calls <ANTHROPIC_BASE_URL>/v1/messages: without this endpoint it cannot "
+                            "use this gateway")
 
 
 @check("gateway.responses", SECTION, "Responses endpoint (Codex)", network=True)
 def gateway_responses(ctx: DoctorContext) -> Result:
-    if not codex_configured(ctx):
-        return Result.skipped("Codex is not configured here")
-    skip = _prerequisite(ctx, need_model=True)
-    if skip:
-        return skip
-    result = _probe_result(ctx, probes.responses(ctx), "responses", f"{ctx.base_url}/v1/responses answers")
-    if result.status.value == "fail":
-        result.details.append('Codex only speaks wire_api = "responses": without /v1/responses it cannot use '
-                              "this gateway")
-    return result
+    return _client_endpoint(ctx, "Codex", codex_configured(ctx), "responses", probes.responses,
+                            'Codex only speaks wire_api = "responses": without /v1/responses it cannot use this '
+                            "gateway")
