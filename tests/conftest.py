@@ -6,6 +6,7 @@ exit codes, stdout/stderr, no traceback.
 
 from __future__ import annotations
 
+import io
 import os
 import subprocess
 import sys
@@ -68,6 +69,27 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("COLUMNS", "120")
     monkeypatch.chdir(home_dir)
     return home_dir
+
+
+@pytest.fixture
+def run(home: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch):
+    """The real entry point in-process (about 20 ms a run, against ~150 ms for `cli`'s subprocess).
+
+    Exit status, stdout and stderr as the user sees them; `input` becomes stdin.
+    """
+    from taotoken_cli.cli import run as cli_run
+
+    def invoke(*args: str, input: str = "") -> Result:
+        monkeypatch.setattr(sys, "stdin", io.StringIO(input))
+        try:
+            cli_run(list(args))
+            code = 0
+        except SystemExit as exc:
+            code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+        captured = capsys.readouterr()
+        return Result(list(args), code, captured.out, captured.err)
+
+    return invoke
 
 
 @pytest.fixture

@@ -218,23 +218,6 @@ def env(home, monkeypatch):
     return point_at
 
 
-@pytest.fixture
-def run(capsys):
-    """The real CLI entry point, in-process (fast): exit status, stdout, stderr."""
-    from taotoken_cli.cli import run as cli_run
-
-    def invoke(*args: str) -> Result:
-        try:
-            cli_run(list(args))
-            code = 0
-        except SystemExit as exc:
-            code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
-        captured = capsys.readouterr()
-        return Result(list(args), code, captured.out, captured.err)
-
-    return invoke
-
-
 def _respond(reply):
     status, body, headers = reply
     headers = dict(headers)

@@ -44,22 +44,6 @@ HAS_DOCTOR = "doctor" in typer.main.get_command(app).commands
 
 
 @pytest.fixture
-def run(capsys):
-    from taotoken_cli.cli import run as cli_run
-
-    def invoke(*args: str) -> Result:
-        try:
-            cli_run(list(args))
-            code = 0
-        except SystemExit as exc:
-            code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
-        captured = capsys.readouterr()
-        return Result(list(args), code, captured.out, captured.err)
-
-    return invoke
-
-
-@pytest.fixture
 def env(home, monkeypatch):
     monkeypatch.setenv("TAOTOKEN_API_KEY", SENTINEL_KEY)
     monkeypatch.setenv("TAOTOKEN_MODEL", MODEL)

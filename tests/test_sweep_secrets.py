@@ -10,7 +10,6 @@ holds the key, and every file holding it is one of the known secret files, mode 
 
 from __future__ import annotations
 
-import io
 import json
 import os
 import re
@@ -115,24 +114,6 @@ def test_every_command_has_a_scenario():
 
 
 # ------------------------------------------------------------------------------------- running
-
-@pytest.fixture
-def run(home, capsys, monkeypatch):
-    """The real entry point in-process (each run ~20 ms, so the sweep stays fast)."""
-    from taotoken_cli.cli import run as cli_run
-
-    def invoke(*args: str, input: str = "") -> Result:
-        monkeypatch.setattr(sys, "stdin", io.StringIO(input))
-        try:
-            cli_run(list(args))
-            code = 0
-        except SystemExit as exc:
-            code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
-        captured = capsys.readouterr()
-        return Result(list(args), code, captured.out, captured.err)
-
-    return invoke
-
 
 def run_all(run, cli, kind: str, url: str, paths=None, exits_seen: dict | None = None) -> list[Result]:
     results = []
