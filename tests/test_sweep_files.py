@@ -12,9 +12,7 @@ the OS call instead (with a real chmod when not root).
 from __future__ import annotations
 
 import errno
-import io
 import os
-import sys
 import tempfile
 from pathlib import Path
 
@@ -30,18 +28,11 @@ MODEL = "gpt-4o-mini"
 
 
 @pytest.fixture
-def run(home, capsys, monkeypatch):
-    from taotoken_cli.cli import run as cli_run
+def run(run):
+    """The in-process runner of conftest, with the key on stdin and every run checked for leaks."""
 
     def invoke(*args: str, key: str = SENTINEL_KEY) -> Result:
-        monkeypatch.setattr(sys, "stdin", io.StringIO(key))
-        try:
-            cli_run(list(args))
-            code = 0
-        except SystemExit as exc:
-            code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
-        captured = capsys.readouterr()
-        return Result(list(args), code, captured.out, captured.err).assert_clean()
+        return run(*args, input=key).assert_clean()
 
     return invoke
 
