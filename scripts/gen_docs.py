@@ -75,7 +75,7 @@ def _param_type(param) -> tuple[list[str], str]:
 def build_tree() -> Cmd:
     import typer.main
 
-    from taotoken_cli.cli import app
+    from taotoken_cli.app import app
 
     root = typer.main.get_command(app)
 

@@ -6,13 +6,13 @@ from __future__ import annotations
 def main() -> None:
     import sys
 
-    # `check` runs at shell start-up: plain invocations skip Typer (see taotoken_cli.check_cli).
+    # `check` runs at shell start-up: plain invocations skip Typer (see taotoken_cli.check.fastpath).
     if len(sys.argv) > 1 and sys.argv[1] == "check":
-        from taotoken_cli.check_cli import main_fast
+        from taotoken_cli.check.fastpath import main_fast
 
         if main_fast(sys.argv[2:]):
             return
-    from taotoken_cli.cli import run
+    from taotoken_cli.app import run
 
     run()
 

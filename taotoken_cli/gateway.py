@@ -1,7 +1,7 @@
 """The one gateway client (httpx) shared by check, doctor, route and bench's probes.
 
 It never raises for network or HTTP failures: every call returns an Observation (status,
-headers, a bounded body, timing, the exception) that `taotoken_cli.classify` turns into a
+headers, a bounded body, timing, the exception) that `taotoken_cli.diagnosis.classify` turns into a
 catalogue entry. Redirects are not followed, so the key never travels to another host. The key
 is sent only in headers and never logged.
 """

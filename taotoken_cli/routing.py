@@ -208,13 +208,8 @@ class SaveResult:
 
 def save_routes(edits: list[RouteEdit], profile: str | None = None) -> SaveResult:
     """Write `edits` into [profiles.<profile>.routes] atomically (mode 0600: the file may hold the key)."""
-    from taotoken_cli.config import (
-        Overrides,
-        load_settings,
-        read_config_file,
-        render_config_update,
-        validate_profile_name,
-    )
+    from taotoken_cli.config import Overrides, load_settings, read_config_file
+    from taotoken_cli.config.edit import render_config_update, validate_profile_name
     from taotoken_cli.fsutil import atomic_write
 
     settings = load_settings(Overrides(profile=profile))  # raises with line:column on a broken file

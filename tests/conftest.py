@@ -77,7 +77,7 @@ def run(home: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.Monk
 
     Exit status, stdout and stderr as the user sees them; `input` becomes stdin.
     """
-    from taotoken_cli.cli import run as cli_run
+    from taotoken_cli.app import run as cli_run
 
     def invoke(*args: str, input: str = "") -> Result:
         monkeypatch.setattr(sys, "stdin", io.StringIO(input))

@@ -25,7 +25,7 @@ from pathlib import Path
 import pytest
 from werkzeug import Request, Response
 
-from taotoken_cli.catalogue import CATALOGUE
+from taotoken_cli.diagnosis.catalogue import CATALOGUE
 from taotoken_cli.exitcodes import Exit
 from tests.conftest import REPO, SENTINEL_KEY, Result
 from tests.rawserver import FullBacklog, RawServer, closed_port
@@ -644,7 +644,7 @@ def test_success_path_imports_only_what_check_needs(served, home):
 # --- the Typer-free fast path falls back to Typer for anything it does not know ---------------------
 
 def test_fast_path_parser():
-    from taotoken_cli.check_cli import parse_fast
+    from taotoken_cli.check.fastpath import parse_fast
 
     assert parse_fast(["-q"]) == {"timeout": 5.0, "quiet": True}
     assert parse_fast(["--model=x", "-t", "2", "--json"]) == {"timeout": 2.0, "model": "x", "json_out": True}
@@ -666,8 +666,8 @@ def test_fast_path_knows_exactly_the_options_of_the_typer_command():
     """The two parsers of `check` must not drift apart: every option has the same name and kind."""
     import typer.main
 
-    from taotoken_cli.check_cli import _FLAGS, _VALUED
-    from taotoken_cli.cli import app
+    from taotoken_cli.app import app
+    from taotoken_cli.check.fastpath import _FLAGS, _VALUED
 
     command = typer.main.get_command(app).commands["check"]
     flags, valued = set(), set()

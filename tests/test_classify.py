@@ -12,8 +12,8 @@ from email.utils import format_datetime
 
 import pytest
 
-from taotoken_cli.catalogue import CATALOGUE, close_codes
-from taotoken_cli.classify import classify, parse_body, parse_retry_after, refine_url_code, url_context
+from taotoken_cli.diagnosis.catalogue import CATALOGUE, close_codes
+from taotoken_cli.diagnosis.classify import classify, parse_body, parse_retry_after, refine_url_code, url_context
 from taotoken_cli.exitcodes import Exit
 from taotoken_cli.gateway import Observation, StreamSummary
 

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from taotoken_cli.demo import DEMO_KEY, STEP_NAMES, Sandbox, doctor_available, group_gateway_log
+from taotoken_cli.demo.run import DEMO_KEY, STEP_NAMES, Sandbox, doctor_available, group_gateway_log
 from tests.conftest import REPO, SENTINEL_KEY
 
 DEAD = "http://127.0.0.1:9"  # the discard port: nothing listens there

@@ -12,10 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from taotoken_cli import fileplan, init_core
+from taotoken_cli import fileplan
 from taotoken_cli.clients import ccswitch, claude_code, cline, codex
 from taotoken_cli.config import tomllib  # tomllib, or tomli on Python 3.10
 from taotoken_cli.errors import TaotokenError
+from taotoken_cli.init import plan as init_core
 from tests.conftest import REPO, SENTINEL_KEY
 from tests.test_fileplan import snapshot
 

@@ -19,7 +19,7 @@ import httpx
 import pytest
 
 from taotoken_cli.config import tomllib
-from taotoken_cli.demo import doctor_available
+from taotoken_cli.demo.run import doctor_available
 from taotoken_cli.masking import mask_key
 from tests.conftest import SENTINEL_KEY
 

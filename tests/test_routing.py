@@ -6,7 +6,7 @@ import pytest
 
 from taotoken_cli.devices import BackendReport, CudaDevice, DeviceReport, OpenCLDevice, OpenCLPlatform
 from taotoken_cli.errors import TaotokenError
-from taotoken_cli.route_verify import DIFFERENT, EQUAL, UNKNOWN, VARIANT, compare_models
+from taotoken_cli.route.verify import DIFFERENT, EQUAL, UNKNOWN, VARIANT, compare_models
 from taotoken_cli.routing import candidates, choose, parse_assignments, vendor_key
 
 

@@ -14,11 +14,12 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from taotoken_cli import hygiene
-from taotoken_cli.catalogue import CATALOGUE
-from taotoken_cli.classify import classify
 from taotoken_cli.clients import codex
 from taotoken_cli.clients.base import Triple
-from taotoken_cli.config import render_config_update, tomllib
+from taotoken_cli.config import tomllib
+from taotoken_cli.config.edit import render_config_update
+from taotoken_cli.diagnosis.catalogue import CATALOGUE
+from taotoken_cli.diagnosis.classify import classify
 from taotoken_cli.errors import InputError
 from taotoken_cli.gateway import Observation, StreamSummary
 from taotoken_cli.jsonedit import dumps_like

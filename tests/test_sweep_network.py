@@ -14,8 +14,8 @@ import time
 import pytest
 import typer
 
-from taotoken_cli.catalogue import CATALOGUE
-from taotoken_cli.cli import app
+from taotoken_cli.app import app
+from taotoken_cli.diagnosis.catalogue import CATALOGUE
 from tests.conftest import SENTINEL_KEY, Result
 from tests.rawserver import ENDLESS_SENT, REDIRECT_TO, RawServer, closed_port
 

@@ -24,12 +24,12 @@ import pytest
 import typer
 from werkzeug import Request, Response
 
-from taotoken_cli.cli import app
+from taotoken_cli.app import app
 from taotoken_cli.mock import FAULTS, NAMED_FAILURES, MockOptions
 from tests.conftest import REPO, SENTINEL_KEY, Result
 
 try:
-    from taotoken_cli.demo import DEMO_KEY
+    from taotoken_cli.demo.run import DEMO_KEY
 except ImportError:  # a build without `demo`
     DEMO_KEY = None
 

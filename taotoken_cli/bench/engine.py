@@ -360,7 +360,7 @@ class Runner:
         if error is not None:
             obs.error = _as_httpx_error(error, connecting)
         try:
-            from taotoken_cli.classify import classify
+            from taotoken_cli.diagnosis.classify import classify
 
             diagnosis = classify(obs, expect="stream" if plan.stream else "chat", context=dict(self.context))
         except NotImplementedError:  # the classifier is not in this build yet

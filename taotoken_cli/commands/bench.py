@@ -6,7 +6,7 @@ import sys
 
 import typer
 
-from taotoken_cli.commands import _common
+from taotoken_cli.commands import _options
 
 
 def register(app: typer.Typer) -> None:
@@ -53,12 +53,12 @@ def bench(
     stream: bool = typer.Option(False, "--stream", help="Stream responses and measure time to first token, "
                                 "inter-token latency and tokens/s."),
     raw: str | None = typer.Option(None, "--raw", help="Write one JSON line per request to this file."),
-    json_out: bool = _common.JSON,
-    base_url: str | None = _common.BASE_URL,
-    profile: str | None = _common.PROFILE,
+    json_out: bool = _options.JSON,
+    base_url: str | None = _options.BASE_URL,
+    profile: str | None = _options.PROFILE,
 ) -> None:
     """Load-test chat completions: latency percentiles, TTFT, tokens/s and errors by cause."""
-    from taotoken_cli.bench.cli_core import BenchArgs, run_command
+    from taotoken_cli.bench.run import BenchArgs, run_command
 
     code = run_command(BenchArgs(
         requests=requests, concurrency=concurrency, duration=_parse_duration(duration) if duration else None,

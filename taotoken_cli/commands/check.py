@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from taotoken_cli.commands import _common
+from taotoken_cli.commands import _options
 
 
 def register(app: typer.Typer) -> None:
@@ -20,14 +20,14 @@ def check(
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Nothing on success; one line (code, cause, fix) on "
                                "failure. For .bashrc."),
     code: bool = typer.Option(False, "--code", help="Print only the HTTP status (000 when there was no response)."),
-    json_out: bool = _common.JSON,
+    json_out: bool = _options.JSON,
     timeout: float = typer.Option(5.0, "--timeout", "-t", min=0.1, help="Total time limit in seconds."),
     no_proxy: bool = typer.Option(False, "--no-proxy", help="Ignore HTTP(S)_PROXY/ALL_PROXY from the environment."),
-    profile: str | None = _common.PROFILE,
-    base_url: str | None = _common.BASE_URL,
+    profile: str | None = _options.PROFILE,
+    base_url: str | None = _options.BASE_URL,
 ) -> None:
     """Check the base URL, key and model with one request (exit code names the failure class)."""
-    from taotoken_cli.check_cli import execute
+    from taotoken_cli.check.fastpath import execute
 
     raise typer.Exit(execute(chat=chat, stream=stream, quiet=quiet, code=code, json_out=json_out, no_proxy=no_proxy,
                              model=model, timeout=timeout, profile=profile, base_url=base_url))

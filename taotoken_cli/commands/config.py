@@ -6,7 +6,7 @@ import sys
 
 import typer
 
-from taotoken_cli.commands import _common
+from taotoken_cli.commands import _options
 
 config_app = typer.Typer(help="Show and edit taotoken's own configuration.", no_args_is_help=True)
 
@@ -18,14 +18,14 @@ def register(app: typer.Typer) -> None:
 @config_app.command("show")
 def show(
     origin: bool = typer.Option(False, "--origin", help="Also show where each value came from."),
-    json_out: bool = _common.JSON,
-    profile: str | None = _common.PROFILE,
+    json_out: bool = _options.JSON,
+    profile: str | None = _options.PROFILE,
 ) -> None:
     """Show the resolved base URL, key (masked), model and routes."""
-    from taotoken_cli.config_view import render_settings, settings_to_dict
+    from taotoken_cli.config.view import render_settings, settings_to_dict
     from taotoken_cli.output import Output
 
-    settings = _common.load(profile)
+    settings = _options.load(profile)
     out = Output()
     if json_out:
         out.json(settings_to_dict(settings))
@@ -45,10 +45,10 @@ def path() -> None:
 def set_value(
     key: str = typer.Argument(..., help="base_url, api_key, model or default_profile."),
     value: str = typer.Argument(..., help="The value; for api_key use '-' to read it from stdin."),
-    profile: str | None = _common.PROFILE,
+    profile: str | None = _options.PROFILE,
 ) -> None:
     """Set one value in the config file (cleaned first; every change is reported)."""
-    from taotoken_cli.config_view import set_config_value
+    from taotoken_cli.config.edit import set_config_value
     from taotoken_cli.output import Output
 
     if key == "api_key" and value == "-":
@@ -60,9 +60,9 @@ def set_value(
 
 
 @config_app.command("profiles")
-def profiles(json_out: bool = _common.JSON) -> None:
+def profiles(json_out: bool = _options.JSON) -> None:
     """List the profiles in the config file; the active one is marked."""
-    from taotoken_cli.config_view import render_profiles
+    from taotoken_cli.config.view import render_profiles
     from taotoken_cli.output import Output
 
-    render_profiles(Output(), _common.load(), json_out)
+    render_profiles(Output(), _options.load(), json_out)

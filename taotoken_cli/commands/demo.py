@@ -17,8 +17,8 @@ def demo(
     fast: bool = typer.Option(False, "--fast", help="No simulated gateway latency, fewer requests."),
 ) -> None:
     """Walk through init, check, doctor, route and bench offline, against a local mock gateway."""
-    from taotoken_cli.demo import DemoOptions, run_demo
-    from taotoken_cli.demo_view import TranscriptReporter
+    from taotoken_cli.demo.run import DemoOptions, run_demo
+    from taotoken_cli.demo.view import TranscriptReporter
     from taotoken_cli.output import Output
 
     summary = run_demo(DemoOptions(keep=keep, step=step, fast=fast), TranscriptReporter(Output()))

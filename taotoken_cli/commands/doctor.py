@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from taotoken_cli.commands import _common
+from taotoken_cli.commands import _options
 
 DEFAULT_TIMEOUT_S = 8.0  # with every host hanging the run still ends in about 9 s (start-up included)
 
@@ -15,7 +15,7 @@ def register(app: typer.Typer) -> None:
 
 def doctor(
     verbose: bool = typer.Option(False, "--verbose", "-v", help="Show every check with its details."),
-    json_out: bool = _common.JSON,
+    json_out: bool = _options.JSON,
     only: list[str] = typer.Option(None, "--check", "-c", help="Run only this check (id, id prefix such as "
                                    "'gateway', or a section name); repeatable."),
     list_checks: bool = typer.Option(False, "--list", help="List the checks and exit."),
@@ -26,14 +26,14 @@ def doctor(
     fix: bool = typer.Option(False, "--fix", help="Offer the safe repairs found (backed up; undo with "
                              "`taotoken init --undo`)."),
     yes: bool = typer.Option(False, "--yes", "-y", help="With --fix: apply without asking."),
-    profile: str | None = _common.PROFILE,
-    base_url: str | None = _common.BASE_URL,
-    model: str | None = _common.MODEL,
+    profile: str | None = _options.PROFILE,
+    base_url: str | None = _options.BASE_URL,
+    model: str | None = _options.MODEL,
 ) -> None:
     """Find every cause of a broken setup and print the fix for each."""
     from taotoken_cli.config import Overrides
     from taotoken_cli.doctor import DoctorContext, all_checks, run_doctor, select
-    from taotoken_cli.doctor.render import render_list, render_text, report_to_dict
+    from taotoken_cli.doctor.view import render_list, render_text, report_to_dict
     from taotoken_cli.errors import InputError
     from taotoken_cli.output import Output
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from taotoken_cli.commands import _common
+from taotoken_cli.commands import _options
 
 
 def register(app: typer.Typer) -> None:
@@ -14,10 +14,10 @@ def register(app: typer.Typer) -> None:
 def explain(
     code: str | None = typer.Argument(None, help="A failure code, e.g. auth.invalid_key (see --list)."),
     list_all: bool = typer.Option(False, "--list", "-l", help="List every code with its exit status and title."),
-    json_out: bool = _common.JSON,
+    json_out: bool = _options.JSON,
 ) -> None:
     """Explain a failure code printed by check, doctor, route or bench."""
-    from taotoken_cli.explaining import explain_code, list_codes
+    from taotoken_cli.explain.run import explain_code, list_codes
     from taotoken_cli.output import Output
 
     out = Output()

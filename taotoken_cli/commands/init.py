@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from taotoken_cli.commands import _common
+from taotoken_cli.commands import _options
 
 
 def register(app: typer.Typer) -> None:
@@ -12,8 +12,8 @@ def register(app: typer.Typer) -> None:
 
 
 def init(
-    base_url: str | None = _common.BASE_URL,
-    model: str | None = _common.MODEL,
+    base_url: str | None = _options.BASE_URL,
+    model: str | None = _options.MODEL,
     key: str | None = typer.Option(None, "--key", help="The API key (lands in shell history: prefer --key-stdin)."),
     key_stdin: bool = typer.Option(False, "--key-stdin", help="Read the API key from stdin."),
     target: list[str] = typer.Option([], "--target", "-t", help="claude-code, codex, cline, cc-switch or shell "
@@ -28,11 +28,12 @@ def init(
     codex_auth: str = typer.Option("env", "--codex-auth", help="How Codex gets the key: env (env_key + shell "
                                    "target), auth-json (auth.json; replaces a ChatGPT login) or inline (plaintext)."),
     open_links: bool = typer.Option(False, "--open", help="Hand the CC Switch import links to xdg-open/open/start."),
-    profile: str | None = _common.PROFILE,
+    profile: str | None = _options.PROFILE,
 ) -> None:
     """Write base URL, key and model into every AI client's real config (dry-run, backups, undo)."""
-    from taotoken_cli import fileplan, init_core
+    from taotoken_cli import fileplan
     from taotoken_cli.config import config_dir
+    from taotoken_cli.init import plan as init_core
     from taotoken_cli.output import Output
 
     out = Output()

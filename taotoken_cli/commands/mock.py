@@ -55,8 +55,8 @@ def mock(
     --model-timing slow=300,20,32 serves a fast and a slow model; --model-fail broken=503 fails
     one model while the others answer.
     """
-    from taotoken_cli.mock.cli import run_mock
     from taotoken_cli.mock.options import MockOptions, parse_aliases, parse_model_fail, parse_model_timing, parse_models
+    from taotoken_cli.mock.run import run_mock
 
     options = MockOptions(
         key=None, any_key=any_key, host=host, port=port, allow_remote=allow_remote, models=parse_models(models),

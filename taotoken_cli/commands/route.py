@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import typer
 
-from taotoken_cli.commands import _common
+from taotoken_cli.commands import _options
 
 route_app = typer.Typer(help="Pick the model for this machine's devices or a task; verify routes.",
                         invoke_without_command=True)
@@ -29,11 +29,11 @@ def route(
     verify: bool = typer.Option(False, "--verify", help="Ask the gateway and check which model answers."),
     samples: int = typer.Option(3, "--samples", "-n", min=1, max=50, help="Requests per route with --verify."),
     all_routes: bool = typer.Option(False, "--all", help="With --verify: every route, not just the chosen one."),
-    json_out: bool = _common.JSON,
+    json_out: bool = _options.JSON,
     timeout: float = TIMEOUT,
-    profile: str | None = _common.PROFILE,
-    base_url: str | None = _common.BASE_URL,
-    model: str | None = _common.MODEL,
+    profile: str | None = _options.PROFILE,
+    base_url: str | None = _options.BASE_URL,
+    model: str | None = _options.MODEL,
 ) -> None:
     """Print the model chosen for this machine (or --device/--task) and why."""
     if ctx.invoked_subcommand is not None:
@@ -41,7 +41,7 @@ def route(
     from taotoken_cli.errors import InputError
     from taotoken_cli.exitcodes import Exit
     from taotoken_cli.output import Output
-    from taotoken_cli.route_view import export_lines, render_choice, render_verify
+    from taotoken_cli.route.view import export_lines, render_choice, render_verify
     from taotoken_cli.routing import choose_for_settings
 
     if device and task:
@@ -53,12 +53,12 @@ def route(
                          "run them separately")
     if all_routes and not verify:
         raise InputError("--all only applies to --verify", "taotoken route --verify --all")
-    settings = _common.load(profile, base_url, model)
+    settings = _options.load(profile, base_url, model)
     choice = choose_for_settings(settings, device=device, task=task, probe_timeout_s=timeout,
                                  need_devices=not (verify and all_routes))
     out = Output()
     if verify:
-        from taotoken_cli.route_verify import run_verify
+        from taotoken_cli.route.verify import run_verify
 
         report = run_verify(settings, choice, samples=samples, all_routes=all_routes, request_timeout=timeout)
         if json_out:
@@ -81,11 +81,11 @@ def route(
 
 
 @route_app.command("devices")
-def devices(json_out: bool = _common.JSON, timeout: float = TIMEOUT) -> None:
+def devices(json_out: bool = _options.JSON, timeout: float = TIMEOUT) -> None:
     """Probe CUDA (pycuda) and OpenCL (pyopencl) devices and show what each backend found."""
     from taotoken_cli.devices import probe_devices
     from taotoken_cli.output import Output
-    from taotoken_cli.route_view import render_devices
+    from taotoken_cli.route.view import render_devices
 
     report = probe_devices(timeout_s=timeout)
     out = Output()
@@ -99,7 +99,7 @@ def devices(json_out: bool = _common.JSON, timeout: float = TIMEOUT) -> None:
 def set_routes(
     assignments: list[str] = typer.Argument(..., help="KIND=MODEL pairs; KIND= removes a route.",
                                             metavar="KIND=MODEL..."),
-    profile: str | None = _common.PROFILE,
+    profile: str | None = _options.PROFILE,
 ) -> None:
     """Add, change or remove routes in the profile's routing table."""
     from taotoken_cli.output import Output
@@ -121,12 +121,12 @@ def set_routes(
 
 
 @route_app.command("list")
-def list_routes(json_out: bool = _common.JSON, profile: str | None = _common.PROFILE) -> None:
+def list_routes(json_out: bool = _options.JSON, profile: str | None = _options.PROFILE) -> None:
     """Show the profile's routing table."""
     from taotoken_cli.output import Output
-    from taotoken_cli.route_view import render_routes, routes_to_dict
+    from taotoken_cli.route.view import render_routes, routes_to_dict
 
-    settings = _common.load(profile)
+    settings = _options.load(profile)
     out = Output()
     if json_out:
         out.json({**routes_to_dict(settings.routes, settings.profile), "fallback_model": settings.model.value})

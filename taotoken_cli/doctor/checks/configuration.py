@@ -5,7 +5,8 @@ from __future__ import annotations
 from urllib.parse import urlsplit
 
 from taotoken_cli import DEFAULT_BASE_URL, hygiene
-from taotoken_cli.config import ENV_API_KEY, ENV_BASE_URL, ENV_MODEL, Value, render_config_update
+from taotoken_cli.config import ENV_API_KEY, ENV_BASE_URL, ENV_MODEL, Value
+from taotoken_cli.config.edit import render_config_update
 from taotoken_cli.doctor.context import DoctorContext
 from taotoken_cli.doctor.model import Repair, Result
 from taotoken_cli.doctor.registry import check

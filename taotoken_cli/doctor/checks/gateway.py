@@ -45,7 +45,7 @@ def probes_proxy(ctx: DoctorContext) -> str | None:
 
 def diagnose(ctx: DoctorContext, obs: Observation, expect: str) -> Problem | None:
     """Classify with the shared catalogue; None means the probe succeeded."""
-    from taotoken_cli import classify
+    from taotoken_cli.diagnosis import classify
 
     try:
         diagnosis = classify.classify(obs, expect=expect, context=_context(ctx))
@@ -183,7 +183,7 @@ def _prerequisite(ctx: DoctorContext, need_key: bool = True, need_model: bool = 
 
 
 def _model_unlisted(ctx: DoctorContext) -> bool:
-    from taotoken_cli.checking import model_ids
+    from taotoken_cli.check.run import model_ids
 
     obs = probes.models(ctx)
     ids = model_ids(obs.json()) if obs.ok_status else []
@@ -226,7 +226,7 @@ def gateway_model(ctx: DoctorContext) -> Result:
     skip = _prerequisite(ctx, need_model=True, need_listed=False)
     if skip:
         return skip
-    from taotoken_cli.checking import close_model_matches, model_ids
+    from taotoken_cli.check.run import close_model_matches, model_ids
 
     obs = probes.models(ctx)
     data = obs.json()

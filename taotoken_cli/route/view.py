@@ -10,7 +10,7 @@ from typing import Any
 
 from taotoken_cli.devices import BackendReport, DeviceReport
 from taotoken_cli.output import Output
-from taotoken_cli.route_verify import MATCH_LABEL, VerifyReport
+from taotoken_cli.route.verify import MATCH_LABEL, VerifyReport
 from taotoken_cli.routing import Choice, key_kind
 
 BACKEND_TITLE = {"cuda": "CUDA", "opencl": "OpenCL"}

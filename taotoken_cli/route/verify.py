@@ -141,7 +141,7 @@ class VerifyReport:
 
 
 def sample_once(gateway, model: str, index: int, context: dict[str, str]) -> Sample:
-    from taotoken_cli.classify import classify
+    from taotoken_cli.diagnosis.classify import classify
 
     obs = gateway.chat(model, prompt="Say OK.", max_tokens=1)
     headers = {name: obs.headers[name] for name in IDENTIFYING_HEADERS if obs.headers.get(name)}

@@ -39,7 +39,7 @@ def resolve_key(options: MockOptions, key_flag: str | None) -> str | None:
 
 
 def run_mock(options: MockOptions, *, key_flag: str | None, quiet: bool, as_json: bool) -> None:
-    from taotoken_cli.mock import render
+    from taotoken_cli.mock import view as render
     from taotoken_cli.mock.server import serve
     from taotoken_cli.output import Output
 

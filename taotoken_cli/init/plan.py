@@ -13,7 +13,8 @@ from pathlib import Path
 from taotoken_cli import fileplan
 from taotoken_cli.clients import ccswitch, claude_code, cline, codex, shell
 from taotoken_cli.clients.base import Triple, read_text, text_change
-from taotoken_cli.config import Overrides, config_dir, config_path, load_settings, render_config_update
+from taotoken_cli.config import Overrides, config_dir, config_path, load_settings
+from taotoken_cli.config.edit import render_config_update
 from taotoken_cli.errors import ConfigFileError, InputError, TaotokenError
 from taotoken_cli.exitcodes import Exit
 from taotoken_cli.fileplan import FileChange, Plan

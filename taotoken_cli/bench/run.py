@@ -69,7 +69,7 @@ def read_prompt(args: BenchArgs) -> str:
 
 def resolve(args: BenchArgs):
     """Base URL, key and models from flags, env and the config file (the shared loader)."""
-    from taotoken_cli.commands._common import load
+    from taotoken_cli.commands._options import load
     from taotoken_cli.hygiene import clean_model
 
     settings = load(args.profile, args.base_url, args.models[0] if args.models else None)
@@ -94,7 +94,7 @@ def _check_raw_path(path: str) -> str:
 def run_command(args: BenchArgs) -> int:
     """Run the bench and print the report; returns the exit code."""
     from taotoken_cli.bench import BenchOptions, run_bench
-    from taotoken_cli.bench.render import ProgressLine, render_text
+    from taotoken_cli.bench.view import ProgressLine, render_text
     from taotoken_cli.output import Output
 
     validate(args)
@@ -138,7 +138,7 @@ def _exit_code(report) -> int:
             top = series.top_error
             if top is not None:
                 try:
-                    from taotoken_cli.catalogue import get
+                    from taotoken_cli.diagnosis.catalogue import get
 
                     return int(get(top.code).exit)
                 except KeyError:
@@ -160,7 +160,7 @@ def _refuse_plain_http(root: str, has_key: bool) -> None:
 
     refusal = plain_http_refusal(root) if has_key else None
     if refusal is not None:
-        from taotoken_cli.catalogue import get
+        from taotoken_cli.diagnosis.catalogue import get
 
         entry = get("url.plain_http")
         raise TaotokenError(f"{refusal}: {entry.title}", entry.fixes[-1], entry.exit, code=entry.code)

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from taotoken_cli.catalogue import CATALOGUE, close_codes
-from taotoken_cli.classify import Diagnosis
+from taotoken_cli.diagnosis.catalogue import CATALOGUE, close_codes
+from taotoken_cli.diagnosis.classify import Diagnosis
 from taotoken_cli.errors import InputError
 from taotoken_cli.output import Output
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from taotoken_cli.demo import Command, CommandResult, DemoInfo, DemoSummary, Step, what_next
+from taotoken_cli.demo.run import Command, CommandResult, DemoInfo, DemoSummary, Step, what_next
 from taotoken_cli.output import Output
 
 _MAX_GATEWAY_LINES = 8

@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from taotoken_cli.catalogue import Entry, get
+from taotoken_cli.diagnosis.catalogue import Entry, get
 from taotoken_cli.gateway import Observation
 
 SERVER_MESSAGE_LIMIT = 240

@@ -1,24 +1,10 @@
-"""Core of `taotoken config`: turning Settings into dicts/text, and `config set`."""
+"""Showing taotoken's configuration: Settings as a stable dict (`--json`) or text (`config show`, `profiles`)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from taotoken_cli.config import (
-    ENV_PROFILE,
-    FIELDS,
-    SETTABLE_KEYS,
-    Overrides,
-    Settings,
-    clean_value,
-    config_path,
-    load_settings,
-    read_config_file,
-    render_config_update,
-    validate_profile_name,
-)
-from taotoken_cli.errors import InputError, TaotokenError
-from taotoken_cli.fsutil import atomic_write
+from taotoken_cli.config import FIELDS, Settings
 from taotoken_cli.masking import mask_key
 from taotoken_cli.output import Output
 
@@ -83,41 +69,3 @@ def render_profiles(out: Output, settings: Settings, json_out: bool) -> None:
         return
     for name in names:
         out.line(("* " if name == settings.profile else "  ") + name)
-
-
-def set_config_value(out: Output, key: str, value: str, profile: str | None) -> None:
-    if key not in SETTABLE_KEYS:
-        raise InputError(f"unknown setting {key!r}", f"choose one of: {', '.join(SETTABLE_KEYS)}"
-                         " (routes: `taotoken route set KIND=MODEL`)")
-    path = config_path()
-    current = read_config_file(path)  # raises with line/column when the file is broken
-    del current
-    text = path.read_text(encoding="utf-8") if path.exists() else ""
-    settings = load_settings(Overrides(profile=profile))
-    target_profile = settings.profile
-    if key == "default_profile":
-        new_text = render_config_update(text, path, validate_profile_name(value), {},
-                                        default_profile=validate_profile_name(value))
-        shown = value
-    else:
-        validate_profile_name(target_profile)
-        cleaned = clean_value(key, value, settings.value(key).origin)
-        if cleaned.error:
-            raise InputError(cleaned.error, cleaned.fix)
-        for note in cleaned.notes:
-            out.error_line(f"note: {note}")
-        new_text = render_config_update(text, path, target_profile, {key: cleaned.value})
-        shown = mask_key(cleaned.value) if key == "api_key" else cleaned.value
-    if new_text == text:
-        out.line(f"{key} is already {shown} — nothing changed")
-        return
-    try:
-        atomic_write(path, new_text, secret=True)
-    except OSError as exc:
-        raise TaotokenError(f"cannot write {path}: {exc.strerror or exc}",
-                            f"check that {path.parent} is writable") from None
-    where = "" if key == "default_profile" else f" in profile {target_profile!r}"
-    out.line(f"set {key} = {shown}{where} ({path})")
-    if key != "default_profile" and ENV_PROFILE and settings.value(key).origin.kind == "env":
-        out.error_line(f"note: {settings.value(key).origin.detail} is set in your environment and "
-                       "takes precedence over the file")

@@ -47,7 +47,6 @@ ENV_CONFIG = "TAOTOKEN_CONFIG"
 DEFAULT_PROFILE = "default"
 FIELDS = ("base_url", "api_key", "model")
 _ENV_FOR = {"base_url": ENV_BASE_URL, "api_key": ENV_API_KEY, "model": ENV_MODEL}
-_PROFILE_NAME_RE = re.compile(r"^[A-Za-z0-9_.\-]{1,64}$")
 
 
 @dataclass(frozen=True)
@@ -241,64 +240,3 @@ def clean_value(name: str, given: str, origin: Origin) -> Value:
     except InputError as exc:
         return Value(None, origin, raw=given, error=exc.message, fix=exc.fix)
     return Value(cleaned.value, origin, raw=given, notes=cleaned.notes)
-
-
-def validate_profile_name(name: str) -> str:
-    if not _PROFILE_NAME_RE.match(name):
-        raise InputError(f"profile name {name!r} is not allowed",
-                         "use letters, digits, '.', '_' or '-' (at most 64 characters)")
-    return name
-
-
-SETTABLE_KEYS = ("base_url", "api_key", "model", "default_profile")
-
-
-def render_config_update(current_text: str, path: Path, profile: str, updates: Mapping[str, str | None],
-                         routes: Mapping[str, str | None] | None = None,
-                         default_profile: str | None = None) -> str:
-    """Return the config file text with `updates` applied to [profiles.<profile>].
-
-    tomlkit keeps comments, order and formatting of everything else. A value of None removes
-    the key. Input is expected to be cleaned already (see `clean_value`).
-    """
-    import tomlkit
-    from tomlkit.exceptions import ParseError
-
-    try:
-        doc = tomlkit.parse(current_text) if current_text.strip() else tomlkit.document()
-    except ParseError as exc:
-        raise ConfigFileError(str(path), exc.line, exc.col, f"invalid TOML: {exc}",
-                              "fix the file at that position, or move it away and run `taotoken init`") from None
-    if not current_text.strip():
-        doc.add(tomlkit.comment("taotoken configuration: edit with `taotoken config set` or by hand."))
-        doc.add(tomlkit.comment("The API key is a secret: this file is kept at mode 0600."))
-    if default_profile is not None:
-        doc["default_profile"] = default_profile
-    elif "default_profile" not in doc:
-        doc["default_profile"] = profile
-    profiles = doc.get("profiles")
-    if profiles is None:
-        profiles = tomlkit.table(is_super_table=True)
-        doc["profiles"] = profiles
-    table = profiles.get(profile)
-    if table is None:
-        table = tomlkit.table()
-        profiles[profile] = table
-    for key, value in updates.items():
-        if value is None:
-            if key in table:
-                del table[key]
-        else:
-            table[key] = value
-    if routes:
-        route_table = table.get("routes")
-        if route_table is None:
-            route_table = tomlkit.table()
-            table["routes"] = route_table
-        for kind, model in routes.items():
-            if model is None:
-                if kind in route_table:
-                    del route_table[kind]
-            else:
-                route_table[kind] = model
-    return tomlkit.dumps(doc)

@@ -6,7 +6,7 @@ stdout, failures to stderr, so `.bashrc` and scripts can capture one without the
 
 from __future__ import annotations
 
-from taotoken_cli.checking import CheckResult
+from taotoken_cli.check.run import CheckResult
 from taotoken_cli.output import Output, color_enabled
 
 _GREEN, _RED, _RESET = "\033[32m", "\033[31m", "\033[0m"

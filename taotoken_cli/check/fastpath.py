@@ -47,8 +47,8 @@ def execute(*, chat: bool = False, stream: bool = False, quiet: bool = False, co
             json_out: bool = False, no_proxy: bool = False, model: str | None = None,
             timeout: float = DEFAULT_TIMEOUT_S, profile: str | None = None, base_url: str | None = None) -> int:
     """Run the check, render it in the chosen mode, return the exit status."""
-    from taotoken_cli import check_view
-    from taotoken_cli.checking import CheckOptions, run_check
+    from taotoken_cli.check import view as check_view
+    from taotoken_cli.check.run import CheckOptions, run_check
     from taotoken_cli.output import Output
 
     result = run_check(CheckOptions(profile=profile, base_url=base_url, model=model, chat=chat, stream=stream,

@@ -259,7 +259,7 @@ def _package_parent() -> str:
 
 def doctor_available() -> bool:
     """`doctor` is a separate part of the tool: run its step only when this version has it."""
-    from taotoken_cli.cli import app
+    from taotoken_cli.app import app
 
     return any((c.name or getattr(c.callback, "__name__", "")) == "doctor" for c in app.registered_commands)
 

@@ -10,8 +10,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from taotoken_cli.catalogue import get
-from taotoken_cli.classify import Diagnosis, classify
+from taotoken_cli.diagnosis.catalogue import get
+from taotoken_cli.diagnosis.classify import Diagnosis, classify
 from taotoken_cli.errors import TaotokenError
 from taotoken_cli.exitcodes import Exit
 
@@ -129,7 +129,7 @@ def model_ids(data: Any) -> list[str]:
 
 def config_diagnosis(exc: TaotokenError) -> Diagnosis:
     """A configuration problem found before any request, in the same shape as a gateway failure."""
-    from taotoken_cli.catalogue import CATALOGUE
+    from taotoken_cli.diagnosis.catalogue import CATALOGUE
 
     code = exc.code if exc.code in CATALOGUE else "config.invalid"
     return Diagnosis(code, get(code), server_message=None, details=[exc.message], first_fix=exc.fix)

@@ -1,0 +1,1 @@
+"""`taotoken check`: one fast request that says "works" or names the failure and its fix."""

@@ -1,0 +1,122 @@
+"""Editing taotoken's own config file: `render_config_update` (tomlkit keeps comments and layout) and
+the core of `taotoken config set`."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from pathlib import Path
+
+from taotoken_cli.config.loader import (
+    ENV_PROFILE,
+    Overrides,
+    clean_value,
+    config_path,
+    load_settings,
+    read_config_file,
+)
+from taotoken_cli.errors import ConfigFileError, InputError, TaotokenError
+from taotoken_cli.fsutil import atomic_write
+from taotoken_cli.masking import mask_key
+from taotoken_cli.output import Output
+
+_PROFILE_NAME_RE = re.compile(r"^[A-Za-z0-9_.\-]{1,64}$")
+
+
+def validate_profile_name(name: str) -> str:
+    if not _PROFILE_NAME_RE.match(name):
+        raise InputError(f"profile name {name!r} is not allowed",
+                         "use letters, digits, '.', '_' or '-' (at most 64 characters)")
+    return name
+
+
+SETTABLE_KEYS = ("base_url", "api_key", "model", "default_profile")
+
+
+def render_config_update(current_text: str, path: Path, profile: str, updates: Mapping[str, str | None],
+                         routes: Mapping[str, str | None] | None = None,
+                         default_profile: str | None = None) -> str:
+    """Return the config file text with `updates` applied to [profiles.<profile>].
+
+    tomlkit keeps comments, order and formatting of everything else. A value of None removes
+    the key. Input is expected to be cleaned already (see `clean_value`).
+    """
+    import tomlkit
+    from tomlkit.exceptions import ParseError
+
+    try:
+        doc = tomlkit.parse(current_text) if current_text.strip() else tomlkit.document()
+    except ParseError as exc:
+        raise ConfigFileError(str(path), exc.line, exc.col, f"invalid TOML: {exc}",
+                              "fix the file at that position, or move it away and run `taotoken init`") from None
+    if not current_text.strip():
+        doc.add(tomlkit.comment("taotoken configuration: edit with `taotoken config set` or by hand."))
+        doc.add(tomlkit.comment("The API key is a secret: this file is kept at mode 0600."))
+    if default_profile is not None:
+        doc["default_profile"] = default_profile
+    elif "default_profile" not in doc:
+        doc["default_profile"] = profile
+    profiles = doc.get("profiles")
+    if profiles is None:
+        profiles = tomlkit.table(is_super_table=True)
+        doc["profiles"] = profiles
+    table = profiles.get(profile)
+    if table is None:
+        table = tomlkit.table()
+        profiles[profile] = table
+    for key, value in updates.items():
+        if value is None:
+            if key in table:
+                del table[key]
+        else:
+            table[key] = value
+    if routes:
+        route_table = table.get("routes")
+        if route_table is None:
+            route_table = tomlkit.table()
+            table["routes"] = route_table
+        for kind, model in routes.items():
+            if model is None:
+                if kind in route_table:
+                    del route_table[kind]
+            else:
+                route_table[kind] = model
+    return tomlkit.dumps(doc)
+
+
+def set_config_value(out: Output, key: str, value: str, profile: str | None) -> None:
+    if key not in SETTABLE_KEYS:
+        raise InputError(f"unknown setting {key!r}", f"choose one of: {', '.join(SETTABLE_KEYS)}"
+                         " (routes: `taotoken route set KIND=MODEL`)")
+    path = config_path()
+    current = read_config_file(path)  # raises with line/column when the file is broken
+    del current
+    text = path.read_text(encoding="utf-8") if path.exists() else ""
+    settings = load_settings(Overrides(profile=profile))
+    target_profile = settings.profile
+    if key == "default_profile":
+        new_text = render_config_update(text, path, validate_profile_name(value), {},
+                                        default_profile=validate_profile_name(value))
+        shown = value
+    else:
+        validate_profile_name(target_profile)
+        cleaned = clean_value(key, value, settings.value(key).origin)
+        if cleaned.error:
+            raise InputError(cleaned.error, cleaned.fix)
+        for note in cleaned.notes:
+            out.error_line(f"note: {note}")
+        new_text = render_config_update(text, path, target_profile, {key: cleaned.value})
+        shown = mask_key(cleaned.value) if key == "api_key" else cleaned.value
+    if new_text == text:
+        out.line(f"{key} is already {shown} — nothing changed")
+        return
+    try:
+        atomic_write(path, new_text, secret=True)
+    except OSError as exc:
+        raise TaotokenError(f"cannot write {path}: {exc.strerror or exc}",
+                            f"check that {path.parent} is writable") from None
+    where = "" if key == "default_profile" else f" in profile {target_profile!r}"
+    out.line(f"set {key} = {shown}{where} ({path})")
+    if key != "default_profile" and ENV_PROFILE and settings.value(key).origin.kind == "env":
+        out.error_line(f"note: {settings.value(key).origin.detail} is set in your environment and "
+                       "takes precedence over the file")

@@ -1,0 +1,1 @@
+"""`taotoken demo`: every command, for real, against the local mock gateway in a throwaway HOME."""

@@ -1,0 +1,1 @@
+"""Failure knowledge shared by every command: the catalogue, the classifier, model-ID matching."""
