@@ -19,7 +19,9 @@ from pathlib import Path
 
 import pytest
 
-from taotoken_cli.demo.run import DEMO_KEY, STEP_NAMES, Sandbox, doctor_available, group_gateway_log
+from taotoken_cli.demo.run import group_gateway_log
+from taotoken_cli.demo.sandbox import Sandbox
+from taotoken_cli.demo.steps import DEMO_KEY, STEP_NAMES
 from tests.conftest import REPO, SENTINEL_KEY
 
 DEAD = "http://127.0.0.1:9"  # the discard port: nothing listens there
@@ -91,12 +93,9 @@ def test_demo_runs_to_the_end_offline_and_touches_nothing_else(real_machine):
     for secret in (DEMO_KEY, SENTINEL_KEY):
         assert secret not in output
     for header in HEADERS:
-        if header.startswith("$ taotoken doctor") and not doctor_available():
-            assert "$ taotoken doctor\n(skipped: `taotoken doctor` is not part of this version yet)" in output
-            continue
         assert "\n" + header in output, f"missing step header {header!r}\n{output}"
     # Each command worked against the mock, in the temporary HOME (shown as ~), not the real one.
-    assert output.count("[exit 0;") == 9 + doctor_available(), output
+    assert output.count("[exit 0;") == 10, output
     assert "model gpt-4o-mini listed" in output and "real-model" not in output and "real.example" not in output
     assert "all 3 route(s) answered with the model asked for" in output
     assert output.count("100.0 % success") == 2

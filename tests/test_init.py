@@ -14,6 +14,7 @@ import pytest
 
 from taotoken_cli import fileplan
 from taotoken_cli.clients import ccswitch, claude_code, cline, codex
+from taotoken_cli.clients.base import Machine
 from taotoken_cli.config import tomllib  # tomllib, or tomli on Python 3.10
 from taotoken_cli.errors import TaotokenError
 from taotoken_cli.init import plan as init_core
@@ -465,7 +466,8 @@ def test_client_directories_from_environment_variables(cli, home: Path) -> None:
 @pytest.mark.parametrize("variable,expected", [("CLINE_DIR", "cd/data/settings/providers.json"),
                                                ("CLINE_DATA_DIR", "cd/settings/providers.json")])
 def test_cline_directory_variables(home: Path, variable: str, expected: str) -> None:
-    assert cline.paths({"HOME": str(home), variable: str(home / "cd")}).providers == home / expected
+    machine = Machine.of({"HOME": str(home), variable: str(home / "cd")})
+    assert cline.paths(machine).providers == home / expected
 
 
 def test_detection_picks_the_installed_clients(cli, home: Path) -> None:
@@ -521,7 +523,8 @@ def test_project_scope_writes_the_repository_local_settings(cli, home: Path) -> 
 def test_claude_warns_about_an_exported_api_key(home: Path) -> None:
     from taotoken_cli.clients.base import Triple
 
-    plan = claude_code.plan(Triple(ROOT, SENTINEL_KEY, MODEL), {"HOME": str(home), "ANTHROPIC_API_KEY": "sk-x"})
+    machine = Machine.of({"HOME": str(home), "ANTHROPIC_API_KEY": "sk-x"})
+    plan = claude_code.plan(Triple(ROOT, SENTINEL_KEY, MODEL), machine)
     assert any("unset ANTHROPIC_API_KEY" in w for w in plan.warnings)
 
 
@@ -552,7 +555,7 @@ def test_cc_switch_sqlite_store_is_never_written(cli, home: Path) -> None:
     result = init(cli, "--target", "cc-switch", "--yes").assert_clean()
     assert result.returncode == 0, result.output
     assert snapshot(home / ".cc-switch") == before
-    assert ccswitch.store_kind(ccswitch.paths({"HOME": str(home)})) == "sqlite"
+    assert ccswitch.store_kind(ccswitch.paths(Machine.of({"HOME": str(home)}))) == "sqlite"
 
 
 def test_open_hands_the_real_link_to_the_opener(cli, home: Path) -> None:
@@ -567,14 +570,14 @@ def test_open_hands_the_real_link_to_the_opener(cli, home: Path) -> None:
 
 
 def test_read_functions_report_state_and_parse_errors_for_doctor(home: Path, existing) -> None:
-    env = {"HOME": str(home)}
+    machine = Machine.of({"HOME": str(home)}, cwd=home)
     write(existing["codex"], "model = \n")
-    state = codex.read(env)
+    state = codex.read(machine)
     assert state.detection.found and state.files["config"].error is not None
     assert state.files["config"].error.line == 1
-    claude = claude_code.read(env, cwd=home)
+    claude = claude_code.read(machine)
     assert claude_code.env_block(claude.files["settings"].data)["ANTHROPIC_BASE_URL"] == "https://old.example.com/v1"
-    assert cline.read(env).files["providers"].data["lastUsedProvider"] == "anthropic"
+    assert cline.read(machine).files["providers"].data["lastUsedProvider"] == "anthropic"
 
 
 def test_interactive_prompts_hide_the_key_and_ask_before_writing(home: Path) -> None:

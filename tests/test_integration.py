@@ -19,7 +19,6 @@ import httpx
 import pytest
 
 from taotoken_cli.config import tomllib
-from taotoken_cli.demo.run import doctor_available
 from taotoken_cli.masking import mask_key
 from tests.conftest import SENTINEL_KEY
 
@@ -28,7 +27,6 @@ GPU_MODEL = "gpu-a100-qwen25-72b-fp16"
 CPU_MODEL = "cpu-llama3-8b-int8"
 SERVED = (MODEL, GPU_MODEL, CPU_MODEL)
 ALIASES = {"gpt-4o": "gpt-4o-2024-08-06"}
-HAS_DOCTOR = doctor_available()
 
 CLAUDE_SETTINGS = '{\n  "theme": "dark",\n  "permissions": {"allow": ["Bash(git status)"]}\n}\n'
 CODEX_CONFIG = '# my codex settings\napproval_policy = "on-request"\n'
@@ -138,19 +136,18 @@ def test_init_check_doctor_route_bench_against_the_mock(cli, home, mock_gateway)
     assert [(r.path, r.stream) for r in records] == [("/api/v1/models", False), ("/api/v1/chat/completions", True)]
     assert_log_clean(records, {"/api/v1/models", "/api/v1/chat/completions"})
 
-    # -- doctor (when this version has it) -----------------------------------------------------------------
-    if HAS_DOCTOR:
-        seen = len(mock.requests)
-        result = cli("doctor", "--json", env=env).assert_clean()
-        report = json.loads(result.stdout)
-        problems = [c for c in report["checks"] if c["status"] in ("warn", "fail")]
-        assert result.returncode == 0 and problems == [], json.dumps(problems, indent=1, ensure_ascii=False)
-        statuses = {c["id"]: c["status"] for c in report["checks"]}
-        for check_id in ("claude.base_url", "codex.wire_api", "cline.providers", "gateway.key", "gateway.model",
-                         "gateway.stream"):
-            assert statuses.get(check_id) == "ok", (check_id, statuses.get(check_id))
-        assert_log_clean(new_requests(mock, seen), {"/api/v1/models", "/api/v1/chat/completions",
-                                                    "/api/v1/messages", "/api/v1/responses"})
+    # -- doctor ------------------------------------------------------------------------------------------
+    seen = len(mock.requests)
+    result = cli("doctor", "--json", env=env).assert_clean()
+    report = json.loads(result.stdout)
+    problems = [c for c in report["checks"] if c["status"] in ("warn", "fail")]
+    assert result.returncode == 0 and problems == [], json.dumps(problems, indent=1, ensure_ascii=False)
+    statuses = {c["id"]: c["status"] for c in report["checks"]}
+    for check_id in ("claude.base_url", "codex.wire_api", "cline.providers", "gateway.key", "gateway.model",
+                     "gateway.stream"):
+        assert statuses.get(check_id) == "ok", (check_id, statuses.get(check_id))
+    assert_log_clean(new_requests(mock, seen), {"/api/v1/models", "/api/v1/chat/completions",
+                                                "/api/v1/messages", "/api/v1/responses"})
 
     # -- route: table, choice, verify ------------------------------------------------------------------------
     result = cli("route", "set", f"cuda={GPU_MODEL}", "gpu=gpt-4o", f"cpu={CPU_MODEL}", env=env).assert_clean()
@@ -198,7 +195,6 @@ def test_wrong_key_fails_check_with_the_catalogue_code(cli, home, mock_gateway):
     assert record.key_masked == "sk-WR…ABCD" and "wrong-key" in record.flags
 
 
-@pytest.mark.skipif(not HAS_DOCTOR, reason="`taotoken doctor` is not in this version yet (branch doctor)")
 def test_doubled_v1_in_claude_settings_is_found_by_doctor(cli, home, mock_gateway):
     mock = mock_gateway(models=SERVED)
     seed_home(home)

@@ -207,7 +207,11 @@ def test_alias_answers_with_another_model_name(mock_gateway, endpoint):
 
 # -- pacing --------------------------------------------------------------------------------------
 def test_token_rate_paces_stream_chunks(mock_gateway):
-    mock = mock_gateway(tokens=10, token_rate=100, latency_ms=20)
+    # The mock runs in its own process (no GIL shared with this reader) and paces at 50 ms, so scheduling
+    # jitter on a loaded 2-core machine is small beside what is measured. Tokens are due at absolute times:
+    # none can arrive early, so lower bounds are exact; upper bounds only leave room for a busy machine.
+    # Precision itself is measured by benchmarks/bench_vs_hey.py, not asserted here.
+    mock = mock_gateway(process=True, tokens=10, token_rate=20, latency_ms=100)
     arrivals = []
     with httpx.Client() as client:
         client.get(mock.openai_base + "/models", headers=BEARER)
@@ -217,15 +221,13 @@ def test_token_rate_paces_stream_chunks(mock_gateway):
             for chunk in resp.iter_raw():
                 now = time.perf_counter() - started
                 arrivals.extend([now] * chunk.count(b'"delta":{"content":'))
-    assert len(arrivals) == 10  # one token per read: they were paced apart
-    gaps = [b - a for a, b in zip(arrivals, arrivals[1:], strict=False)]
-    # Bounds leave room for a loaded 2-core CI machine (a late first wake-up shortens the span: tokens are
-    # due at absolute times); precision itself is measured by benchmarks/bench_vs_hey.py, not asserted here.
-    assert 0.018 <= arrivals[0] < 0.045, arrivals  # first token right after the latency
-    assert 0.075 <= arrivals[-1] - arrivals[0] < 0.115, arrivals  # 9 intervals of 10 ms
-    assert min(gaps) > 0.003, gaps
-    record = mock.last
-    assert 19.9 <= record.latency_ms < 35 and 108 <= record.duration_ms < 135, record
+    assert len(arrivals) == 10, arrivals
+    assert 0.1 <= arrivals[0] < 0.4, arrivals  # the first token after the latency
+    assert 0.1 + 9 * 0.05 <= arrivals[-1] < 1.5, arrivals  # the last one 9 intervals of 50 ms later
+    assert len(set(arrivals)) >= 5, arrivals  # paced apart, not sent in one burst
+    mock.close()  # the log arrives through a pipe: complete once the mock has stopped
+    record = mock.requests[-1]
+    assert 99.9 <= record.latency_ms < 400 and 550 <= record.duration_ms < 1500, record
 
 
 def test_json_body_and_headers_are_recorded_without_the_key(mock_gateway):

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from taotoken_cli import hygiene
 from taotoken_cli.clients import codex
-from taotoken_cli.clients.base import Triple
+from taotoken_cli.clients.base import Machine, PlanOptions, Triple
 from taotoken_cli.config import tomllib
 from taotoken_cli.config.edit import render_config_update
 from taotoken_cli.diagnosis.catalogue import CATALOGUE
@@ -233,7 +233,7 @@ def test_codex_edit_sets_the_provider_and_keeps_everything_else(top, tables, pro
         config = Path(home) / "config.toml"
         config.write_text(text)
         triple = Triple("https://taotoken.net/api", "sk-FUZZkey0123456789abcdefWXYZ", model)
-        plan = codex.plan(triple, {"CODEX_HOME": home, "HOME": home}, auth_mode=mode)
+        plan = codex.plan(triple, Machine.of({"CODEX_HOME": home, "HOME": home}), PlanOptions(codex_auth=mode))
     after = tomllib.loads(plan.changes[0].after.decode())
     assert after["model"] == model and after["model_provider"] == codex.PROVIDER_ID
     provider = after["model_providers"][codex.PROVIDER_ID]

@@ -12,9 +12,7 @@ from __future__ import annotations
 import time
 
 import pytest
-import typer
 
-from taotoken_cli.app import app
 from taotoken_cli.diagnosis.catalogue import CATALOGUE
 from tests.conftest import SENTINEL_KEY, Result
 from tests.rawserver import ENDLESS_SENT, REDIRECT_TO, RawServer, closed_port
@@ -40,7 +38,6 @@ FAULTS = {
 }
 STREAM_FAULTS = {"stream_no_done": "stream.truncated", "truncated_stream": "stream.truncated"}
 
-HAS_DOCTOR = "doctor" in typer.main.get_command(app).commands
 
 
 @pytest.fixture
@@ -130,7 +127,6 @@ def test_bench(mode, env, run, httpserver):
     fault.check_side_effects()
 
 
-@pytest.mark.skipif(not HAS_DOCTOR, reason="doctor is not on this branch yet")
 @pytest.mark.parametrize("mode", list(FAULTS))
 def test_doctor(mode, cli, home, httpserver):
     """doctor's verdict is exit 1 for any failed check; the failing check names the catalogue code."""

@@ -25,13 +25,9 @@ import typer
 from werkzeug import Request, Response
 
 from taotoken_cli.app import app
+from taotoken_cli.demo.steps import DEMO_KEY
 from taotoken_cli.mock import FAULTS, NAMED_FAILURES, MockOptions
 from tests.conftest import REPO, SENTINEL_KEY, Result
-
-try:
-    from taotoken_cli.demo.run import DEMO_KEY
-except ImportError:  # a build without `demo`
-    DEMO_KEY = None
 
 MODEL = "gpt-4o-mini"
 ROOT = typer.main.get_command(app)
@@ -141,8 +137,7 @@ def assert_no_leak(result: Result) -> None:
     # also not split by a terminal-width wrap or JSON escaping
     assert SENTINEL_KEY not in re.sub(r"\s+", "", text), (result.args, text)
     assert SENTINEL_KEY not in json.dumps(text), result.args
-    if DEMO_KEY is not None:
-        assert DEMO_KEY not in text, (result.args, "the demo's key leaked", text)
+    assert DEMO_KEY not in text, (result.args, "the demo's key leaked", text)
 
 
 SECRET_FILES = (

@@ -69,10 +69,11 @@ def read_prompt(args: BenchArgs) -> str:
 
 def resolve(args: BenchArgs):
     """Base URL, key and models from flags, env and the config file (the shared loader)."""
-    from taotoken_cli.commands._options import load
+    from taotoken_cli.config import Overrides, load_settings
     from taotoken_cli.hygiene import clean_model
 
-    settings = load(args.profile, args.base_url, args.models[0] if args.models else None)
+    settings = load_settings(Overrides(profile=args.profile, base_url=args.base_url,
+                                       model=args.models[0] if args.models else None))
     settings.require("base_url", "api_key")
     if args.models:
         models = [clean_model(m).value for m in args.models]

@@ -12,6 +12,7 @@ from typing import Any
 
 from taotoken_cli.diagnosis.catalogue import get
 from taotoken_cli.diagnosis.classify import Diagnosis, classify
+from taotoken_cli.diagnosis.models import close_model_matches, model_ids
 from taotoken_cli.errors import TaotokenError
 from taotoken_cli.exitcodes import Exit
 
@@ -104,27 +105,6 @@ class CheckOptions:
     stream: bool = False  # the chat is streamed; success needs content and a proper end
     timeout_s: float = DEFAULT_TIMEOUT_S
     no_proxy: bool = False
-
-
-def close_model_matches(wanted: str, available: list[str], limit: int = 5) -> list[str]:
-    """Listed IDs that look like `wanted`: case-insensitive equal, containing it, then by similarity."""
-    import difflib
-
-    low = wanted.lower()
-    found = [m for m in available if m.lower() == low]
-    found += [m for m in available if low in m.lower() and m not in found]
-    by_lower = {m.lower(): m for m in available}
-    for match in difflib.get_close_matches(low, list(by_lower), n=limit, cutoff=0.6):
-        if by_lower[match] not in found:
-            found.append(by_lower[match])
-    return found[:limit]
-
-
-def model_ids(data: Any) -> list[str]:
-    items = data.get("data") if isinstance(data, dict) else None
-    if not isinstance(items, list):
-        return []
-    return [str(item.get("id")) for item in items if isinstance(item, dict) and item.get("id")]
 
 
 def config_diagnosis(exc: TaotokenError) -> Diagnosis:

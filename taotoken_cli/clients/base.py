@@ -1,10 +1,11 @@
-"""What every client module shares: the triple, reading a config file into a state `doctor` can
-inspect, and turning an edited document into a FileChange.
+"""What every client module shares: the `Client` protocol, the triple, the `Machine` whose files are
+read, reading a config file into a state `doctor` can inspect, and turning an edited document into a
+FileChange.
 
-Each client module (claude_code, codex, cline, ccswitch, shell) exposes:
-  `paths(env=None, ...) -> <Paths dataclass>`, `detect(env=None) -> Detection`,
-  `read(env=None, ...) -> ClientState` (parsed files, parse errors kept, never raised),
-  `plan(triple, env=None, ...) -> Plan` (raises ConfigFileError when a file it must edit is broken).
+Each client module (claude_code, codex, cline, ccswitch, shell) implements `Client`: its `NAME` (the init
+target) and `LABEL`, and `paths(machine)`, `detect(machine)`, `read(machine)` (parsed files, parse errors
+kept, never raised) and `plan(triple, machine, options)` (raises ConfigFileError when a file it must edit
+is broken). `taotoken_cli.clients.CLIENTS` lists them.
 """
 
 from __future__ import annotations
@@ -15,10 +16,10 @@ import stat
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from taotoken_cli.errors import ConfigFileError
-from taotoken_cli.fileplan import FileChange
+from taotoken_cli.fileplan import FileChange, Plan
 from taotoken_cli.fsutil import resolve_target
 from taotoken_cli.jsonedit import dumps_like, parse_json
 
@@ -38,6 +39,36 @@ class Triple:
     @property
     def openai_base(self) -> str:  # OpenAI-style clients append /chat/completions or /responses
         return self.base_url + "/v1"
+
+
+@dataclass(frozen=True)
+class Machine:
+    """Where the clients' files are: the environment (HOME, CODEX_HOME, CLINE_DIR, …), the working directory
+    (project files, the git repository) and taotoken's own config directory (env.sh, the CC Switch links)."""
+
+    env: Mapping[str, str]
+    cwd: Path
+    config_dir: Path
+
+    @classmethod
+    def of(cls, env: Mapping[str, str] | None = None, cwd: Path | None = None,
+           config_dir: Path | None = None) -> Machine:
+        from taotoken_cli.config import config_dir as own_config_dir
+
+        env = dict(os.environ if env is None else env)
+        return cls(env, Path.cwd() if cwd is None else cwd, own_config_dir(env) if config_dir is None else config_dir)
+
+    @property
+    def home(self) -> Path:
+        return home_dir(self.env)
+
+
+@dataclass(frozen=True)
+class PlanOptions:
+    """How init writes the clients that offer a choice."""
+
+    scope: str = "user"  # Claude Code: user (~/.claude/settings.json) or project (.claude/settings.local.json)
+    codex_auth: str = "env"  # Codex: env | auth-json | inline (see clients.codex)
 
 
 @dataclass
@@ -84,6 +115,21 @@ class ClientState:
     @property
     def errors(self) -> list[ConfigFileError]:
         return [f.error for f in self.files.values() if f.error is not None]
+
+
+class Client(Protocol):
+    """What each client module provides (a module satisfies it with module-level names)."""
+
+    NAME: str  # the init target, e.g. "claude-code"
+    LABEL: str  # e.g. "Claude Code"
+
+    def paths(self, machine: Machine) -> Any: ...
+
+    def detect(self, machine: Machine) -> Detection: ...
+
+    def read(self, machine: Machine) -> ClientState: ...
+
+    def plan(self, triple: Triple, machine: Machine, options: PlanOptions) -> Plan: ...
 
 
 def environ(env: Mapping[str, str] | None) -> Mapping[str, str]:

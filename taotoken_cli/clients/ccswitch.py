@@ -13,7 +13,6 @@ import copy
 import subprocess
 import sys
 import time
-from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote, urlencode
@@ -21,9 +20,10 @@ from urllib.parse import quote, urlencode
 from taotoken_cli.clients.base import (
     ClientState,
     Detection,
+    Machine,
+    PlanOptions,
     Triple,
     detect_by,
-    home_dir,
     json_change,
     read_json,
     read_text,
@@ -33,6 +33,7 @@ from taotoken_cli.errors import ConfigFileError
 from taotoken_cli.fileplan import Plan
 
 NAME = "cc-switch"
+LABEL = "CC Switch"
 PROVIDER_ID = "taotoken"
 PROVIDER_NAME = "TaoToken"
 LINKS_FILE = "cc-switch-import.txt"
@@ -47,13 +48,13 @@ class CCSwitchPaths:
     settings: Path  # device settings (currentProviderClaude, …)
 
 
-def paths(env: Mapping[str, str] | None = None) -> CCSwitchPaths:
-    home = home_dir(env) / ".cc-switch"
+def paths(machine: Machine) -> CCSwitchPaths:
+    home = machine.home / ".cc-switch"
     return CCSwitchPaths(home, home / "cc-switch.db", home / "config.json", home / "settings.json")
 
 
-def detect(env: Mapping[str, str] | None = None) -> Detection:
-    return detect_by([paths(env).home], ["cc-switch"], env)
+def detect(machine: Machine) -> Detection:
+    return detect_by([paths(machine).home], ["cc-switch"], machine.env)
 
 
 def store_kind(where: CCSwitchPaths) -> str:
@@ -65,10 +66,10 @@ def store_kind(where: CCSwitchPaths) -> str:
     return "none"
 
 
-def read(env: Mapping[str, str] | None = None) -> ClientState:
-    where = paths(env)
+def read(machine: Machine) -> ClientState:
+    where = paths(machine)
     files = {"legacy_config": read_json(where.legacy_config), "settings": read_json(where.settings)}
-    return ClientState(NAME, detect(env), files, notes=[f"store: {store_kind(where)}"])
+    return ClientState(NAME, detect(machine), files, notes=[f"store: {store_kind(where)}"])
 
 
 def import_links(triple: Triple) -> dict[str, str]:
@@ -100,11 +101,11 @@ def provider_entries(triple: Triple) -> dict[str, dict]:
     }
 
 
-def plan(triple: Triple, env: Mapping[str, str] | None = None, *, config_dir: Path) -> Plan:
-    where = paths(env)
+def plan(triple: Triple, machine: Machine, options: PlanOptions = PlanOptions()) -> Plan:
+    where = paths(machine)
     result = Plan()
     links = import_links(triple)
-    links_path = config_dir / LINKS_FILE
+    links_path = machine.config_dir / LINKS_FILE
     body = ("# CC Switch import links written by `taotoken init`. They contain your API key: keep this file "
             "private.\n# Open one to add TaoToken to CC Switch (it asks for confirmation), e.g.\n"
             f"#   xdg-open \"$(grep 'app=claude' {links_path})\"\n" + "".join(f"{u}\n" for u in links.values()))

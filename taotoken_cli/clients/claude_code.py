@@ -15,9 +15,10 @@ from pathlib import Path
 from taotoken_cli.clients.base import (
     ClientState,
     Detection,
+    Machine,
+    PlanOptions,
     Triple,
     detect_by,
-    environ,
     home_dir,
     json_change,
     read_json,
@@ -27,6 +28,7 @@ from taotoken_cli.fileplan import Plan
 from taotoken_cli.masking import mask_key
 
 NAME = "claude-code"
+LABEL = "Claude Code"
 BASE_URL = "ANTHROPIC_BASE_URL"
 AUTH_TOKEN = "ANTHROPIC_AUTH_TOKEN"
 API_KEY = "ANTHROPIC_API_KEY"
@@ -55,12 +57,16 @@ def git_root(cwd: Path | None = None) -> Path | None:
     return Path(proc.stdout.strip()) if proc.returncode == 0 and proc.stdout.strip() else None
 
 
-def paths(env: Mapping[str, str] | None = None, cwd: Path | None = None) -> ClaudePaths:
-    env = environ(env)
+def _config_dir(env: Mapping[str, str]) -> Path:
     override = env.get("CLAUDE_CONFIG_DIR")
-    config_dir = Path(override).expanduser() if override else home_dir(env) / ".claude"
-    global_config = config_dir / ".claude.json" if override else home_dir(env) / ".claude.json"
-    repo = git_root(cwd)
+    return Path(override).expanduser() if override else home_dir(env) / ".claude"
+
+
+def paths(machine: Machine) -> ClaudePaths:
+    env = machine.env
+    config_dir = _config_dir(env)
+    global_config = config_dir / ".claude.json" if env.get("CLAUDE_CONFIG_DIR") else machine.home / ".claude.json"
+    repo = git_root(machine.cwd)
     return ClaudePaths(
         config_dir, config_dir / "settings.json", global_config, repo,
         repo / ".claude" / "settings.json" if repo else None,
@@ -68,22 +74,19 @@ def paths(env: Mapping[str, str] | None = None, cwd: Path | None = None) -> Clau
     )
 
 
-def detect(env: Mapping[str, str] | None = None) -> Detection:
-    env = environ(env)
-    override = env.get("CLAUDE_CONFIG_DIR")
-    config_dir = Path(override).expanduser() if override else home_dir(env) / ".claude"
-    return detect_by([config_dir], ["claude"], env)
+def detect(machine: Machine) -> Detection:
+    return detect_by([_config_dir(machine.env)], ["claude"], machine.env)
 
 
-def read(env: Mapping[str, str] | None = None, cwd: Path | None = None) -> ClientState:
+def read(machine: Machine) -> ClientState:
     """Parsed settings files (user, project, local) and ~/.claude.json; parse errors are kept, not raised."""
-    where = paths(env, cwd)
+    where = paths(machine)
     files = {"settings": read_json(where.settings), "global": read_json(where.global_config)}
     if where.project_settings:
         files["project_settings"] = read_json(where.project_settings)
     if where.project_local:
         files["project_local"] = read_json(where.project_local)
-    return ClientState(NAME, detect(env), files)
+    return ClientState(NAME, detect(machine), files)
 
 
 def env_block(data: dict | None) -> dict:
@@ -92,10 +95,9 @@ def env_block(data: dict | None) -> dict:
     return block if isinstance(block, dict) else {}
 
 
-def plan(triple: Triple, env: Mapping[str, str] | None = None, *, scope: str = "user",
-         cwd: Path | None = None) -> Plan:
-    env = environ(env)
-    where = paths(env, cwd)
+def plan(triple: Triple, machine: Machine, options: PlanOptions = PlanOptions()) -> Plan:
+    env, scope = machine.env, options.scope
+    where = paths(machine)
     result = Plan()
     if scope == "project":
         if where.project_local is None:

@@ -6,7 +6,6 @@ reads a file that fails validation as empty (logged out), so the entry must be c
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -14,10 +13,10 @@ from pathlib import Path
 from taotoken_cli.clients.base import (
     ClientState,
     Detection,
+    Machine,
+    PlanOptions,
     Triple,
     detect_by,
-    environ,
-    home_dir,
     json_change,
     read_json,
 )
@@ -26,6 +25,7 @@ from taotoken_cli.fileplan import Plan
 from taotoken_cli.masking import mask_key
 
 NAME = "cline"
+LABEL = "Cline"
 PROVIDER_ID = "openai-compatible"
 TOKEN_SOURCE = "manual"
 
@@ -39,9 +39,9 @@ class ClinePaths:
     legacy_secrets: Path
 
 
-def paths(env: Mapping[str, str] | None = None) -> ClinePaths:
-    env = environ(env)
-    cline_dir = Path(env["CLINE_DIR"]).expanduser() if env.get("CLINE_DIR") else home_dir(env) / ".cline"
+def paths(machine: Machine) -> ClinePaths:
+    env = machine.env
+    cline_dir = Path(env["CLINE_DIR"]).expanduser() if env.get("CLINE_DIR") else machine.home / ".cline"
     data_dir = Path(env["CLINE_DATA_DIR"]).expanduser() if env.get("CLINE_DATA_DIR") else cline_dir / "data"
     if env.get("CLINE_PROVIDER_SETTINGS_PATH"):
         providers = Path(env["CLINE_PROVIDER_SETTINGS_PATH"]).expanduser()
@@ -50,21 +50,21 @@ def paths(env: Mapping[str, str] | None = None) -> ClinePaths:
     return ClinePaths(cline_dir, data_dir, providers, data_dir / "globalState.json", data_dir / "secrets.json")
 
 
-def detect(env: Mapping[str, str] | None = None) -> Detection:
-    where = paths(env)
-    extensions = home_dir(env) / ".vscode" / "extensions"
-    found = detect_by([where.cline_dir], ["cline"], env)
+def detect(machine: Machine) -> Detection:
+    where = paths(machine)
+    extensions = machine.home / ".vscode" / "extensions"
+    found = detect_by([where.cline_dir], ["cline"], machine.env)
     if extensions.is_dir() and any(extensions.glob("saoudrizwan.claude-dev-*")):
         found.found = True
         found.reasons.append(f"Cline VS Code extension in {extensions}")
     return found
 
 
-def read(env: Mapping[str, str] | None = None) -> ClientState:
-    where = paths(env)
+def read(machine: Machine) -> ClientState:
+    where = paths(machine)
     files = {"providers": read_json(where.providers), "global_state": read_json(where.legacy_global_state),
              "secrets": read_json(where.legacy_secrets)}
-    return ClientState(NAME, detect(env), files)
+    return ClientState(NAME, detect(machine), files)
 
 
 def now_iso() -> str:
@@ -72,8 +72,8 @@ def now_iso() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
-def plan(triple: Triple, env: Mapping[str, str] | None = None, *, timestamp: str | None = None) -> Plan:
-    where = paths(env)
+def plan(triple: Triple, machine: Machine, options: PlanOptions = PlanOptions()) -> Plan:
+    where = paths(machine)
     result = Plan()
     file = read_json(where.providers)
     file.check()
@@ -108,7 +108,7 @@ def plan(triple: Triple, env: Mapping[str, str] | None = None, *, timestamp: str
         new_entry = dict(entry)
         # Other optional settings (headers, timeout, …) the user chose are kept.
         new_entry["settings"] = {**wanted, **{k: v for k, v in settings.items() if k not in wanted}}
-        new_entry["updatedAt"] = timestamp or now_iso()  # only touched on a real change: reruns stay no-ops
+        new_entry["updatedAt"] = now_iso()  # only touched on a real change: reruns stay no-ops
         new_entry["tokenSource"] = TOKEN_SOURCE
         providers[PROVIDER_ID] = new_entry
     if data.get("lastUsedProvider") != PROVIDER_ID:

@@ -17,10 +17,10 @@ from pathlib import Path
 from taotoken_cli.clients.base import (
     ClientState,
     Detection,
+    Machine,
+    PlanOptions,
     Triple,
     detect_by,
-    environ,
-    home_dir,
     json_change,
     parse_toml_doc,
     read_json,
@@ -32,6 +32,7 @@ from taotoken_cli.fileplan import Plan
 from taotoken_cli.masking import mask_key
 
 NAME = "codex"
+LABEL = "Codex"
 PROVIDER_ID = "taotoken"
 PROVIDER_NAME = "TaoToken"
 ENV_KEY = "TAOTOKEN_API_KEY"
@@ -47,28 +48,29 @@ class CodexPaths:
     auth: Path
 
 
-def paths(env: Mapping[str, str] | None = None) -> CodexPaths:
-    env = environ(env)
-    home = Path(env["CODEX_HOME"]).expanduser() if env.get("CODEX_HOME") else home_dir(env) / ".codex"
+def paths(machine: Machine) -> CodexPaths:
+    env = machine.env
+    home = Path(env["CODEX_HOME"]).expanduser() if env.get("CODEX_HOME") else machine.home / ".codex"
     return CodexPaths(home, home / "config.toml", home / "auth.json")
 
 
-def detect(env: Mapping[str, str] | None = None) -> Detection:
-    return detect_by([paths(env).home], ["codex"], env)
+def detect(machine: Machine) -> Detection:
+    return detect_by([paths(machine).home], ["codex"], machine.env)
 
 
-def read(env: Mapping[str, str] | None = None) -> ClientState:
+def read(machine: Machine) -> ClientState:
     """config.toml (data = plain dict) and auth.json; parse errors are kept, not raised."""
-    where = paths(env)
-    return ClientState(NAME, detect(env), {"config": read_toml(where.config), "auth": read_json(where.auth)})
+    where = paths(machine)
+    return ClientState(NAME, detect(machine), {"config": read_toml(where.config), "auth": read_json(where.auth)})
 
 
-def plan(triple: Triple, env: Mapping[str, str] | None = None, *, auth_mode: str = "env") -> Plan:
+def plan(triple: Triple, machine: Machine, options: PlanOptions = PlanOptions()) -> Plan:
     import tomlkit
 
+    auth_mode = options.codex_auth
     if auth_mode not in AUTH_MODES:
         raise InputError(f"unknown --codex-auth {auth_mode!r}", f"choose one of: {', '.join(AUTH_MODES)}")
-    where = paths(env)
+    where = paths(machine)
     result = Plan()
     config = read_toml(where.config)
     config.check()

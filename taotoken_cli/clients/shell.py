@@ -14,15 +14,17 @@ from taotoken_cli.clients.base import (
     ClientState,
     ConfigFile,
     Detection,
+    Machine,
+    PlanOptions,
     Triple,
     environ,
-    home_dir,
     read_text,
     text_change,
 )
 from taotoken_cli.fileplan import Plan
 
 NAME = "shell"
+LABEL = "shell start-up files"
 MARKER = "# taotoken-env"  # identifies our line in rc files, so reruns replace instead of append
 _EXPORT_RE = re.compile(r"^\s*export\s+([A-Z_][A-Z0-9_]*)=(.*)$")
 
@@ -37,24 +39,24 @@ class ShellPaths:
     fish_conf: Path  # ~/.config/fish/conf.d/taotoken.fish
 
 
-def paths(env: Mapping[str, str] | None = None, *, config_dir: Path) -> ShellPaths:
-    env = environ(env)
-    home = home_dir(env)
+def paths(machine: Machine) -> ShellPaths:
+    env, home, config_dir = machine.env, machine.home, machine.config_dir
     xdg = Path(env["XDG_CONFIG_HOME"]) if env.get("XDG_CONFIG_HOME") else home / ".config"
     return ShellPaths(config_dir / "env.sh", config_dir / "env.fish", home / ".bashrc", home / ".zshrc",
                       xdg / "fish", xdg / "fish" / "conf.d" / "taotoken.fish")
 
 
-def detect(env: Mapping[str, str] | None = None) -> Detection:
-    return Detection(True, ["a shell is always there"])
+def detect(machine: Machine) -> Detection:
+    """Never detected: every machine has a shell, so writing to its start-up files is chosen explicitly."""
+    return Detection(False, [])
 
 
-def read(env: Mapping[str, str] | None = None, *, config_dir: Path) -> ClientState:
-    where = paths(env, config_dir=config_dir)
+def read(machine: Machine) -> ClientState:
+    where = paths(machine)
     files = {"env_sh": read_text(where.env_sh), "env_fish": read_text(where.env_fish),
              "bashrc": read_text(where.bashrc), "zshrc": read_text(where.zshrc),
              "fish_conf": read_text(where.fish_conf)}
-    return ClientState(NAME, detect(env), files)
+    return ClientState(NAME, detect(machine), files)
 
 
 def parse_env_sh(text: str) -> dict[str, str]:
@@ -120,8 +122,9 @@ def wants_fish(where: ShellPaths, env: Mapping[str, str] | None = None) -> bool:
     return where.fish_dir.is_dir() or Path(environ(env).get("SHELL", "")).name == "fish"
 
 
-def plan(triple: Triple, env: Mapping[str, str] | None = None, *, config_dir: Path) -> Plan:
-    where = paths(env, config_dir=config_dir)
+def plan(triple: Triple, machine: Machine, options: PlanOptions = PlanOptions()) -> Plan:
+    env = machine.env
+    where = paths(machine)
     result = Plan()
     env_file = read_text(where.env_sh)
     result.add(text_change(env_file, env_sh_text(triple), target=NAME, secret=True,

@@ -1,23 +1,20 @@
 """`taotoken demo`: every command, for real, against the local mock gateway in a throwaway HOME.
 
 The demo starts `taotoken_cli.mock.MockGateway` on a free loopback port, creates a temporary directory
-with a HOME that already holds typical client configs, and runs each step as the real CLI in a
-subprocess (`python -m taotoken_cli …`) whose environment points only into that directory. Nothing
-outside it is written, and nothing beyond 127.0.0.1 is contacted. The runner computes one
-`CommandResult` per command and hands it to a reporter as soon as it exists; rendering lives in
-`demo_view`.
+(`sandbox`) with a HOME that already holds typical client configs, and runs each step of the script
+(`steps`) as the real CLI in a subprocess (`python -m taotoken_cli …`) whose environment points only into
+that directory. Nothing outside it is written, and nothing beyond 127.0.0.1 is contacted. The runner
+computes one `CommandResult` per command and hands it to a reporter as soon as it exists; rendering lives
+in `view`.
 """
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
-import shlex
 import shutil
 import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -25,47 +22,23 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
+from taotoken_cli.demo.sandbox import FileShown, Sandbox, changed_files
+from taotoken_cli.demo.steps import (
+    ALIAS_ANSWER,
+    ALIAS_MODEL,
+    DEMO_KEY,
+    SERVED_MODELS,
+    STEP_NAMES,
+    Command,
+    Step,
+    build_steps,
+    plan_steps,
+)
 from taotoken_cli.errors import InputError, TaotokenError
 from taotoken_cli.exitcodes import Exit
 from taotoken_cli.masking import Redactor, mask_key, mask_unknown_keys
 
-# A key for the local mock only: it opens nothing anywhere else.
-DEMO_KEY = "sk-demo7f3a9c1e5b2d8f4a6c0e9b7dDEMO"
-DEMO_MODEL = "gpt-4o-mini"
-GPU_MODEL = "gpu-a100-qwen25-72b-fp16"
-CPU_MODEL = "cpu-llama3-8b-int8"
-# Gateways often answer an undated model name with a dated variant; the demo's gateway does too.
-ALIAS_MODEL, ALIAS_ANSWER = "gpt-4o", "gpt-4o-2024-08-06"
-SERVED_MODELS = (DEMO_MODEL, "claude-sonnet-4-5", GPU_MODEL, CPU_MODEL)
-
-STEP_NAMES = ("init", "check", "doctor", "route", "bench")
-# Variables that would point a step at the real machine's configs, keys or proxies.
-_SCRUB_PREFIXES = ("TAOTOKEN_", "OPENAI_", "ANTHROPIC_", "CLAUDE_", "CODEX_", "CLINE_", "CC_SWITCH", "XDG_")
-_SCRUB_NAMES = {"http_proxy", "https_proxy", "all_proxy", "no_proxy", "ftp_proxy", "socks_proxy",
-                "ssl_cert_file", "requests_ca_bundle", "curl_ca_bundle", "pythonstartup", "force_color"}
 COMMAND_TIMEOUT_S = 90.0
-ENV_SH = ".config/taotoken/env.sh"  # written by init's shell target (under XDG_CONFIG_HOME = ~/.config)
-
-# What the temporary HOME holds before `init` runs: a user's real-looking, hand-edited configs.
-SEED_FILES = {
-    ".claude/settings.json": (
-        '{\n'
-        '  "theme": "dark",\n'
-        '  "permissions": {\n'
-        '    "allow": ["Bash(git status)", "Bash(npm run test:*)"]\n'
-        '  },\n'
-        '  "includeCoAuthoredBy": false\n'
-        '}\n'),
-    ".codex/config.toml": (
-        '# my Codex settings: keep this comment\n'
-        'approval_policy = "on-request"\n'
-        'sandbox_mode = "workspace-write"\n'
-        '\n'
-        '[mcp_servers.docs]\n'
-        'command = "npx"\n'
-        'args = ["-y", "@acme/docs-mcp"]\n'),
-}
-SEED_DIRS = (".cline",)
 
 
 class DemoError(TaotokenError):
@@ -84,41 +57,6 @@ class DemoOptions:
         if self.step is not None and self.step not in STEP_NAMES:
             raise InputError(f"unknown demo step {self.step!r}", f"use one of: {', '.join(STEP_NAMES)}")
         return self
-
-
-@dataclass
-class Command:
-    args: tuple[str, ...]  # after `taotoken`
-    stdin: str | None = None
-    shown_stdin: str = ""  # how the stdin is written in the header, e.g. 'printf %s "$KEY" |'
-    ok_exit: tuple[int, ...] = (Exit.OK,)
-    why: str = ""  # one line: what this command shows
-    source: str | None = None  # not taotoken: `. FILE` (relative to HOME) in the steps' shell
-
-    @property
-    def shown(self) -> str:
-        if self.source is not None:
-            return f". ~/{self.source}"
-        line = "taotoken " + " ".join(shlex.quote(a) for a in self.args)
-        return f"{self.shown_stdin} {line}" if self.shown_stdin else line
-
-
-@dataclass
-class Step:
-    name: str
-    title: str
-    commands: list[Command]
-    needs: tuple[str, ...] = ()
-    show_files: bool = False
-    skipped: str | None = None  # reason when this step cannot run in this version
-
-
-@dataclass
-class FileShown:
-    path: str  # as displayed (~/…)
-    mode: str  # e.g. 0600
-    state: str  # new | changed
-    text: str  # masked content
 
 
 @dataclass
@@ -163,9 +101,7 @@ class DemoSummary:
     elapsed_s: float
     kept: Path | None
     removed: bool
-    with_doctor: bool = False
     interrupted: bool = False
-    skipped: list[str] = field(default_factory=list)
 
     @property
     def failed(self) -> list[CommandResult]:
@@ -185,131 +121,6 @@ class Reporter(Protocol):
     def result(self, result: CommandResult) -> None: ...
     def outro(self, summary: DemoSummary) -> None: ...
 
-
-# -- the temporary world --------------------------------------------------------------------------
-
-class Sandbox:
-    """A temporary directory holding HOME (with seeded client configs) and TMPDIR for the steps."""
-
-    def __init__(self, root: Path) -> None:
-        self.root = root
-        self.home = root / "home"
-        self.tmp = root / "tmp"
-
-    @classmethod
-    def create(cls, parent: Path | None = None) -> Sandbox:
-        root = Path(tempfile.mkdtemp(prefix="taotoken-demo-", dir=str(parent) if parent else None))
-        box = cls(root)
-        box.home.mkdir()
-        box.tmp.mkdir()
-        return box
-
-    def seed(self) -> list[str]:
-        for rel, text in SEED_FILES.items():
-            path = self.home / rel
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(text, encoding="utf-8")
-        for rel in SEED_DIRS:
-            (self.home / rel).mkdir(parents=True, exist_ok=True)
-        return ["~/" + rel for rel in (*SEED_FILES, *(d + "/" for d in SEED_DIRS))]
-
-    def env(self, base: dict[str, str]) -> dict[str, str]:
-        """The steps' environment: the caller's, minus everything naming keys, configs or proxies."""
-        env = {name: value for name, value in base.items()
-               if not name.startswith(_SCRUB_PREFIXES) and name.lower() not in _SCRUB_NAMES}
-        home = str(self.home)
-        env.update({
-            "HOME": home, "USERPROFILE": home,
-            "XDG_CONFIG_HOME": str(self.home / ".config"), "XDG_CACHE_HOME": str(self.home / ".cache"),
-            "XDG_DATA_HOME": str(self.home / ".local/share"), "XDG_STATE_HOME": str(self.home / ".local/state"),
-            "TMPDIR": str(self.tmp), "TEMP": str(self.tmp), "TMP": str(self.tmp),
-            "NO_PROXY": "127.0.0.1,localhost,::1", "no_proxy": "127.0.0.1,localhost,::1",
-            # Read existing bytecode, write none: the package directory stays untouched.
-            "PYTHONDONTWRITEBYTECODE": "1",
-            # The steps run the same taotoken_cli as this process, wherever it is installed.
-            "PYTHONPATH": os.pathsep.join(p for p in (_package_parent(), base.get("PYTHONPATH", "")) if p),
-        })
-        env.setdefault("COLUMNS", str(shutil.get_terminal_size((100, 24)).columns))
-        return env
-
-    def display(self, text: str) -> str:
-        """Show the temporary HOME as `~`, the way the user will see their own."""
-        return text.replace(str(self.home), "~")
-
-    def snapshot(self) -> dict[str, tuple[str, int]]:
-        """Relative path -> (content hash, mode) of every file under HOME."""
-        files: dict[str, tuple[str, int]] = {}
-        for path in sorted(self.home.rglob("*")):
-            if path.is_file() and not path.is_symlink():
-                digest = hashlib.sha256(path.read_bytes()).hexdigest()
-                files[path.relative_to(self.home).as_posix()] = (digest, path.stat().st_mode & 0o777)
-        return files
-
-    def remove(self) -> None:
-        shutil.rmtree(self.root, ignore_errors=True)
-
-
-def _package_parent() -> str:
-    import taotoken_cli
-
-    return str(Path(taotoken_cli.__file__).resolve().parent.parent)
-
-
-# -- the steps ------------------------------------------------------------------------------------
-
-def doctor_available() -> bool:
-    """`doctor` is a separate part of the tool: run its step only when this version has it."""
-    from taotoken_cli.app import app
-
-    return any((c.name or getattr(c.callback, "__name__", "")) == "doctor" for c in app.registered_commands)
-
-
-def build_steps(gateway_url: str, fast: bool, with_doctor: bool) -> list[Step]:
-    bench_n = "10" if fast else "20"
-    samples = "1" if fast else "2"
-    steps = [
-        Step("init", "write the gateway's base URL, key and model into every client", [
-            Command(("init", "--all", "--yes", "--base-url", gateway_url, "--model", DEMO_MODEL, "--key-stdin"),
-                    stdin=DEMO_KEY, shown_stdin='printf %s "$TAOTOKEN_KEY" |',
-                    why="every client gets the URL form it needs; the key comes on stdin, never on the command "
-                        "line"),
-            Command((), source=ENV_SH,
-                    why="what every new shell now does (init added it to ~/.bashrc); the next steps run in it"),
-        ], show_files=True),
-        Step("check", "one fast request: does the setup work?", [
-            Command(("check",), why="lists the models with the configured URL and key"),
-            Command(("check", "--stream"), why="also streams a 1-token chat completion"),
-        ], needs=("init",)),
-        Step("doctor", "everything at once: env, client files, network, gateway, key, model, streaming", [
-            Command(("doctor",), why="reads every client's file and probes the gateway"),
-        ], needs=("init",), skipped=None if with_doctor else "`taotoken doctor` is not part of this version yet"),
-        Step("route", "pick the model for this machine's devices and verify what answers", [
-            Command(("route", "devices"), why="probes CUDA and OpenCL devices"),
-            Command(("route", "set", f"cuda={GPU_MODEL}", f"gpu={ALIAS_MODEL}", f"cpu={CPU_MODEL}"),
-                    why="a routing table in the config: device kind -> model ID"),
-            Command(("route",), why="the model for this machine, and why"),
-            Command(("route", "--verify", "--all", "-n", samples),
-                    why="asks the gateway per route which model really answers"),
-        ], needs=("init",)),
-        Step("bench", "a short load test, two models side by side", [
-            Command(("bench", "-m", GPU_MODEL, "-m", CPU_MODEL, "--stream", "-n", bench_n, "-c", "4",
-                     "--max-tokens", "16"),
-                    why="latency percentiles, time to first token, tokens/s, errors by cause"),
-        ], needs=("init",)),
-    ]
-    return steps
-
-
-def _plan(steps: list[Step], only: str | None) -> tuple[list[Step], list[Step]]:
-    """(steps run quietly as prerequisites, steps shown)."""
-    if only is None:
-        return [], steps
-    by_name = {s.name: s for s in steps}
-    target = by_name[only]
-    return [by_name[n] for n in target.needs], [target]
-
-
-# -- running --------------------------------------------------------------------------------------
 
 def run_command(step: str, command: Command, box: Sandbox, env: dict[str, str], mock, redact: Redactor,
                 show_files: bool = False) -> CommandResult:
@@ -391,25 +202,6 @@ def group_gateway_log(records) -> list[GatewayLine]:
 _DURATION = re.compile(r" \d+ms(?=  !! |$)")
 
 
-def changed_files(box: Sandbox, before: dict[str, tuple[str, int]],
-                  redact: Redactor) -> tuple[list[FileShown], int]:
-    after = box.snapshot()
-    shown: list[FileShown] = []
-    backups = 0
-    for rel, (digest, mode) in after.items():
-        if before.get(rel, (None,))[0] == digest:
-            continue
-        if "/backups/" in f"/{rel}":
-            backups += 1
-            continue
-        if rel.endswith(".lock"):  # init's lock file: empty, internal
-            continue
-        text = (box.home / rel).read_text(encoding="utf-8", errors="replace")
-        shown.append(FileShown("~/" + rel, f"{mode:04o}", "changed" if rel in before else "new",
-                               box.display(mask_unknown_keys(redact(text)))))
-    return shown, backups
-
-
 @contextmanager
 def _sigterm_as_interrupt() -> Iterator[None]:
     """SIGTERM cleans up like Ctrl-C does (only possible from the main thread)."""
@@ -438,11 +230,9 @@ def run_demo(options: DemoOptions, reporter: Reporter) -> DemoSummary:
     redact = Redactor(DEMO_KEY)
     started = time.monotonic()
     results: list[CommandResult] = []
-    skipped: list[str] = []
     interrupted = False
     box = Sandbox.create(options.parent_dir)
     mock = None
-    with_doctor = doctor_available()
     try:
         with _sigterm_as_interrupt():
             try:
@@ -453,8 +243,8 @@ def run_demo(options: DemoOptions, reporter: Reporter) -> DemoSummary:
                     tokens=16)
                 mock = MockGateway(mock_options).start()
                 env = box.env(dict(options.base_env if options.base_env is not None else os.environ))
-                steps = build_steps(mock.url, options.fast, with_doctor)
-                prepare, shown = _plan(steps, options.step)
+                steps = build_steps(mock.url, options.fast)
+                prepare, shown = plan_steps(steps, options.step)
                 reporter.intro(DemoInfo(box.root, box.home, mock.url, mask_key(DEMO_KEY),
                                         SERVED_MODELS, {ALIAS_MODEL: ALIAS_ANSWER}, [s.name for s in shown],
                                         [s.name for s in prepare], seeded))
@@ -469,9 +259,6 @@ def run_demo(options: DemoOptions, reporter: Reporter) -> DemoSummary:
                                             f"{result.returncode}", "run the whole demo: taotoken demo")
                 for step in shown:
                     reporter.step(step)
-                    if step.skipped:
-                        skipped.append(step.name)
-                        continue
                     for command in step.commands:
                         reporter.command(command)
                         result = run_command(step.name, command, box, env, mock, redact, step.show_files)
@@ -486,20 +273,6 @@ def run_demo(options: DemoOptions, reporter: Reporter) -> DemoSummary:
         if not options.keep:
             box.remove()
     summary = DemoSummary(results, time.monotonic() - started, kept, removed=not box.root.exists(),
-                          with_doctor=with_doctor, interrupted=interrupted, skipped=skipped)
+                          interrupted=interrupted)
     reporter.outro(summary)
     return summary
-
-
-def what_next(with_doctor: bool = True) -> list[tuple[str, str]]:
-    """(command, what it does) for the user's real setup."""
-    steps = [
-        ('printf %s "$TAOTOKEN_KEY" | taotoken init --key-stdin --model MODEL --dry-run',
-         "see what would change in your real client files (nothing is written)"),
-        ("taotoken init", "the same for real: asks for base URL, key (hidden) and model; backups, undo"),
-        ("taotoken check", "one request: works, or the failure and its fix"),
-        ("taotoken doctor", "every cause of a broken setup, each with its fix"),
-        ("taotoken mock", "a local gateway to point your own clients at and watch what they send"),
-    ]
-    return [s for s in steps if with_doctor or s[0] != "taotoken doctor"]
-

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from taotoken_cli.demo.run import Command, CommandResult, DemoInfo, DemoSummary, Step, what_next
+from taotoken_cli.demo.run import CommandResult, DemoInfo, DemoSummary
+from taotoken_cli.demo.steps import Command, Step, what_next
 from taotoken_cli.output import Output
 
 _MAX_GATEWAY_LINES = 8
@@ -44,9 +45,6 @@ class TranscriptReporter:
         self._index += 1
         self.out.line()
         self._strong(f"{_RULE} {self._index}/{self._total} {step.name}: {step.title}")
-        if step.skipped:
-            self.out.line(f"$ taotoken {step.name}")
-            self.out.line(f"(skipped: {step.skipped})")
         self._flush()
 
     def command(self, command: Command) -> None:
@@ -96,8 +94,6 @@ class TranscriptReporter:
                          f"command(s) did not work: {names}")
         else:
             self._strong(f"{_RULE} done in {summary.elapsed_s:.1f} s: {commands} command(s), all worked")
-        if summary.skipped:
-            line(f"skipped: {', '.join(summary.skipped)} (not in this version)")
         if summary.kept is not None:
             line(f"kept {summary.kept} (the gateway has stopped); look around: ls -la {summary.kept / 'home'}")
             line(f"remove it when done: rm -rf {summary.kept}")
@@ -108,7 +104,7 @@ class TranscriptReporter:
             return
         line()
         self._strong("what next, for your real setup:")
-        for cmd, why in what_next(summary.with_doctor):
+        for cmd, why in what_next():
             line(f"  $ {cmd}")
             line(f"      {why}")
         self._flush()

@@ -10,7 +10,8 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
 
-from taotoken_cli.config import ENV_CONFIG, Overrides, Settings, load_settings
+from taotoken_cli.clients.base import Machine
+from taotoken_cli.config import ENV_CONFIG, Overrides, Settings, config_dir, load_settings
 from taotoken_cli.errors import TaotokenError
 
 T = TypeVar("T")
@@ -42,6 +43,7 @@ class DoctorContext:
         self._lock = threading.Lock()
         self.settings_error: TaotokenError | None = None
         self.settings: Settings = self._load_settings()
+        self.machine = Machine(self.env, self.cwd, config_dir(self.env))
 
     # -- settings -------------------------------------------------------------------------------
     def _load_settings(self) -> Settings:

@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from taotoken_cli import fileplan
-from taotoken_cli.clients import ccswitch, claude_code, cline, codex, shell
-from taotoken_cli.clients.base import Triple, read_text, text_change
+from taotoken_cli.clients import CLIENTS, ccswitch, codex
+from taotoken_cli.clients.base import Machine, PlanOptions, Triple, read_text, text_change
 from taotoken_cli.config import Overrides, config_dir, config_path, load_settings
 from taotoken_cli.config.edit import render_config_update
 from taotoken_cli.errors import ConfigFileError, InputError, TaotokenError
@@ -22,10 +22,7 @@ from taotoken_cli.masking import mask_key, remember_secret
 from taotoken_cli.output import Output
 
 OWN = "own"
-CLIENT_TARGETS = ("claude-code", "codex", "cline", "cc-switch")
-TARGETS = (*CLIENT_TARGETS, "shell")
-DETECTORS = {"claude-code": claude_code.detect, "codex": codex.detect, "cline": cline.detect,
-             "cc-switch": ccswitch.detect}
+TARGETS = tuple(CLIENTS)
 
 
 @dataclass
@@ -125,7 +122,7 @@ def _prompt(label: str, secret: bool) -> str:
 
 # ------------------------------------------------------------------------------------------ targets
 
-def choose_targets(request: InitRequest, env: Mapping[str, str] | None = None) -> tuple[list[str], list[str]]:
+def choose_targets(request: InitRequest, machine: Machine) -> tuple[list[str], list[str]]:
     notes = []
     unknown = [t for t in request.targets if t not in (*TARGETS, OWN)]
     if unknown:
@@ -137,8 +134,8 @@ def choose_targets(request: InitRequest, env: Mapping[str, str] | None = None) -
         chosen = [t for t in TARGETS if t in request.targets]
     else:
         chosen = []
-        for name, detect in DETECTORS.items():
-            found = detect(env)
+        for name, client in CLIENTS.items():
+            found = client.detect(machine)
             if found.found:
                 chosen.append(name)
                 notes.append(f"{name}: detected ({'; '.join(found.reasons)})")
@@ -163,8 +160,9 @@ def build(request: InitRequest, env: Mapping[str, str] | None = None, cwd: Path 
     if request.codex_auth not in codex.AUTH_MODES:
         raise InputError(f"unknown --codex-auth {request.codex_auth!r}", f"use one of: {', '.join(codex.AUTH_MODES)}")
     triple, profile, hygiene = resolve_triple(request, stdin=stdin, interactive=interactive)
-    targets, target_notes = choose_targets(request, env)
-    own_dir = config_dir(env)
+    machine = Machine.of(env, cwd)
+    targets, target_notes = choose_targets(request, machine)
+    options = PlanOptions(scope=request.scope, codex_auth=request.codex_auth)
     plan = Plan()
     errors: list[ConfigFileError] = []
 
@@ -180,15 +178,8 @@ def build(request: InitRequest, env: Mapping[str, str] | None = None, cwd: Path 
             plan.add(made)
 
     collect(lambda: own_config_change(triple, profile, env))
-    builders: dict[str, Callable[[], Plan]] = {
-        "claude-code": lambda: claude_code.plan(triple, env, scope=request.scope, cwd=cwd),
-        "codex": lambda: codex.plan(triple, env, auth_mode=request.codex_auth),
-        "cline": lambda: cline.plan(triple, env),
-        "cc-switch": lambda: ccswitch.plan(triple, env, config_dir=own_dir),
-        "shell": lambda: shell.plan(triple, env, config_dir=own_dir),
-    }
     for target in targets:
-        collect(builders[target])
+        collect(lambda client=CLIENTS[target]: client.plan(triple, machine, options))
     if len(errors) == 1:
         raise errors[0]
     if errors:

@@ -80,7 +80,7 @@ def devices_route(ctx: DoctorContext) -> Result:
     if choice.model is None:
         issues.fail(choice.reason, fixes=["taotoken route set cpu=MODEL   (or set the profile's model)"])
     if not ctx.offline and ctx.base_url and ctx.api_key:
-        from taotoken_cli.check.run import close_model_matches, model_ids
+        from taotoken_cli.diagnosis.models import close_model_matches, model_ids
         from taotoken_cli.doctor import probes
         from taotoken_cli.doctor.context import DeadlineExceeded
 

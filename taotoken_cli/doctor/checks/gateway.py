@@ -183,7 +183,7 @@ def _prerequisite(ctx: DoctorContext, need_key: bool = True, need_model: bool = 
 
 
 def _model_unlisted(ctx: DoctorContext) -> bool:
-    from taotoken_cli.check.run import model_ids
+    from taotoken_cli.diagnosis.models import model_ids
 
     obs = probes.models(ctx)
     ids = model_ids(obs.json()) if obs.ok_status else []
@@ -226,7 +226,7 @@ def gateway_model(ctx: DoctorContext) -> Result:
     skip = _prerequisite(ctx, need_model=True, need_listed=False)
     if skip:
         return skip
-    from taotoken_cli.check.run import close_model_matches, model_ids
+    from taotoken_cli.diagnosis.models import close_model_matches, model_ids
 
     obs = probes.models(ctx)
     data = obs.json()

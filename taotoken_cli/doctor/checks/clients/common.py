@@ -1,0 +1,157 @@
+"""What every client check shares: reading a client's files once per run, resolving them into what the
+checks need, repairs that edit JSON/TOML in place, and the base-URL check every client's URL goes through."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+from taotoken_cli import hygiene
+from taotoken_cli.clients import CLIENTS
+from taotoken_cli.clients.base import ClientState, ConfigFile
+from taotoken_cli.doctor.context import DoctorContext
+from taotoken_cli.doctor.model import Issues, Repair, Result
+from taotoken_cli.doctor.registry import check
+from taotoken_cli.errors import InputError
+from taotoken_cli.fsutil import is_world_readable
+
+SECTION = "Clients"
+Found = TypeVar("Found")
+
+
+def client_state(ctx: DoctorContext, name: str) -> ClientState:
+    """The client's parsed files (parse errors kept), read once per run; `name` is its init target name."""
+    return ctx.memo(f"client:{name}", lambda: CLIENTS[name].read(ctx.machine))
+
+
+def installed(ctx: DoctorContext, name: str, role: str, not_found: str) -> tuple[ClientState, ConfigFile] | Result:
+    """(parsed files, the file in `role`), or skipped when the client is neither detected nor has that file
+    (`not_found` says where doctor looked)."""
+    state = client_state(ctx, name)
+    file = state.files[role]
+    if not state.detection.found and not file.exists:
+        return Result.skipped(f"{CLIENTS[name].LABEL} not found ({not_found})")
+    return state, file
+
+
+def json_repair(path: Path, description: str, edit: Callable[[Any], None], *, secret: bool = False) -> Repair:
+    """A repair that edits parsed JSON and writes it back in the file's own style."""
+    from taotoken_cli.jsonedit import dumps_like, parse_json
+
+    def transform(text: str) -> str:
+        data = parse_json(text, path) if text.strip() else {}
+        edit(data)
+        return dumps_like(data, text)
+
+    return Repair(path, description, transform, secret=secret)
+
+
+def toml_repair(path: Path, description: str, edit: Callable[[Any], None], *, secret: bool = False) -> Repair:
+    """A repair that edits the TOML document with tomlkit (comments and layout kept)."""
+    import tomlkit
+
+    from taotoken_cli.clients.base import parse_toml_doc
+
+    def transform(text: str) -> str:
+        doc = parse_toml_doc(text, path)
+        edit(doc)
+        return tomlkit.dumps(doc)
+
+    return Repair(path, description, transform, secret=secret)
+
+
+def parse_failure(file) -> Result:
+    err = file.error
+    return Result.fail(err.message, fixes=[err.fix] if err.fix else [])
+
+
+def clean_root(value: str) -> tuple[str | None, list[str]]:
+    """(API root, what cleaning changed) for a base URL found in a client file."""
+    try:
+        cleaned = hygiene.clean_base_url(value)
+    except InputError as exc:
+        return None, [exc.message]
+    return cleaned.value, cleaned.changes
+
+
+def strip_key(value: Any) -> str | None:
+    return value.strip().strip("'\"") if isinstance(value, str) else None
+
+
+def permissions(issues: Issues, file, holds_key: bool) -> None:
+    if holds_key and file.exists and is_world_readable(file.path):
+        issues.warn(f"{file.path} holds the key and is readable by other users", fixes=[f"chmod 600 {file.path}"])
+
+
+def client_check(check_id: str, title: str, resolve: Callable[[DoctorContext], Found | Result]):
+    """Register `body(ctx, found)` as a check. `resolve` reads the client's files once; when it returns a
+    Result instead (client not installed, file does not parse), the check returns that without running body."""
+
+    def register(body: Callable[[DoctorContext, Found], Result]) -> Callable[[DoctorContext], Result]:
+        @functools.wraps(body)
+        def run(ctx: DoctorContext) -> Result:
+            found = resolve(ctx)
+            return found if isinstance(found, Result) else body(ctx, found)
+
+        return check(check_id, SECTION, title)(run)
+
+    return register
+
+
+def unless(resolve: Callable[[DoctorContext], Found | Result], broken: Callable[[Found], bool],
+           skip: str) -> Callable[[DoctorContext], Found | Result]:
+    """A resolver for client_check: what `resolve` finds, or skipped with `skip` where `broken(found)`."""
+
+    def run(ctx: DoctorContext) -> Found | Result:
+        found = resolve(ctx)
+        return Result.skipped(skip) if not isinstance(found, Result) and broken(found) else found
+
+    return run
+
+
+SAME_ROOT_FIX = "taotoken init   (writes the same root everywhere)"
+
+
+@dataclass(frozen=True)
+class UrlForm:
+    """How a client needs its base URL written: the API root plus `suffix`, because of the paths it appends."""
+
+    client: str
+    suffix: str  # "" (a bare root) or "/v1"
+    name: str  # the form, as an ok result names it
+    same_root_fix: str = SAME_ROOT_FIX  # the fix when the URL names another root than taotoken's
+    trims: bool = False  # whitespace around the value does not count against the form
+
+
+CLAUDE_FORM = UrlForm("Claude Code", "", "bare root", trims=True)  # appends /v1/messages itself
+CODEX_FORM = UrlForm("Codex", "/v1", "root + /v1")  # calls <base_url>/responses
+CLINE_FORM = UrlForm("Cline", "/v1", "root + /v1", same_root_fix="taotoken init")  # calls <baseUrl>/chat/completions
+
+
+def client_base_url_result(ctx: DoctorContext, label: str, value: str, form: UrlForm, *,
+                           why: Callable[[str, list[str]], str], set_fix: Callable[[str], str],
+                           repair: Callable[[str], Repair] | None = None, unusable_fix: str | None = None,
+                           differs: str | None = None) -> Result:
+    """A base URL found in a client's file, checked in turn: a usable URL? in the client's form? the root
+    taotoken uses? Fails (with the fix, and the repair where the value is in a file), warns, or is ok.
+
+    `label` names the setting and its value in messages; `why(wanted, changes)` says why the value is not in
+    the client's form; `set_fix(url)` is the instruction, `repair(url)` the `doctor --fix` edit, that write a
+    URL there. Where a client words it differently: `unusable_fix` (default: set taotoken's URL) and
+    `differs` (default: "<label> differs from taotoken's base URL …").
+    """
+    root, changes = clean_root(value)
+    if root is None:
+        return Result.fail(f"{label} is not a usable URL: {changes[0]}",
+                           fixes=[unusable_fix or set_fix(f"{ctx.base_url}{form.suffix}")])
+    wanted = root + form.suffix
+    if (value.strip() if form.trims else value) != wanted:
+        return Result.fail(f"{label} {why(wanted, changes)}", fixes=[set_fix(wanted)],
+                           repairs=[repair(wanted)] if repair else [])
+    if ctx.base_url and root != ctx.base_url:
+        return Result.warn(differs or f"{label} differs from taotoken's base URL {ctx.base_url}{form.suffix}",
+                           fixes=[form.same_root_fix])
+    return Result.ok(f"{wanted} ({form.name}, as {form.client} needs)")
