@@ -10,18 +10,23 @@ from __future__ import annotations
 import json
 import os
 import sys
+from collections.abc import Mapping
 from typing import IO, Any
 
 from taotoken_cli.masking import SECRETS, Redactor
 
 
-def color_enabled(stream: IO[str]) -> bool:
-    if os.environ.get("NO_COLOR"):
+def color_enabled(stream: IO[str], env: Mapping[str, str] | None = None, tty: bool | None = None) -> bool:
+    """Colour on a terminal, unless NO_COLOR or TERM=dumb; FORCE_COLOR forces it (https://no-color.org)."""
+    env = os.environ if env is None else env
+    if env.get("NO_COLOR"):
         return False
-    if os.environ.get("TERM") == "dumb":
+    if env.get("TERM") == "dumb":
         return False
-    if os.environ.get("FORCE_COLOR"):
+    if env.get("FORCE_COLOR"):
         return True
+    if tty is not None:
+        return tty
     try:
         return stream.isatty()
     except (AttributeError, ValueError):
@@ -60,13 +65,15 @@ class Output:
     """Where a command writes. Injected, so commands run without a terminal in tests."""
 
     def __init__(self, redactor: Redactor | None = None, stdout: IO[str] | None = None,
-                 stderr: IO[str] | None = None) -> None:
+                 stderr: IO[str] | None = None, *, env: Mapping[str, str] | None = None,
+                 out_tty: bool | None = None, err_tty: bool | None = None) -> None:
         self.redactor = redactor or SECRETS
         self._raw_out = stdout or sys.stdout
         self._raw_err = stderr or sys.stderr
         self.out = RedactingStream(self._raw_out, self.redactor)
         self.err = RedactingStream(self._raw_err, self.redactor)
-        self.color = color_enabled(self._raw_out)
+        self.color = color_enabled(self._raw_out, env, out_tty)
+        self.err_color = color_enabled(self._raw_err, env, err_tty)
         self._console = None
         self._err_console = None
 
@@ -85,13 +92,13 @@ class Output:
     @property
     def console(self):  # rich.console.Console, created on first use (rich is slow to import)
         if self._console is None:
-            self._console = _make_console(self.out, color_enabled(self._raw_out))
+            self._console = _make_console(self.out, self.color)
         return self._console
 
     @property
     def err_console(self):
         if self._err_console is None:
-            self._err_console = _make_console(self.err, color_enabled(self._raw_err))
+            self._err_console = _make_console(self.err, self.err_color)
         return self._err_console
 
 

@@ -206,13 +206,13 @@ class SaveResult:
     unchanged: list[RouteEdit]
 
 
-def save_routes(edits: list[RouteEdit], profile: str | None = None) -> SaveResult:
+def save_routes(edits: list[RouteEdit], profile: str | None = None, env: Mapping[str, str] | None = None) -> SaveResult:
     """Write `edits` into [profiles.<profile>.routes] atomically (mode 0600: the file may hold the key)."""
     from taotoken_cli.config import Overrides, load_settings, read_config_file
     from taotoken_cli.config.edit import render_config_update, validate_profile_name
     from taotoken_cli.fsutil import atomic_write
 
-    settings = load_settings(Overrides(profile=profile))  # raises with line:column on a broken file
+    settings = load_settings(Overrides(profile=profile), env)  # raises with line:column on a broken file
     validate_profile_name(settings.profile)
     path = settings.config_path
     read_config_file(path)
@@ -246,12 +246,13 @@ def save_routes(edits: list[RouteEdit], profile: str | None = None) -> SaveResul
 
 
 def choose_for_settings(settings, *, device: str | None = None, task: str | None = None,
-                        probe_timeout_s: float = 15.0, need_devices: bool = True) -> Choice:
+                        probe_timeout_s: float = 15.0, need_devices: bool = True,
+                        env: Mapping[str, str] | None = None) -> Choice:
     """`choose` for resolved Settings; probes the devices only when the choice depends on them."""
     report = None
     if need_devices and device is None and task is None and settings.routes:
         from taotoken_cli.devices import probe_devices
 
-        report = probe_devices(timeout_s=probe_timeout_s)
+        report = probe_devices(timeout_s=probe_timeout_s, env=env)
     return choose(settings.routes, report, settings.model.value, device=device, task=task,
                   profile=settings.profile)

@@ -646,8 +646,10 @@ def test_success_path_imports_only_what_check_needs(served, home):
 def test_fast_path_parser():
     from taotoken_cli.check.fastpath import parse_fast
 
-    assert parse_fast(["-q"]) == {"timeout": 5.0, "quiet": True}
-    assert parse_fast(["--model=x", "-t", "2", "--json"]) == {"timeout": 2.0, "model": "x", "json_out": True}
+    assert parse_fast(["-q"]) == {"timeout_s": 5.0, "mode": "quiet"}
+    assert parse_fast(["--model=x", "-t", "2", "--json"]) == {"timeout_s": 2.0, "model": "x", "mode": "json"}
+    assert parse_fast(["-q", "--code"])["mode"] == "code"  # the most machine-readable mode wins, as in Typer
+    assert parse_fast([]) == {"timeout_s": 5.0, "mode": "line"}
     for argv in (["--help"], ["-h"], ["--bogus"], ["--timeout", "abc"], ["--timeout", "0"], ["--model"],
                  ["-qt", "2"], ["extra"]):
         assert parse_fast(argv) is None, argv

@@ -485,7 +485,8 @@ def test_fix_repairs_then_rerun_is_clean(cli, home, gateway):
     before = cli("doctor", *sections, env=env).assert_clean()
     assert before.returncode == 1
     dry = cli("doctor", *sections, "--fix", env=env).assert_clean()  # no terminal, no --yes: shows, writes nothing
-    assert "not applied (no terminal to confirm)" in dry.stdout
+    assert dry.returncode == 2 and "stdin is not a terminal (nothing was written)" in dry.stderr
+    assert "re-run with --yes" in dry.stderr  # the same refusal as `taotoken init` without --yes
     assert f'-    "ANTHROPIC_BASE_URL": "{gateway}/v1",' in dry.stdout
     assert codex.read_text().count('wire_api = "chat"') == 1
     fixed = cli("doctor", *sections, "--fix", "--yes", env=env).assert_clean()

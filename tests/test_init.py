@@ -18,6 +18,7 @@ from taotoken_cli.clients.base import Machine
 from taotoken_cli.config import tomllib  # tomllib, or tomli on Python 3.10
 from taotoken_cli.errors import TaotokenError
 from taotoken_cli.init import plan as init_core
+from taotoken_cli.iostreams import IOStreams
 from tests.conftest import REPO, SENTINEL_KEY
 from tests.test_fileplan import snapshot
 
@@ -369,7 +370,7 @@ def test_several_broken_files_are_all_named(cli, home: Path, existing) -> None:
 def test_failure_half_way_through_the_real_plan_leaves_every_file_as_before(home: Path, existing,
                                                                             monkeypatch) -> None:
     planned = init_core.build(init_core.InitRequest(api_key=SENTINEL_KEY, model=MODEL, all_targets=True),
-                              interactive=False)
+                              IOStreams.memory(env=os.environ, cwd=home))
     assert len(planned.plan.pending) >= 6
     before = snapshot(home)
     real_write = fileplan.atomic_write
@@ -390,7 +391,7 @@ def test_failure_half_way_through_the_real_plan_leaves_every_file_as_before(home
 
 def test_file_edited_between_plan_and_apply_stops_the_run(home: Path, existing) -> None:
     planned = init_core.build(init_core.InitRequest(api_key=SENTINEL_KEY, model=MODEL, all_targets=True),
-                              interactive=False)
+                              IOStreams.memory(env=os.environ, cwd=home))
     existing["codex"].write_text(CODEX_TOML + "# edited meanwhile\n")
     before = snapshot(home)
     with pytest.raises(TaotokenError, match="changed after the plan"):

@@ -151,9 +151,11 @@ def test_latency_holds_under_concurrency(mock_gateway):
         with concurrent.futures.ThreadPoolExecutor(20) as pool:
             assert set(pool.map(one, range(40))) == {200}
     measured = sorted(r.latency_ms for r in mock.requests)
-    # Never early; the median is precise. The tail can grow by the GIL switch interval (5 ms) because
-    # 20 client threads share this process with the mock: benchmarks use MockProcess instead.
-    assert measured[0] >= 50 and statistics.median(measured) < 53 and measured[-1] < 75, measured
+    # Never early (exact). The delays overlap instead of queueing: 40 requests on 20 connections served one
+    # after the other would take 50 ms times their place in the queue, up to a second. The upper bounds leave
+    # room for a loaded 2-core machine (20 client threads share this process with the mock); precision is
+    # measured by benchmarks/bench_vs_hey.py against a mock in its own process.
+    assert measured[0] >= 50 and statistics.median(measured) < 100 and measured[-1] < 300, measured
 
 
 # -- Responses API and Anthropic Messages ---------------------------------------------------------

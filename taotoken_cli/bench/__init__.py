@@ -1,7 +1,8 @@
 """`taotoken bench`: LLM-aware load testing of the gateway (see engine, report, render).
 
-Public entry points: `BenchOptions`, `run_bench(options, on_progress=None) -> BenchReport`,
-`render.render_text(report)`, `BenchReport.to_dict()` (the --json contract).
+`run.run(options, io)` is the command (validate, resolve the settings, run, render); below it,
+`BenchRun` + `run_bench(bench_run, on_progress=None) -> BenchReport` is the work, `view.render_text(report)`
+the text and `BenchReport.to_dict()` the --json contract.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from taotoken_cli.bench.report import BenchReport, bench_report
 
 
 @dataclass(kw_only=True)
-class BenchOptions(Load):
+class BenchRun(Load):
     """The whole run: the shared load plus the models compared (one series each)."""
 
     models: list[str]
@@ -29,7 +30,7 @@ def default_workers() -> int:
     return max(1, min(cores, 16))
 
 
-def plans_for(options: BenchOptions) -> list[Plan]:
+def plans_for(options: BenchRun) -> list[Plan]:
     shared = {f.name: getattr(options, f.name) for f in fields(Load)}
     if options.duration is not None:
         shared["requests"] = None  # -z wins over -n
@@ -37,7 +38,7 @@ def plans_for(options: BenchOptions) -> list[Plan]:
                  connect_timeout=min(10.0, options.timeout)) for model in options.models]
 
 
-def run_bench(options: BenchOptions, on_progress=None) -> BenchReport:
+def run_bench(options: BenchRun, on_progress=None) -> BenchReport:
     """Run every model as its own series, one after the other, under the same load."""
     plans = plans_for(options)
     if options.raw_path:
@@ -50,4 +51,4 @@ def run_bench(options: BenchOptions, on_progress=None) -> BenchReport:
     return bench_report(plans, stats)
 
 
-__all__ = ["BenchOptions", "BenchReport", "Plan", "run_bench", "default_workers"]
+__all__ = ["BenchRun", "BenchReport", "Plan", "run_bench", "default_workers"]

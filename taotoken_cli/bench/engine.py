@@ -283,10 +283,10 @@ class Runner:
         code = None
         if not ok:
             code = self.classify(ex, error, connecting, latency)
-            if code is None and usable is not None:  # the shared classifier accepts it (e.g. no [DONE] but a
-                ok, tokens, source, ttft = True, *usable[1:]  # finish_reason): it is the authority
-            elif code is None:
-                code = self.count_unclassified(ex, error)
+            if code is None:  # the shared classifier accepts it (e.g. no [DONE] but a finish_reason): it is the
+                ok = True  # authority on what counts as a failure
+                if usable is not None:
+                    tokens, source, ttft = usable[1:]
         if ok:
             self.count_success(latency, tokens, source, ttft, ex.gaps)
         else:
@@ -359,12 +359,9 @@ class Runner:
                           key_sent=bool(plan.api_key))
         if error is not None:
             obs.error = _as_httpx_error(error, connecting)
-        try:
-            from taotoken_cli.diagnosis.classify import classify
+        from taotoken_cli.diagnosis.classify import classify
 
-            diagnosis = classify(obs, expect="stream" if plan.stream else "chat", context=dict(self.context))
-        except NotImplementedError:  # the classifier is not in this build yet
-            diagnosis = None
+        diagnosis = classify(obs, expect="stream" if plan.stream else "chat", context=dict(self.context))
         if diagnosis is None:
             return None
         example: dict[str, Any] = {"status": ex.status, "retry_after_s": diagnosis.retry_after_s}
@@ -373,16 +370,6 @@ class Runner:
                            server_message=diagnosis.server_message, retry=diagnosis.entry.retry)
         self.stats.count_error(diagnosis.code, example)
         return diagnosis.code
-
-    def count_unclassified(self, ex: Exchange, error: BaseException | None) -> str:
-        """A failure by bench's rules that the classifier does not name (or no classifier in this build)."""
-        code = "bench.unclassified"
-        example: dict[str, Any] = {"status": ex.status}
-        if code not in self.stats.errors:
-            text = bytes(ex.body[:200]).decode("utf-8", "replace").strip() or None
-            example.update(title=_fallback_title(ex, error), fixes=[], server_message=text)
-        self.stats.count_error(code, example)
-        return code
 
     # -- load models -----------------------------------------------------------------------
     async def closed(self, count: int | None, deadline: float | None, users: int) -> None:
@@ -431,18 +418,6 @@ class Runner:
             task.add_done_callback(tasks.discard)
         if tasks:
             await asyncio.gather(*tasks)
-
-
-def _fallback_title(ex: Exchange, error: BaseException | None) -> str:
-    if error is not None:
-        return f"{type(error).__name__}: {error}"
-    if ex.sse and ex.summary is not None:
-        if ex.summary.error_event is not None:
-            return "the stream carried an error event"
-        if not ex.summary.content_deltas:
-            return "the stream ended without content"
-        return "the stream ended without [DONE]"
-    return f"HTTP {ex.status} without a usable completion"
 
 
 async def run_worker(plan: Plan, share: Share, barrier=None, progress=None) -> dict[str, Any]:

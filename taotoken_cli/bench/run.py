@@ -1,19 +1,20 @@
-"""What `taotoken bench` does between parsing options and printing: validate, resolve settings, run, render."""
+"""`taotoken bench` from options to exit status: validate, resolve the settings, run, render."""
 
 from __future__ import annotations
 
 import os
-import sys
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from taotoken_cli.errors import InputError, TaotokenError
+from taotoken_cli.iostreams import IOStreams
 
 
 @dataclass
-class BenchArgs:
+class BenchOptions:
     requests: int | None = None
     concurrency: int = 10
-    duration: float | None = None
+    duration: str | None = None  # e.g. 30s, 2m, 45 (seconds)
     rate: float | None = None
     warmup: int = 0
     timeout: float = 60.0
@@ -29,7 +30,26 @@ class BenchArgs:
     profile: str | None = None
 
 
-def validate(args: BenchArgs) -> None:
+def parse_duration(text: str) -> float:
+    """`-z` values: 30s, 2m, 1h, 500ms, or a plain number of seconds."""
+    raw = text.strip().lower()
+    units = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
+    for suffix in ("ms", "s", "m", "h"):
+        if raw.endswith(suffix):
+            number, factor = raw[: -len(suffix)], units[suffix]
+            break
+    else:
+        number, factor = raw, 1.0
+    try:
+        value = float(number) * factor
+    except ValueError:
+        value = -1.0
+    if not value > 0 or value == float("inf"):  # also refuses nan
+        raise InputError(f"-z/--duration {text!r} is not a positive duration", "use e.g. -z 30s, -z 2m or -z 45")
+    return value
+
+
+def validate(args: BenchOptions) -> None:
     if args.requests is not None and args.duration is not None:
         raise InputError("-n/--requests and -z/--duration both given", "use -n for a request count or -z for a time")
     if args.requests is not None and args.requests < 1:
@@ -51,7 +71,7 @@ def validate(args: BenchArgs) -> None:
         raise InputError("--prompt and --prompt-file both given", "use one of them")
 
 
-def read_prompt(args: BenchArgs) -> str:
+def read_prompt(args: BenchOptions) -> str:
     if args.prompt_file is None:
         return args.prompt if args.prompt is not None else "Say OK."
     try:
@@ -67,13 +87,13 @@ def read_prompt(args: BenchArgs) -> str:
     return text
 
 
-def resolve(args: BenchArgs):
+def resolve(args: BenchOptions, env: Mapping[str, str]):
     """Base URL, key and models from flags, env and the config file (the shared loader)."""
     from taotoken_cli.config import Overrides, load_settings
     from taotoken_cli.hygiene import clean_model
 
     settings = load_settings(Overrides(profile=args.profile, base_url=args.base_url,
-                                       model=args.models[0] if args.models else None))
+                                       model=args.models[0] if args.models else None), env)
     settings.require("base_url", "api_key")
     if args.models:
         models = [clean_model(m).value for m in args.models]
@@ -92,27 +112,27 @@ def _check_raw_path(path: str) -> str:
     return path
 
 
-def run_command(args: BenchArgs) -> int:
+def run(args: BenchOptions, io: IOStreams) -> int:
     """Run the bench and print the report; returns the exit code."""
-    from taotoken_cli.bench import BenchOptions, run_bench
+    from taotoken_cli.bench import BenchRun, run_bench
     from taotoken_cli.bench.view import ProgressLine, render_text
-    from taotoken_cli.output import Output
 
+    duration = parse_duration(args.duration) if args.duration is not None else None
     validate(args)
     prompt = read_prompt(args)
     raw = _check_raw_path(args.raw) if args.raw else None
-    settings, models = resolve(args)
-    _refuse_plain_http(settings.base_url.value, bool(settings.api_key.value))
-    _refuse_proxy(settings.base_url.value)
-    out = Output()
-    options = BenchOptions(root=settings.base_url.value, api_key=settings.api_key.value, models=models, prompt=prompt,
-                           max_tokens=args.max_tokens, stream=args.stream,
-                           requests=args.requests if args.requests is not None else 100,
-                           duration=args.duration, concurrency=args.concurrency, rate=args.rate, warmup=args.warmup,
-                           timeout=args.timeout, workers=args.workers, raw_path=raw)
+    settings, models = resolve(args, io.env)
+    _refuse_plain_http(settings.base_url.value, bool(settings.api_key.value), io.env)
+    _refuse_proxy(settings.base_url.value, io.env)
+    out = io.out
+    options = BenchRun(root=settings.base_url.value, api_key=settings.api_key.value, models=models, prompt=prompt,
+                       max_tokens=args.max_tokens, stream=args.stream,
+                       requests=args.requests if args.requests is not None else 100,
+                       duration=duration, concurrency=args.concurrency, rate=args.rate, warmup=args.warmup,
+                       timeout=args.timeout, workers=args.workers, raw_path=raw)
     bar: list[ProgressLine] = []
     on_progress = None
-    if _stderr_is_tty():
+    if io.stderr_tty:
         def on_progress(plan):
             line = ProgressLine(f"{plan.model[:24]:<24}", out.err)
             bar.append(line)
@@ -148,18 +168,11 @@ def _exit_code(report) -> int:
     return int(Exit.OK)
 
 
-def _stderr_is_tty() -> bool:
-    try:
-        return sys.stderr.isatty()
-    except (AttributeError, ValueError):
-        return False
-
-
-def _refuse_plain_http(root: str, has_key: bool) -> None:
+def _refuse_plain_http(root: str, has_key: bool, env: Mapping[str, str]) -> None:
     """The same rule as the gateway client: no key over plain http to another host without opt-in."""
     from taotoken_cli.gateway import plain_http_refusal
 
-    refusal = plain_http_refusal(root) if has_key else None
+    refusal = plain_http_refusal(root, env) if has_key else None
     if refusal is not None:
         from taotoken_cli.diagnosis.catalogue import get
 
@@ -167,11 +180,11 @@ def _refuse_plain_http(root: str, has_key: bool) -> None:
         raise TaotokenError(f"{refusal}: {entry.title}", entry.fixes[-1], entry.exit, code=entry.code)
 
 
-def _refuse_proxy(root: str) -> None:
+def _refuse_proxy(root: str, env: Mapping[str, str]) -> None:
     """Bench's own HTTP/1.1 transport connects directly; say so instead of silently bypassing a proxy."""
     from taotoken_cli.gateway import proxy_for
 
-    proxy = proxy_for(root)
+    proxy = proxy_for(root, env)
     if proxy:
         from taotoken_cli.masking import mask_unknown_keys
 

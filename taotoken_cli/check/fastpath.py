@@ -1,29 +1,33 @@
-"""The shared entry of `taotoken check`: option parsing for the fast path, and execute().
-
-`check` runs in .bashrc, so `python -m taotoken_cli check …` with ordinary options skips Typer
-(whose import and per-parameter pydantic adapters cost more than the whole request). Anything
-the small parser does not recognise — `--help`, a typo, a bad value — falls back to the Typer
-command, which produces the usual help and usage errors. Both paths call `execute`.
+"""`taotoken check` without Typer: `check` runs in .bashrc, so `python -m taotoken_cli check …` with ordinary
+options skips Typer (whose import and per-parameter adapters cost more than the whole request). Anything
+this small parser does not recognise — `--help`, a typo, a bad value — falls back to the Typer command,
+which produces the usual help and usage errors. Both paths call `check.run.run`.
 """
 
 from __future__ import annotations
 
-_FLAGS = {"--chat": "chat", "--stream": "stream", "-q": "quiet", "--quiet": "quiet", "--code": "code",
-          "--json": "json_out", "--no-proxy": "no_proxy"}
-_VALUED = {"--model": "model", "-m": "model", "--timeout": "timeout", "-t": "timeout", "--profile": "profile",
+from taotoken_cli.check import DEFAULT_TIMEOUT_S
+
+_FLAGS = {"--chat": ("chat", True), "--stream": ("stream", True), "-q": ("mode", "quiet"),
+          "--quiet": ("mode", "quiet"), "--code": ("mode", "code"), "--json": ("mode", "json"),
+          "--no-proxy": ("no_proxy", True)}
+_VALUED = {"--model": "model", "-m": "model", "--timeout": "timeout_s", "-t": "timeout_s", "--profile": "profile",
            "-p": "profile", "--base-url": "base_url"}
-DEFAULT_TIMEOUT_S = 5.0
 
 
 def parse_fast(argv: list[str]) -> dict | None:
-    """Options for `execute`, or None when Typer should handle these arguments."""
-    options: dict = {"timeout": DEFAULT_TIMEOUT_S}
+    """Keyword arguments for CheckOptions, or None when Typer should handle these arguments."""
+    options: dict = {"timeout_s": DEFAULT_TIMEOUT_S}
     args = list(argv)
+    modes: set[str] = set()
     while args:
         arg = args.pop(0)
         name, eq, inline = arg.partition("=")
         if not eq and arg in _FLAGS:
-            options[_FLAGS[arg]] = True
+            field, value = _FLAGS[arg]
+            options[field] = value
+            if field == "mode":
+                modes.add(value)
         elif name in _VALUED:
             if eq:
                 value = inline
@@ -34,35 +38,19 @@ def parse_fast(argv: list[str]) -> dict | None:
             options[_VALUED[name]] = value
         else:
             return None
+    # With several output modes the most machine-readable wins, as in the Typer command.
+    options["mode"] = pick_mode(json_out="json" in modes, code="code" in modes, quiet="quiet" in modes)
     try:
-        options["timeout"] = float(options["timeout"])
+        options["timeout_s"] = float(options["timeout_s"])
     except ValueError:
         return None
-    if not options["timeout"] >= 0.1:  # also rejects nan
+    if not options["timeout_s"] >= 0.1:  # also rejects nan
         return None
     return options
 
 
-def execute(*, chat: bool = False, stream: bool = False, quiet: bool = False, code: bool = False,
-            json_out: bool = False, no_proxy: bool = False, model: str | None = None,
-            timeout: float = DEFAULT_TIMEOUT_S, profile: str | None = None, base_url: str | None = None) -> int:
-    """Run the check, render it in the chosen mode, return the exit status."""
-    from taotoken_cli.check import view as check_view
-    from taotoken_cli.check.run import CheckOptions, run_check
-    from taotoken_cli.output import Output
-
-    result = run_check(CheckOptions(profile=profile, base_url=base_url, model=model, chat=chat, stream=stream,
-                                    timeout_s=timeout, no_proxy=no_proxy))
-    out = Output()
-    if json_out:
-        check_view.render_json(out, result)
-    elif code:
-        check_view.render_code(out, result)
-    elif quiet:
-        check_view.render_quiet(out, result)
-    else:
-        check_view.render_line(out, result)
-    return result.exit_code
+def pick_mode(*, json_out: bool, code: bool, quiet: bool) -> str:
+    return "json" if json_out else "code" if code else "quiet" if quiet else "line"
 
 
 def main_fast(argv: list[str]) -> bool:
@@ -70,7 +58,9 @@ def main_fast(argv: list[str]) -> bool:
     options = parse_fast(argv)
     if options is None:
         return False
+    from taotoken_cli.check.run import CheckOptions, run
     from taotoken_cli.guard import run_guarded
+    from taotoken_cli.iostreams import IOStreams
 
-    run_guarded(lambda: execute(**options))
+    run_guarded(lambda: run(CheckOptions(**options), IOStreams.system()))
     return True

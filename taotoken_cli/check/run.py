@@ -1,99 +1,23 @@
 """Core of `taotoken check`: one models request (plus an optional 1-token chat), as a result object.
 
-Computing is separate from rendering (see `check_view`). Nothing here prompts, needs a TTY or
-imports rich/tomlkit: `check` runs at shell start-up and is held to a start-up budget.
+`run_check` computes; `run` renders the result in the chosen mode (see `view`) and returns the exit status.
+Nothing here prompts, needs a TTY or imports rich/tomlkit: `check` runs at shell start-up and is held to
+a start-up budget.
 """
 
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
+from taotoken_cli.check import DEFAULT_TIMEOUT_S
+from taotoken_cli.check.model import CheckResult, Probe
 from taotoken_cli.diagnosis.catalogue import get
 from taotoken_cli.diagnosis.classify import Diagnosis, classify
 from taotoken_cli.diagnosis.models import close_model_matches, model_ids
 from taotoken_cli.errors import TaotokenError
-from taotoken_cli.exitcodes import Exit
-
-DEFAULT_TIMEOUT_S = 5.0
-
-
-@dataclass
-class Probe:
-    """One request the check made."""
-
-    name: str  # "models" | "chat"
-    method: str
-    url: str
-    status: int | None
-    latency_ms: float
-    ok: bool
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "method": self.method, "url": self.url, "status": self.status,
-                "latency_ms": round(self.latency_ms, 1), "ok": self.ok}
-
-
-@dataclass
-class CheckResult:
-    profile: str | None = None
-    base_url: str | None = None
-    key: str = "(not set)"  # masked
-    proxy: str | None = None
-    model: str | None = None  # the model checked against the list (configured, or --model)
-    model_explicit: bool = False  # given with --model: a miss is a failure
-    models_count: int | None = None
-    model_listed: bool | None = None
-    close_matches: list[str] = field(default_factory=list)
-    probes: list[Probe] = field(default_factory=list)
-    chat_reply: str | None = None
-    diagnosis: Diagnosis | None = None
-    notes: list[str] = field(default_factory=list)  # hygiene notes from the config (what was cleaned)
-
-    @property
-    def ok(self) -> bool:
-        return self.diagnosis is None
-
-    @property
-    def exit_code(self) -> int:
-        return int(Exit.OK) if self.diagnosis is None else int(self.diagnosis.entry.exit)
-
-    @property
-    def last_status(self) -> int | None:
-        return self.probes[-1].status if self.probes else None
-
-    @property
-    def url(self) -> str | None:
-        return self.probes[0].url if self.probes else None
-
-    @property
-    def latency_ms(self) -> float | None:
-        return self.probes[0].latency_ms if self.probes else None
-
-    def to_dict(self) -> dict[str, Any]:
-        """Stable keys: every key is always present (null when it does not apply)."""
-        chat = next((p for p in self.probes if p.name == "chat"), None)
-        return {
-            "ok": self.ok,
-            "exit_code": self.exit_code,
-            "code": self.diagnosis.code if self.diagnosis else None,
-            "status": self.last_status,
-            "url": self.url,
-            "latency_ms": None if self.latency_ms is None else round(self.latency_ms, 1),
-            "profile": self.profile,
-            "base_url": self.base_url,
-            "key": self.key,
-            "proxy": self.proxy,
-            "model": self.model,
-            "model_listed": self.model_listed,
-            "close_matches": self.close_matches,
-            "models_count": self.models_count,
-            "chat": None if chat is None else {**chat.to_dict(), "reply": self.chat_reply},
-            "probes": [p.to_dict() for p in self.probes],
-            "notes": self.notes,
-            "error": self.diagnosis.to_dict() if self.diagnosis else None,
-        }
+from taotoken_cli.iostreams import IOStreams
 
 
 @dataclass(frozen=True)
@@ -105,6 +29,7 @@ class CheckOptions:
     stream: bool = False  # the chat is streamed; success needs content and a proper end
     timeout_s: float = DEFAULT_TIMEOUT_S
     no_proxy: bool = False
+    mode: str = "line"  # how the result is shown: line | quiet | code | json (see taotoken_cli.check.MODES)
 
 
 def config_diagnosis(exc: TaotokenError) -> Diagnosis:
@@ -194,3 +119,14 @@ def chat_text(data: Any) -> str | None:
         return (message.get("content") or "")[:80]
     except (KeyError, IndexError, TypeError, AttributeError):
         return None
+
+
+def run(options: CheckOptions, io: IOStreams) -> int:
+    """Check, render the result in `options.mode`, return the exit status."""
+    from taotoken_cli.check import view
+
+    result = run_check(options, io.env)
+    render = {"json": view.render_json, "code": view.render_code, "quiet": view.render_quiet}.get(
+        options.mode, view.render_line)
+    render(io.out, result)
+    return result.exit_code

@@ -6,8 +6,8 @@ stdout, failures to stderr, so `.bashrc` and scripts can capture one without the
 
 from __future__ import annotations
 
-from taotoken_cli.check.run import CheckResult
-from taotoken_cli.output import Output, color_enabled
+from taotoken_cli.check.model import CheckResult
+from taotoken_cli.output import Output
 
 _GREEN, _RED, _RESET = "\033[32m", "\033[31m", "\033[0m"
 
@@ -74,7 +74,7 @@ def render_line(out: Output, result: CheckResult) -> None:
         out.line(" · ".join(parts))
         return
 
-    colour = color_enabled(out.err)
+    colour = out.err_color
     last = result.probes[-1] if result.probes else None
     if last is not None and last is not first:
         head = f"{_status(last.status)} {last.method} {last.url} {last.latency_ms:.0f} ms"

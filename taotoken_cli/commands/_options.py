@@ -11,9 +11,8 @@ MODEL = typer.Option(None, "--model", "-m", help="Override the model ID.")
 JSON = typer.Option(False, "--json", help="Print a stable JSON object instead of text.")
 
 
-def load(profile: str | None = None, base_url: str | None = None, model: str | None = None,
-         api_key: str | None = None):
-    """Resolve settings from flags, env, file and defaults (see taotoken_cli.config)."""
-    from taotoken_cli.config import Overrides, load_settings
+def io():
+    """The process's streams, environment and working directory, for a command's core."""
+    from taotoken_cli.iostreams import IOStreams
 
-    return load_settings(Overrides(profile=profile, base_url=base_url, model=model, api_key=api_key))
+    return IOStreams.system()

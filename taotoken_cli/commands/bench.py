@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import sys
-
 import typer
 
 from taotoken_cli.commands import _options
@@ -11,26 +9,6 @@ from taotoken_cli.commands import _options
 
 def register(app: typer.Typer) -> None:
     app.command("bench")(bench)
-
-
-def _parse_duration(text: str) -> float:
-    from taotoken_cli.errors import InputError
-
-    raw = text.strip().lower()
-    units = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
-    for suffix in ("ms", "s", "m", "h"):
-        if raw.endswith(suffix):
-            number, factor = raw[: -len(suffix)], units[suffix]
-            break
-    else:
-        number, factor = raw, 1.0
-    try:
-        value = float(number) * factor
-    except ValueError:
-        value = -1.0
-    if value <= 0:
-        raise InputError(f"-z/--duration {text!r} is not a positive duration", "use e.g. -z 30s, -z 2m or -z 45")
-    return value
 
 
 def bench(
@@ -58,12 +36,10 @@ def bench(
     profile: str | None = _options.PROFILE,
 ) -> None:
     """Load-test chat completions: latency percentiles, TTFT, tokens/s and errors by cause."""
-    from taotoken_cli.bench.run import BenchArgs, run_command
+    from taotoken_cli.bench.run import BenchOptions, run
 
-    code = run_command(BenchArgs(
-        requests=requests, concurrency=concurrency, duration=_parse_duration(duration) if duration else None,
-        rate=rate, warmup=warmup, timeout=timeout, workers=workers, models=list(models or []), prompt=prompt,
-        prompt_file=prompt_file, max_tokens=max_tokens, stream=stream, raw=raw, json_out=json_out,
-        base_url=base_url, profile=profile))
-    if code:
-        sys.exit(code)
+    options = BenchOptions(requests=requests, concurrency=concurrency, duration=duration, rate=rate, warmup=warmup,
+                           timeout=timeout, workers=workers, models=list(models or []), prompt=prompt,
+                           prompt_file=prompt_file, max_tokens=max_tokens, stream=stream, raw=raw, json_out=json_out,
+                           base_url=base_url, profile=profile)
+    raise typer.Exit(run(options, _options.io()))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import typer
 
+from taotoken_cli.check import DEFAULT_TIMEOUT_S
 from taotoken_cli.commands import _options
 
 
@@ -21,13 +22,16 @@ def check(
                                "failure. For .bashrc."),
     code: bool = typer.Option(False, "--code", help="Print only the HTTP status (000 when there was no response)."),
     json_out: bool = _options.JSON,
-    timeout: float = typer.Option(5.0, "--timeout", "-t", min=0.1, help="Total time limit in seconds."),
+    timeout: float = typer.Option(DEFAULT_TIMEOUT_S, "--timeout", "-t", min=0.1, help="Total time limit in seconds."),
     no_proxy: bool = typer.Option(False, "--no-proxy", help="Ignore HTTP(S)_PROXY/ALL_PROXY from the environment."),
     profile: str | None = _options.PROFILE,
     base_url: str | None = _options.BASE_URL,
 ) -> None:
     """Check the base URL, key and model with one request (exit code names the failure class)."""
-    from taotoken_cli.check.fastpath import execute
+    from taotoken_cli.check.fastpath import pick_mode
+    from taotoken_cli.check.run import CheckOptions, run
 
-    raise typer.Exit(execute(chat=chat, stream=stream, quiet=quiet, code=code, json_out=json_out, no_proxy=no_proxy,
-                             model=model, timeout=timeout, profile=profile, base_url=base_url))
+    options = CheckOptions(profile=profile, base_url=base_url, model=model, chat=chat, stream=stream,
+                           timeout_s=timeout, no_proxy=no_proxy,
+                           mode=pick_mode(json_out=json_out, code=code, quiet=quiet))
+    raise typer.Exit(run(options, _options.io()))

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import typer
 
+from taotoken_cli.commands import _options
+
 
 def register(app: typer.Typer) -> None:
     app.command("demo")(demo)
@@ -17,9 +19,6 @@ def demo(
     fast: bool = typer.Option(False, "--fast", help="No simulated gateway latency, fewer requests."),
 ) -> None:
     """Walk through init, check, doctor, route and bench offline, against a local mock gateway."""
-    from taotoken_cli.demo.run import DemoOptions, run_demo
-    from taotoken_cli.demo.view import TranscriptReporter
-    from taotoken_cli.output import Output
+    from taotoken_cli.demo.run import DemoOptions, run
 
-    summary = run_demo(DemoOptions(keep=keep, step=step, fast=fast), TranscriptReporter(Output()))
-    raise typer.Exit(summary.exit_code)
+    raise typer.Exit(run(DemoOptions(keep=keep, step=step, fast=fast), _options.io()))

@@ -5,8 +5,7 @@ from __future__ import annotations
 import typer
 
 from taotoken_cli.commands import _options
-
-DEFAULT_TIMEOUT_S = 8.0  # with every host hanging the run still ends in about 9 s (start-up included)
+from taotoken_cli.doctor import DEFAULT_TIMEOUT_S
 
 
 def register(app: typer.Typer) -> None:
@@ -32,32 +31,12 @@ def doctor(
 ) -> None:
     """Find every cause of a broken setup and print the fix for each."""
     from taotoken_cli.config import Overrides
-    from taotoken_cli.doctor import DoctorContext, all_checks, run_doctor, select
-    from taotoken_cli.doctor.view import render_list, render_text, report_to_dict
-    from taotoken_cli.errors import InputError
-    from taotoken_cli.output import Output
+    from taotoken_cli.doctor.run import DoctorOptions, run
 
-    if fix and json_out:
-        raise InputError("--fix cannot be combined with --json (--fix shows a diff and may ask to confirm)",
-                         "run `taotoken doctor --json` to read the findings, then `taotoken doctor --fix`")
-    out = Output()
-    checks = select(only) if only else all_checks()
-    if list_checks:
-        render_list(out, checks, json_out=json_out)
-        return
-    ctx = DoctorContext(overrides=Overrides(profile=profile, base_url=base_url, model=model), offline=offline,
-                        timeout=timeout)
-    report = run_doctor(ctx, checks, strict=strict)
-    if json_out:
-        out.json(report_to_dict(report))
-    else:
-        render_text(out, report, verbose=verbose)
-    code = report.exit_code
-    if fix and not json_out:
-        from taotoken_cli.doctor.fix import offer_repairs
-
-        offer_repairs(out, report, assume_yes=yes)
-    _exit(code)
+    options = DoctorOptions(overrides=Overrides(profile=profile, base_url=base_url, model=model), only=list(only or []),
+                            list_checks=list_checks, offline=offline, timeout_s=timeout, strict=strict,
+                            verbose=verbose, json_out=json_out, fix=fix, yes=yes)
+    _exit(run(options, _options.io()))
 
 
 def _exit(code: int) -> None:

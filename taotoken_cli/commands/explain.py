@@ -17,11 +17,6 @@ def explain(
     json_out: bool = _options.JSON,
 ) -> None:
     """Explain a failure code printed by check, doctor, route or bench."""
-    from taotoken_cli.explain.run import explain_code, list_codes
-    from taotoken_cli.output import Output
+    from taotoken_cli.explain.run import ExplainOptions, run
 
-    out = Output()
-    if list_all or code is None:
-        list_codes(out, json_out)
-        return
-    explain_code(out, code, json_out)
+    raise typer.Exit(run(ExplainOptions(code=code, list_all=list_all, json_out=json_out), _options.io()))

@@ -31,30 +31,10 @@ def init(
     profile: str | None = _options.PROFILE,
 ) -> None:
     """Write base URL, key and model into every AI client's real config (dry-run, backups, undo)."""
-    from taotoken_cli import fileplan
-    from taotoken_cli.config import config_dir
-    from taotoken_cli.init import plan as init_core
-    from taotoken_cli.output import Output
+    from taotoken_cli.init.plan import InitRequest
+    from taotoken_cli.init.run import InitOptions, run
 
-    out = Output()
-    if undo:
-        init_core.render_undo(out, fileplan.undo_last(config_dir(), force=force))
-        return
-    request = init_core.InitRequest(base_url=base_url, api_key=key, model=model, key_from_flag=key is not None,
-                                    key_stdin=key_stdin, targets=list(target), all_targets=all_targets, scope=scope,
-                                    codex_auth=codex_auth, open_links=open_links, profile=profile)
-    planned = init_core.build(request)
-    init_core.render_plan(out, planned, dry_run=dry_run)
-    init_core.render_notes(out, planned.plan)
-    if planned.plan.is_noop:
-        out.line("already up to date: every file already has these values; nothing was written")
-    elif dry_run:
-        out.line("dry run: nothing was written")
-        return
-    elif not init_core.confirm(out, yes):
-        out.line("cancelled: nothing was written")
-        raise typer.Exit(1)
-    else:
-        init_core.render_applied(out, fileplan.apply(planned.plan, config_dir()))
-    if open_links and planned.links:
-        init_core.open_links(out, planned.links)
+    request = InitRequest(base_url=base_url, api_key=key, model=model, key_from_flag=key is not None,
+                          key_stdin=key_stdin, targets=list(target), all_targets=all_targets, scope=scope,
+                          codex_auth=codex_auth, open_links=open_links, profile=profile)
+    raise typer.Exit(run(InitOptions(request, yes=yes, dry_run=dry_run, undo=undo, force=force), _options.io()))

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import typer
 
+from taotoken_cli.commands import _options
+
 
 def register(app: typer.Typer) -> None:
     app.command("mock")(mock)
@@ -56,7 +58,7 @@ def mock(
     one model while the others answer.
     """
     from taotoken_cli.mock.options import MockOptions, parse_aliases, parse_model_fail, parse_model_timing, parse_models
-    from taotoken_cli.mock.run import run_mock
+    from taotoken_cli.mock.run import run
 
     options = MockOptions(
         key=None, any_key=any_key, host=host, port=port, allow_remote=allow_remote, models=parse_models(models),
@@ -64,4 +66,4 @@ def mock(
         token_rate=token_rate, tokens=tokens, fail=fail, fail_style=fail_style, fail_rate=fail_rate,
         retry_after=retry_after, fault=fault, model_timing=parse_model_timing(model_timing),
         model_fail=parse_model_fail(model_fail), lenient_paths=lenient_paths, lang=lang)
-    run_mock(options, key_flag=key, quiet=quiet, as_json=json_out)
+    raise typer.Exit(run(options, _options.io(), key_flag=key, quiet=quiet, as_json=json_out))

@@ -6,12 +6,13 @@ from __future__ import annotations
 import typer
 
 from taotoken_cli.commands import _options
+from taotoken_cli.route import PROBE_TIMEOUT_S
 
 route_app = typer.Typer(help="Pick the model for this machine's devices or a task; verify routes.",
                         invoke_without_command=True)
 
-TIMEOUT = typer.Option(15.0, "--timeout", min=0.5, help="Seconds before a device probe is killed (with --verify: "
-                       "also the limit for each request).")
+TIMEOUT = typer.Option(PROBE_TIMEOUT_S, "--timeout", min=0.5, help="Seconds before a device probe is killed "
+                       "(with --verify: also the limit for each request).")
 
 
 def register(app: typer.Typer) -> None:
@@ -38,61 +39,21 @@ def route(
     """Print the model chosen for this machine (or --device/--task) and why."""
     if ctx.invoked_subcommand is not None:
         return
-    from taotoken_cli.errors import InputError
-    from taotoken_cli.exitcodes import Exit
-    from taotoken_cli.output import Output
-    from taotoken_cli.route.view import export_lines, render_choice, render_verify
-    from taotoken_cli.routing import choose_for_settings
+    from taotoken_cli.config import Overrides
+    from taotoken_cli.route.run import RouteOptions, choose
 
-    if device and task:
-        raise InputError("--device and --task are alternatives", "give one of them")
-    if openai and not export:
-        raise InputError("--openai only applies to --export", "taotoken route --export --openai")
-    if export and (json_out or verify):
-        raise InputError("--export prints only shell lines; it cannot be combined with --json or --verify",
-                         "run them separately")
-    if all_routes and not verify:
-        raise InputError("--all only applies to --verify", "taotoken route --verify --all")
-    settings = _options.load(profile, base_url, model)
-    choice = choose_for_settings(settings, device=device, task=task, probe_timeout_s=timeout,
-                                 need_devices=not (verify and all_routes))
-    out = Output()
-    if verify:
-        from taotoken_cli.route.verify import run_verify
-
-        report = run_verify(settings, choice, samples=samples, all_routes=all_routes, request_timeout=timeout)
-        if json_out:
-            out.json({"profile": settings.profile, "choice": choice.to_dict(), **report.to_dict()})
-        else:
-            render_verify(out, report)
-        raise typer.Exit(report.exit_code)
-    if choice.model is None:
-        from taotoken_cli.errors import TaotokenError
-
-        raise TaotokenError(choice.reason, "taotoken route set cpu=MODEL   (or: taotoken config set model MODEL)",
-                            Exit.CONFIG, code="config.missing")
-    if export:
-        for line in export_lines(choice.model, openai):
-            out.line(line)
-    elif json_out:
-        out.json({"profile": settings.profile, **choice.to_dict()})
-    else:
-        render_choice(out, choice, settings.profile)
+    options = RouteOptions(overrides=Overrides(profile=profile, base_url=base_url, model=model), device=device,
+                           task=task, export=export, openai=openai, verify=verify, samples=samples,
+                           all_routes=all_routes, json_out=json_out, timeout_s=timeout)
+    raise typer.Exit(choose(options, _options.io()))
 
 
 @route_app.command("devices")
 def devices(json_out: bool = _options.JSON, timeout: float = TIMEOUT) -> None:
     """Probe CUDA (pycuda) and OpenCL (pyopencl) devices and show what each backend found."""
-    from taotoken_cli.devices import probe_devices
-    from taotoken_cli.output import Output
-    from taotoken_cli.route.view import render_devices
+    from taotoken_cli.route.run import devices as show_devices
 
-    report = probe_devices(timeout_s=timeout)
-    out = Output()
-    if json_out:
-        out.json(report.to_dict())
-    else:
-        render_devices(out, report)
+    raise typer.Exit(show_devices(_options.io(), json_out=json_out, timeout_s=timeout))
 
 
 @route_app.command("set")
@@ -102,33 +63,14 @@ def set_routes(
     profile: str | None = _options.PROFILE,
 ) -> None:
     """Add, change or remove routes in the profile's routing table."""
-    from taotoken_cli.output import Output
-    from taotoken_cli.routing import parse_assignments, save_routes
+    from taotoken_cli.route.run import set_routes as save
 
-    out = Output()
-    edits = parse_assignments(assignments)
-    for edit in edits:
-        for note in edit.notes:
-            out.error_line(f"note: {note}")
-    result = save_routes(edits, profile)
-    for edit in result.applied:
-        out.line(f"removed route {edit.key}" if edit.model is None else f"set route {edit.key} = {edit.model}")
-    for edit in result.unchanged:
-        out.line(f"route {edit.key} was not set — nothing to remove" if edit.model is None
-                 else f"route {edit.key} is already {edit.model} — nothing changed")
-    if result.applied:
-        out.line(f"profile {result.profile!r} in {result.path}")
+    raise typer.Exit(save(_options.io(), assignments, profile))
 
 
 @route_app.command("list")
 def list_routes(json_out: bool = _options.JSON, profile: str | None = _options.PROFILE) -> None:
     """Show the profile's routing table."""
-    from taotoken_cli.output import Output
-    from taotoken_cli.route.view import render_routes, routes_to_dict
+    from taotoken_cli.route.run import list_routes as show
 
-    settings = _options.load(profile)
-    out = Output()
-    if json_out:
-        out.json({**routes_to_dict(settings.routes, settings.profile), "fallback_model": settings.model.value})
-    else:
-        render_routes(out, settings.routes, settings.profile, settings.model.value)
+    raise typer.Exit(show(_options.io(), json_out=json_out, profile=profile))

@@ -8,7 +8,6 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from taotoken_cli.config.loader import (
-    ENV_PROFILE,
     Overrides,
     clean_value,
     config_path,
@@ -17,8 +16,8 @@ from taotoken_cli.config.loader import (
 )
 from taotoken_cli.errors import ConfigFileError, InputError, TaotokenError
 from taotoken_cli.fsutil import atomic_write
-from taotoken_cli.masking import mask_key
-from taotoken_cli.output import Output
+from taotoken_cli.iostreams import IOStreams
+from taotoken_cli.masking import mask_key, remember_secret
 
 _PROFILE_NAME_RE = re.compile(r"^[A-Za-z0-9_.\-]{1,64}$")
 
@@ -84,15 +83,26 @@ def render_config_update(current_text: str, path: Path, profile: str, updates: M
     return tomlkit.dumps(doc)
 
 
-def set_config_value(out: Output, key: str, value: str, profile: str | None) -> None:
+def set_value(io: IOStreams, key: str, value: str, profile: str | None) -> None:
+    """`taotoken config set KEY VALUE`: one value into the profile, cleaned first; every change reported.
+
+    For the key, VALUE `-` asks for it: hidden input on a terminal, the whole of stdin otherwise."""
+    out = io.out
     if key not in SETTABLE_KEYS:
         raise InputError(f"unknown setting {key!r}", f"choose one of: {', '.join(SETTABLE_KEYS)}"
                          " (routes: `taotoken route set KIND=MODEL`)")
-    path = config_path()
+    if key == "api_key" and value == "-":
+        value = io.prompter.secret("API key")
+        remember_secret(value)
+    elif key == "api_key":
+        remember_secret(value)
+        out.error_line("warning: a key given as an argument lands in your shell history; "
+                       "prefer `taotoken config set api_key -` and paste it")
+    path = config_path(io.env)
     current = read_config_file(path)  # raises with line/column when the file is broken
     del current
     text = path.read_text(encoding="utf-8") if path.exists() else ""
-    settings = load_settings(Overrides(profile=profile))
+    settings = load_settings(Overrides(profile=profile), io.env)
     target_profile = settings.profile
     if key == "default_profile":
         new_text = render_config_update(text, path, validate_profile_name(value), {},
@@ -117,6 +127,6 @@ def set_config_value(out: Output, key: str, value: str, profile: str | None) -> 
                             f"check that {path.parent} is writable") from None
     where = "" if key == "default_profile" else f" in profile {target_profile!r}"
     out.line(f"set {key} = {shown}{where} ({path})")
-    if key != "default_profile" and ENV_PROFILE and settings.value(key).origin.kind == "env":
+    if key != "default_profile" and settings.value(key).origin.kind == "env":
         out.error_line(f"note: {settings.value(key).origin.detail} is set in your environment and "
                        "takes precedence over the file")

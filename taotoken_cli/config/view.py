@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from taotoken_cli.config import FIELDS, Settings
+from taotoken_cli.config import FIELDS, Overrides, Settings, load_settings
+from taotoken_cli.iostreams import IOStreams
 from taotoken_cli.masking import mask_key
 from taotoken_cli.output import Output
 
@@ -69,3 +70,15 @@ def render_profiles(out: Output, settings: Settings, json_out: bool) -> None:
         return
     for name in names:
         out.line(("* " if name == settings.profile else "  ") + name)
+
+
+def show_settings(io: IOStreams, profile: str | None, *, with_origin: bool, json_out: bool) -> None:
+    settings = load_settings(Overrides(profile=profile), io.env)
+    if json_out:
+        io.out.json(settings_to_dict(settings))
+    else:
+        render_settings(io.out, settings, with_origin=with_origin)
+
+
+def show_profiles(io: IOStreams, json_out: bool) -> None:
+    render_profiles(io.out, load_settings(env=io.env), json_out)

@@ -18,11 +18,11 @@ import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
 
-from taotoken_cli.demo.sandbox import FileShown, Sandbox, changed_files
+from taotoken_cli.demo.model import CommandResult, DemoInfo, DemoSummary, GatewayLine, Reporter
+from taotoken_cli.demo.sandbox import Sandbox, changed_files
 from taotoken_cli.demo.steps import (
     ALIAS_ANSWER,
     ALIAS_MODEL,
@@ -30,12 +30,12 @@ from taotoken_cli.demo.steps import (
     SERVED_MODELS,
     STEP_NAMES,
     Command,
-    Step,
     build_steps,
     plan_steps,
 )
 from taotoken_cli.errors import InputError, TaotokenError
 from taotoken_cli.exitcodes import Exit
+from taotoken_cli.iostreams import IOStreams
 from taotoken_cli.masking import Redactor, mask_key, mask_unknown_keys
 
 COMMAND_TIMEOUT_S = 90.0
@@ -57,69 +57,6 @@ class DemoOptions:
         if self.step is not None and self.step not in STEP_NAMES:
             raise InputError(f"unknown demo step {self.step!r}", f"use one of: {', '.join(STEP_NAMES)}")
         return self
-
-
-@dataclass
-class GatewayLine:
-    text: str  # one mock log line, key masked, duration left out so equal requests group
-    count: int
-
-
-@dataclass
-class CommandResult:
-    step: str
-    command: Command
-    returncode: int
-    stdout: str  # key masked, temporary HOME shown as ~
-    stderr: str
-    elapsed_s: float
-    gateway: list[GatewayLine] = field(default_factory=list)
-    files: list[FileShown] = field(default_factory=list)
-    backups: int = 0  # backup files init made of the previous versions
-
-    @property
-    def ok(self) -> bool:
-        return self.returncode in self.command.ok_exit
-
-
-@dataclass
-class DemoInfo:
-    root: Path
-    home: Path
-    gateway_url: str
-    key_masked: str
-    models: tuple[str, ...]
-    aliases: dict[str, str]
-    steps: list[str]
-    prepared: list[str]  # prerequisite steps run quietly (with --step)
-    seeded: list[str]  # files that existed before init (displayed paths)
-
-
-@dataclass
-class DemoSummary:
-    results: list[CommandResult]
-    elapsed_s: float
-    kept: Path | None
-    removed: bool
-    interrupted: bool = False
-
-    @property
-    def failed(self) -> list[CommandResult]:
-        return [r for r in self.results if not r.ok]
-
-    @property
-    def exit_code(self) -> int:
-        if self.interrupted:
-            return Exit.INTERRUPTED
-        return Exit.FAILURE if self.failed else Exit.OK
-
-
-class Reporter(Protocol):
-    def intro(self, info: DemoInfo) -> None: ...
-    def step(self, step: Step) -> None: ...
-    def command(self, command: Command) -> None: ...
-    def result(self, result: CommandResult) -> None: ...
-    def outro(self, summary: DemoSummary) -> None: ...
 
 
 def run_command(step: str, command: Command, box: Sandbox, env: dict[str, str], mock, redact: Redactor,
@@ -276,3 +213,11 @@ def run_demo(options: DemoOptions, reporter: Reporter) -> DemoSummary:
                           interrupted=interrupted)
     reporter.outro(summary)
     return summary
+
+
+def run(options: DemoOptions, io: IOStreams) -> int:
+    from taotoken_cli.demo.view import TranscriptReporter
+
+    if options.base_env is None:
+        options.base_env = io.env
+    return run_demo(options, TranscriptReporter(io.out)).exit_code

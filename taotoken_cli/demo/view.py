@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from taotoken_cli.demo.run import CommandResult, DemoInfo, DemoSummary
+from taotoken_cli.demo.model import CommandResult, DemoInfo, DemoSummary
 from taotoken_cli.demo.steps import Command, Step, what_next
 from taotoken_cli.output import Output
 

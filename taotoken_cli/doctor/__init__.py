@@ -1,14 +1,10 @@
 """`taotoken doctor`: every cause of a broken setup, found and explained in one run.
 
-A check is a small unit with a stable id, a section and a title; it returns a Result (ok / warn /
-fail / skipped, a one-line message, details, fix lines and optional safe repairs). The runner runs
-them concurrently under one deadline; render.py turns the Report into text or JSON.
+A check (`model.Check`) is a small unit with a stable id, a section and a title, registered in `registry`
+by the modules under `checks/`; it returns a Result (ok / warn / fail / skipped, a one-line message,
+details, fix lines and optional safe repairs). `runner` runs them concurrently under one deadline on a
+shared `context.DoctorContext`; `view` turns the Report into text or JSON; `fix` applies the repairs;
+`run` ties these together for the command.
 """
 
-from taotoken_cli.doctor.context import DoctorContext
-from taotoken_cli.doctor.model import SECTIONS, Check, Finding, Repair, Report, Result, Status
-from taotoken_cli.doctor.registry import all_checks, check, select
-from taotoken_cli.doctor.runner import run_doctor
-
-__all__ = ["SECTIONS", "Check", "DoctorContext", "Finding", "Repair", "Report", "Result", "Status", "all_checks",
-           "check", "run_doctor", "select"]
+DEFAULT_TIMEOUT_S = 8.0  # with every host hanging the run still ends in about 9 s (start-up included)

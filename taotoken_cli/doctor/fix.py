@@ -7,13 +7,12 @@ legacy Codex setting rewritten). Nothing here invents a key or a model.
 
 from __future__ import annotations
 
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from taotoken_cli.doctor.model import Repair, Report, Status
 from taotoken_cli.errors import TaotokenError
-from taotoken_cli.output import Output
+from taotoken_cli.iostreams import IOStreams
 
 
 @dataclass
@@ -54,10 +53,11 @@ def build_plan(report: Report):
     return plan, skipped
 
 
-def offer_repairs(out: Output, report: Report, *, assume_yes: bool, config_dir: Path | None = None) -> FixOutcome:
+def offer_repairs(io: IOStreams, report: Report, *, assume_yes: bool) -> FixOutcome:
     from taotoken_cli import fileplan
-    from taotoken_cli.config import config_dir as own_config_dir
+    from taotoken_cli.config import config_dir
 
+    out = io.out
     plan, skipped = build_plan(report)
     outcome = FixOutcome(planned=len(plan.pending), skipped=skipped)
     out.line("")
@@ -73,15 +73,10 @@ def offer_repairs(out: Output, report: Report, *, assume_yes: bool, config_dir: 
         for line in change.summary:
             out.line(f"    - {line}")
     out.line(fileplan.plan_diff(plan).rstrip("\n"))
-    if not assume_yes:
-        if not sys.stdin.isatty():
-            out.line("--fix: not applied (no terminal to confirm): run `taotoken doctor --fix --yes` to apply")
-            return outcome
-        answer = input("Apply these changes? [y/N] ").strip().lower()
-        if answer not in ("y", "yes"):
-            out.line("--fix: nothing changed")
-            return outcome
-    result = fileplan.apply(plan, config_dir or own_config_dir(), command="taotoken doctor --fix")
+    if not io.prompter.confirm("Apply these changes?", assume_yes=assume_yes):
+        out.line("--fix: nothing changed")
+        return outcome
+    result = fileplan.apply(plan, config_dir(io.env), command="taotoken doctor --fix")
     outcome.applied = True
     outcome.backup_dir = result.backup_dir
     out.line(f"--fix: repaired {len(result.written)} file(s); backup in {result.backup_dir}")

@@ -1,21 +1,34 @@
-"""Core of `taotoken explain`: render catalogue entries, with placeholders filled from the config."""
+"""`taotoken explain`: a failure code -> its catalogue entry, with {base}, {model}… filled in from the active
+profile where it loads. Rendering is in `view`."""
 
 from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
 
 from taotoken_cli.diagnosis.catalogue import CATALOGUE, close_codes
 from taotoken_cli.diagnosis.classify import Diagnosis
 from taotoken_cli.errors import InputError
-from taotoken_cli.output import Output
+from taotoken_cli.exitcodes import Exit
+from taotoken_cli.explain import view
+from taotoken_cli.iostreams import IOStreams
 
 
-def _context() -> dict[str, str]:
+@dataclass
+class ExplainOptions:
+    code: str | None = None  # None: list every code
+    list_all: bool = False
+    json_out: bool = False
+
+
+def profile_context(env: Mapping[str, str]) -> dict[str, str]:
     """{base}, {openai_base}, {model}, {host} from the active profile, when it loads; else none."""
     try:
         from urllib.parse import urlsplit
 
         from taotoken_cli.config import load_settings
 
-        settings = load_settings()
+        settings = load_settings(env=env)
     except Exception:  # explain must work even with a broken config; placeholders then stay visible
         return {}
     context: dict[str, str] = {}
@@ -27,36 +40,20 @@ def _context() -> dict[str, str]:
     return context
 
 
-def explain_code(out: Output, code: str, json_out: bool = False) -> None:
+def lookup(code: str, env: Mapping[str, str]) -> Diagnosis:
+    """The entry for `code`, as a Diagnosis with the profile's values filled in; a typo gets suggestions."""
     wanted = code.strip().lower()
     entry = CATALOGUE.get(wanted)
     if entry is None:
         near = close_codes(wanted)
         hint = ("did you mean: " + ", ".join(near) + "?  " if near else "") + "all codes: taotoken explain --list"
         raise InputError(f"unknown code {code!r}", hint)
-    diagnosis = Diagnosis(entry.code, entry, context=_context())
-    if json_out:
-        data = diagnosis.to_dict()
-        for transient in ("server_message", "retry_after_s", "details"):
-            data.pop(transient)
-        out.json(data)
-        return
-    out.line(f"{entry.code} — {entry.title}")
-    out.line(f"exit status: {int(entry.exit)} ({entry.exit.name.lower()})   "
-             f"retry: {'may succeed later' if entry.retry else 'no, retrying will not help'}")
-    out.line("likely causes, most likely first:")
-    for number, cause in enumerate(diagnosis.causes(), 1):
-        out.line(f"  {number}. {cause}")
-    out.line("fix:")
-    for fix in diagnosis.fixes():
-        out.line(f"  - {fix}")
+    return Diagnosis(entry.code, entry, context=profile_context(env))
 
 
-def list_codes(out: Output, json_out: bool = False) -> None:
-    if json_out:
-        out.json([{"code": e.code, "exit_code": int(e.exit), "retry": e.retry, "title": e.title}
-                  for e in CATALOGUE.values()])
-        return
-    width = max(len(code) for code in CATALOGUE)
-    for entry in CATALOGUE.values():
-        out.line(f"{entry.code:<{width}}  {int(entry.exit)}  {entry.title}")
+def run(options: ExplainOptions, io: IOStreams) -> int:
+    if options.list_all or options.code is None:
+        view.render_list(io.out, list(CATALOGUE.values()), options.json_out)
+    else:
+        view.render_entry(io.out, lookup(options.code, io.env), options.json_out)
+    return Exit.OK

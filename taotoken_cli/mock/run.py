@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import errno
 import json
+from collections.abc import Mapping
 
 from taotoken_cli.errors import TaotokenError
 from taotoken_cli.exitcodes import Exit
+from taotoken_cli.iostreams import IOStreams
 from taotoken_cli.mock.options import MockOptions
 from taotoken_cli.mock.records import RequestRecord
 
 
-def resolve_key(options: MockOptions, key_flag: str | None) -> str | None:
+def resolve_key(options: MockOptions, key_flag: str | None, env: Mapping[str, str] | None = None) -> str | None:
     """The expected key: --key, then TAOTOKEN_API_KEY, then the config file. Returns where it came from."""
     from taotoken_cli.masking import remember_secret
 
@@ -25,7 +27,7 @@ def resolve_key(options: MockOptions, key_flag: str | None) -> str | None:
         return "--key"
     from taotoken_cli.config import Overrides, load_settings
 
-    settings = load_settings(Overrides())
+    settings = load_settings(Overrides(), env)
     value = settings.api_key
     if value.error:
         raise TaotokenError(f"the key ({value.origin}) cannot be used: {value.error}", value.fix, Exit.CONFIG,
@@ -38,14 +40,13 @@ def resolve_key(options: MockOptions, key_flag: str | None) -> str | None:
     return str(value.origin)
 
 
-def run_mock(options: MockOptions, *, key_flag: str | None, quiet: bool, as_json: bool) -> None:
+def run(options: MockOptions, io: IOStreams, *, key_flag: str | None, quiet: bool, as_json: bool) -> int:
     from taotoken_cli.mock import view as render
     from taotoken_cli.mock.server import serve
-    from taotoken_cli.output import Output
 
-    key_origin = resolve_key(options, key_flag)
+    key_origin = resolve_key(options, key_flag, io.env)
     options.validate()
-    out = Output()
+    out = io.out
     log = render.RequestLog(as_json)
 
     def emit(lines: list[str]) -> None:
@@ -92,3 +93,4 @@ def run_mock(options: MockOptions, *, key_flag: str | None, quiet: bool, as_json
         raise TaotokenError(f"cannot listen on {options.host}:{options.port}: {exc.strerror or exc}",
                             "check --host is an address of this machine", Exit.USAGE, code="input.invalid") from None
     emit(render.summary_lines(summary, as_json))
+    return Exit.OK

@@ -16,6 +16,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from taotoken_cli.exitcodes import Exit
+from taotoken_cli.route import PROBE_TIMEOUT_S
 
 # Headers that identify the gateway or the upstream that answered (lower-case, as Observation has them).
 IDENTIFYING_HEADERS = (
@@ -32,7 +33,6 @@ IDENTIFYING_HEADERS = (
     "x-openrouter-provider",
 )
 
-REQUEST_TIMEOUT_S = 15.0  # per request; `route --verify --timeout` changes it
 
 EQUAL, VARIANT, DIFFERENT, UNKNOWN, FAILED = "equal", "variant", "different", "unknown", "failed"
 MATCH_LABEL = {
@@ -176,7 +176,7 @@ def verify_routes(gateway, targets: list[tuple[str | None, str]], samples: int,
 
 
 def run_verify(settings, choice, *, samples: int, all_routes: bool,
-               request_timeout: float = REQUEST_TIMEOUT_S) -> VerifyReport:
+               request_timeout: float = PROBE_TIMEOUT_S) -> VerifyReport:
     """Verify the chosen route (or, with `all_routes`, every route in the table) against the gateway.
 
     Each request ends within `request_timeout` seconds, however the server trickles its answer."""

@@ -47,40 +47,13 @@ def diagnose(ctx: DoctorContext, obs: Observation, expect: str) -> Problem | Non
     """Classify with the shared catalogue; None means the probe succeeded."""
     from taotoken_cli.diagnosis import classify
 
-    try:
-        diagnosis = classify.classify(obs, expect=expect, context=_context(ctx))
-    except NotImplementedError:  # the catalogue is not in this build yet: say what was seen, no code
-        return _plain_problem(obs, expect)
+    diagnosis = classify.classify(obs, expect=expect, context=_context(ctx))
     if diagnosis is None:
         return None
     message = diagnosis.entry.title
     if diagnosis.server_message:
         message += f" — server said: {diagnosis.server_message}"
     return Problem(message, diagnosis.code, diagnosis.fixes(), list(diagnosis.details))
-
-
-def _plain_problem(obs: Observation, expect: str) -> Problem | None:
-    if obs.error is not None:
-        return Problem(probes.describe_error(obs))
-    if not obs.ok_status:
-        return Problem(f"HTTP {obs.status}: {obs.text(200)}")
-    if expect == "stream":
-        summary = obs.stream
-        if summary is None:
-            return Problem(f"asked for a stream, got {obs.content_type or 'no content type'}")
-        if summary.error_event:
-            return Problem(f"the stream carried an error event: {summary.error_event}")
-        if not summary.content_deltas:
-            return Problem("the stream ended without any tokens")
-        return None
-    if obs.content_type == "text/html" or obs.body.lstrip()[:1] == b"<":
-        return Problem("HTTP 200 with an HTML page instead of JSON")
-    data = obs.json()
-    if data is None:
-        return Problem("the answer is not JSON")
-    if expect == "chat" and not (isinstance(data, dict) and data.get("choices")):
-        return Problem("the answer has no 'choices'")
-    return None
 
 
 def _looks_like_api(obs: Observation) -> bool:

@@ -1,0 +1,35 @@
+"""Rendering `taotoken explain`: one entry (causes and fixes), or the list of every code."""
+
+from __future__ import annotations
+
+from taotoken_cli.diagnosis.catalogue import Entry
+from taotoken_cli.diagnosis.classify import Diagnosis
+from taotoken_cli.output import Output
+
+
+def render_entry(out: Output, diagnosis: Diagnosis, json_out: bool = False) -> None:
+    entry = diagnosis.entry
+    if json_out:
+        data = diagnosis.to_dict()
+        for transient in ("server_message", "retry_after_s", "details"):
+            data.pop(transient)
+        out.json(data)
+        return
+    out.line(f"{entry.code} — {entry.title}")
+    out.line(f"exit status: {int(entry.exit)} ({entry.exit.name.lower()})   "
+             f"retry: {'may succeed later' if entry.retry else 'no, retrying will not help'}")
+    out.line("likely causes, most likely first:")
+    for number, cause in enumerate(diagnosis.causes(), 1):
+        out.line(f"  {number}. {cause}")
+    out.line("fix:")
+    for fix in diagnosis.fixes():
+        out.line(f"  - {fix}")
+
+
+def render_list(out: Output, entries: list[Entry], json_out: bool = False) -> None:
+    if json_out:
+        out.json([{"code": e.code, "exit_code": int(e.exit), "retry": e.retry, "title": e.title} for e in entries])
+        return
+    width = max(len(entry.code) for entry in entries)
+    for entry in entries:
+        out.line(f"{entry.code:<{width}}  {int(entry.exit)}  {entry.title}")

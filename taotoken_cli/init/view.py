@@ -1,0 +1,86 @@
+"""Rendering `taotoken init`: the plan (masked diffs with --dry-run), notes and warnings, what was written,
+and what --undo restored."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from taotoken_cli import fileplan
+from taotoken_cli.fileplan import Plan
+from taotoken_cli.init.plan import InitPlan
+from taotoken_cli.masking import mask_key
+from taotoken_cli.output import Output
+
+
+def render_plan(out: Output, init: InitPlan, *, dry_run: bool) -> None:
+    triple = init.triple
+    out.line(f"taotoken init — profile {init.profile!r}")
+    out.line(f"  base URL  {triple.base_url}   (Anthropic-style clients: {triple.anthropic_base}; "
+             f"OpenAI-style: {triple.openai_base})")
+    out.line(f"  API key   {mask_key(triple.api_key)}")
+    out.line(f"  model     {triple.model}")
+    for note in init.hygiene:
+        out.line(f"  {note}" if note.startswith("warning:") else f"  cleaned: {note}")
+    out.line(f"targets: own config, {', '.join(init.targets) if init.targets else '(no clients)'}")
+    for note in init.target_notes:
+        out.line(f"  {note}")
+    if init.links:
+        out.line("CC Switch import links (key masked; use --open to hand them to CC Switch):")
+        for app, link in init.links.items():
+            out.line(f"  {app}: {masked_link(link, triple.api_key)}")
+    if init.plan.is_noop:
+        return
+    out.line("")
+    if dry_run:
+        out.line(fileplan.plan_diff(init.plan).rstrip("\n"))
+        out.line("")
+    out.line("changes:")
+    for change in init.plan.pending:
+        verb = "create" if change.creates else "update"
+        extra = ""
+        if change.secret and change.creates:
+            extra = " (holds the key: 0600)"
+        elif change.secret and _group_or_world_bits(change.path):
+            extra = " (holds the key: mode tightened to 0600)"
+        out.line(f"  {verb} {change.path}  [{change.target}]{extra}")
+        for line in change.summary:
+            out.line(f"      {line}")
+
+
+def masked_link(link: str, key: str) -> str:
+    from urllib.parse import quote
+
+    return link.replace(quote(key, safe=""), mask_key(key))
+
+
+def _group_or_world_bits(path: Path) -> bool:
+    try:
+        return bool(os.stat(path).st_mode & 0o077)
+    except OSError:
+        return False
+
+
+def render_notes(out: Output, plan: Plan) -> None:
+    """Notes explain what the changes mean, so they are shown only when something changes; warnings always."""
+    for note in [] if plan.is_noop else plan.notes:
+        out.line(f"note: {note}")
+    for warning in plan.warnings:
+        out.error_line(f"warning: {warning}")
+
+
+def render_applied(out: Output, result: fileplan.ApplyResult) -> None:
+    for change in result.written:
+        out.line(f"wrote {change.path}" + (f" -> {os.path.realpath(change.path)}"
+                                           if Path(change.path).is_symlink() else ""))
+    if result.backup_dir:
+        out.line(f"backups of the previous versions: {result.backup_dir}")
+        out.line("undo everything this run changed: taotoken init --undo")
+
+
+def render_undo(out: Output, result: fileplan.UndoResult) -> None:
+    for path in result.restored:
+        out.line(f"restored {path}")
+    for path in result.deleted:
+        out.line(f"deleted {path} (created by that run)")
+    out.line(f"undid the run saved in {result.backup_dir}")

@@ -1,0 +1,124 @@
+"""The I/O a command runs against, built once at start and passed into its core (as `gh`'s IOStreams).
+
+`IOStreams.system()` wraps the process's streams, environment and working directory; tests build
+`IOStreams.memory(...)` and read back what was written. Output goes through `io.out` (redacting, colour
+decided from the streams and the environment), and every question a command asks goes through
+`io.prompter`: one confirm, one question and one secret prompt, the same for `init`, `doctor --fix` and
+`config set api_key -`.
+"""
+
+from __future__ import annotations
+
+import io as _io
+import os
+import sys
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TextIO
+
+from taotoken_cli.errors import InputError
+from taotoken_cli.output import Output
+
+
+def isatty(stream: object) -> bool:
+    try:
+        return bool(stream.isatty())  # type: ignore[attr-defined]
+    except (AttributeError, ValueError):
+        return False
+
+
+class ConfirmationNeeded(InputError):
+    """A change needs a yes, and there is no terminal to ask on (nothing was written)."""
+
+    def __init__(self) -> None:
+        super().__init__("confirmation needed, but stdin is not a terminal (nothing was written)",
+                         "re-run with --yes to apply the changes shown, or with --dry-run to see the diffs")
+
+
+class Prompter:
+    """Every question a command asks. Prompts go to stderr, so stdout stays clean for pipes."""
+
+    def __init__(self, streams: IOStreams, hidden_input: Callable[[str], str] | None = None) -> None:
+        self._io = streams
+        self._hidden_input = hidden_input
+
+    @property
+    def interactive(self) -> bool:
+        return self._io.stdin_tty
+
+    def _read_line(self, prompt: str) -> str:
+        self._io.stderr.write(prompt)
+        self._io.stderr.flush()
+        line = self._io.stdin.readline()
+        if not line:  # end of input (Ctrl-D): the user walked away from the question
+            raise KeyboardInterrupt
+        return line.rstrip("\r\n")
+
+    def confirm(self, question: str, *, assume_yes: bool = False) -> bool:
+        """True for y/yes. Without a terminal (and without --yes) this refuses: a script must say --yes."""
+        if assume_yes:
+            return True
+        if not self.interactive:
+            raise ConfirmationNeeded()
+        return self._read_line(f"{question} [y/N] ").strip().lower() in ("y", "yes")
+
+    def ask(self, label: str, default: str | None = None) -> str:
+        """One line of input; an empty answer is the default (when there is one)."""
+        answer = self._read_line(f"{label}" + (f" [{default}]" if default else "") + ": ")
+        return answer if answer.strip() or default is None else default
+
+    def secret(self, label: str) -> str:
+        """A secret: typed hidden on a terminal; otherwise the whole of stdin (`printf %s "$KEY" | …`)."""
+        if not self.interactive:
+            return self._io.stdin.read()
+        return (self._hidden_input or self._read_line)(f"{label} (input hidden): ")
+
+
+@dataclass
+class IOStreams:
+    stdin: TextIO
+    stdout: TextIO
+    stderr: TextIO
+    env: dict[str, str]
+    cwd: Path
+    stdin_tty: bool = False
+    stdout_tty: bool = False
+    stderr_tty: bool = False
+    hidden_input: Callable[[str], str] | None = None
+    _out: Output | None = field(default=None, repr=False)
+    _prompter: Prompter | None = field(default=None, repr=False)
+
+    @classmethod
+    def system(cls) -> IOStreams:
+        def hidden(prompt: str) -> str:
+            import getpass
+
+            return getpass.getpass(prompt, stream=sys.stderr)
+
+        return cls(sys.stdin, sys.stdout, sys.stderr, dict(os.environ), Path.cwd(), isatty(sys.stdin),
+                   isatty(sys.stdout), isatty(sys.stderr), hidden)
+
+    @classmethod
+    def memory(cls, stdin: str = "", *, env: Mapping[str, str] | None = None, cwd: Path | None = None,
+               tty: bool = False) -> IOStreams:
+        """In-memory streams for tests; with `tty`, stdin answers the prompts line by line (secrets too)."""
+        return cls(_io.StringIO(stdin), _io.StringIO(), _io.StringIO(), dict(env or {}), cwd or Path.cwd(),
+                   tty, tty, tty)
+
+    @property
+    def out(self) -> Output:
+        if self._out is None:
+            self._out = Output(stdout=self.stdout, stderr=self.stderr, env=self.env,
+                               out_tty=self.stdout_tty, err_tty=self.stderr_tty)
+        return self._out
+
+    @property
+    def prompter(self) -> Prompter:
+        if self._prompter is None:
+            self._prompter = Prompter(self, self.hidden_input)
+        return self._prompter
+
+    def written(self) -> tuple[str, str]:
+        """(stdout, stderr) so far, for memory streams."""
+        return self.stdout.getvalue(), self.stderr.getvalue()  # type: ignore[attr-defined]
