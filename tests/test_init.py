@@ -19,7 +19,7 @@ from taotoken_cli.config import tomllib  # tomllib, or tomli on Python 3.10
 from taotoken_cli.errors import TaotokenError
 from taotoken_cli.init import plan as init_core
 from taotoken_cli.iostreams import IOStreams
-from tests.conftest import REPO, SENTINEL_KEY
+from tests.conftest import REPO, SENTINEL_KEY, PtySession
 from tests.test_fileplan import snapshot
 
 ROOT = "https://taotoken.net/api"
@@ -583,48 +583,18 @@ def test_read_functions_report_state_and_parse_errors_for_doctor(home: Path, exi
 
 def test_interactive_prompts_hide_the_key_and_ask_before_writing(home: Path) -> None:
     """A real pseudo-terminal: the prompts appear, the typed key is not echoed, 'y' applies."""
-    import pty
-    import select
-
-    env = {**os.environ, "PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"}
-    pid, fd = pty.fork()
-    if pid == 0:  # child: the CLI with the pty as its controlling terminal
-        os.chdir(home)
-        os.execve(sys.executable, [sys.executable, "-m", "taotoken_cli", "init", "--target", "cline"], env)
-
-    seen = b""
-
-    def expect(text: bytes, timeout: float = 20) -> None:
-        nonlocal seen
-        import time
-
-        deadline = time.monotonic() + timeout
-        while text not in seen:
-            ready, _, _ = select.select([fd], [], [], max(0.0, deadline - time.monotonic()))
-            assert ready, f"timed out waiting for {text!r}; got {seen!r}"
-            try:
-                chunk = os.read(fd, 4096)
-            except OSError:
-                break
-            if not chunk:
-                break
-            seen += chunk
-        assert text in seen, seen
-
-    try:
-        expect(b"Base URL [https://taotoken.net/api]")
-        os.write(fd, b"\n")
-        expect(b"API key (input hidden)")
-        os.write(fd, SENTINEL_KEY.encode() + b"\n")
-        expect(b"Model ID")
-        os.write(fd, b"typed-model\n")
-        expect(b"Apply these changes? [y/N]")
-        os.write(fd, b"y\n")
-        expect(b"undo everything this run changed")
-    finally:
-        _, status = os.waitpid(pid, 0)
-        os.close(fd)
-    assert os.waitstatus_to_exitcode(status) == 0, seen
+    with PtySession(["init", "--target", "cline"], cwd=home) as session:
+        session.expect(b"Base URL [https://taotoken.net/api]")
+        session.send(b"\n")
+        session.expect(b"API key (input hidden)")
+        session.send(SENTINEL_KEY.encode() + b"\n")
+        session.expect(b"Model ID")
+        session.send(b"typed-model\n")
+        session.expect(b"Apply these changes? [y/N]")
+        session.send(b"y\n")
+        session.expect(b"undo everything this run changed")
+    seen = session.seen
+    assert session.exit_code == 0, seen
     assert SENTINEL_KEY.encode() not in seen  # neither echoed nor printed
     entry = json.loads((home / ".cline/data/settings/providers.json").read_text())["providers"]["openai-compatible"]
     assert entry["settings"]["apiKey"] == SENTINEL_KEY and entry["settings"]["model"] == "typed-model"

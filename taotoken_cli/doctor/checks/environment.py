@@ -17,8 +17,7 @@ from taotoken_cli.masking import mask_key
 SECTION = "Environment"
 _KNOWN_TAOTOKEN = {"TAOTOKEN_BASE_URL", "TAOTOKEN_API_KEY", "TAOTOKEN_MODEL", "TAOTOKEN_PROFILE",
                    "TAOTOKEN_CONFIG", "TAOTOKEN_DEBUG"}
-PROXY_VARS = ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy")
-NO_PROXY_VARS = ("NO_PROXY", "no_proxy")
+NO_PROXY_VARS = ("no_proxy", "NO_PROXY")  # the lower-case one wins (urllib's getproxies)
 
 
 def root_of(url: str) -> str | None:
@@ -201,16 +200,11 @@ def anthropic_conflict(ctx: DoctorContext) -> Result:
                        fixes=fixes)
 
 
-def configured_proxies(env: dict[str, str]) -> list[tuple[str, str]]:
-    """[(variable, proxy URL)] for every proxy variable set, both cases."""
-    return [(name, env[name].strip()) for name in PROXY_VARS if env.get(name, "").strip()]
-
-
 @check("env.proxy", SECTION, "Proxy variables")
 def proxy_vars(ctx: DoctorContext) -> Result:
-    from taotoken_cli.gateway import proxy_for
+    from taotoken_cli.proxies import proxy_for, proxy_variables
 
-    proxies = configured_proxies(ctx.env)
+    proxies = proxy_variables(ctx.env)
     no_proxy = next((ctx.env[n] for n in NO_PROXY_VARS if ctx.env.get(n)), "")
     if not proxies:
         return Result.ok("no proxy variables set: direct connections")
@@ -225,14 +219,13 @@ def proxy_vars(ctx: DoctorContext) -> Result:
     for upper in ("HTTPS_PROXY", "HTTP_PROXY", "ALL_PROXY"):
         a, b = ctx.env.get(upper, "").strip(), ctx.env.get(upper.lower(), "").strip()
         if a and b and a != b:
-            warns.append(f"{upper}={a} but {upper.lower()}={b}: tools disagree on which they read (curl reads "
-                         "the lower-case one)")
-            fixes.append(f"export {upper.lower()}={a}   (make both the same, or unset one)")
+            warns.append(f"{upper}={a} but {upper.lower()}={b}: taotoken, the Python SDKs (httpx) and curl use "
+                         f"{upper.lower()}; tools that read only {upper} use the other")
+            fixes.append(f"export {upper}={b}   (make both the same, or unset one)")
     for name, value in proxies:
         scheme = value.split("://", 1)[0].lower() if "://" in value else ""
         if not scheme:
-            warns.append(f"{name}={value} has no scheme (httpx and the OpenAI SDK reject it)")
-            fixes.append(f"export {name}=http://{value}")
+            details.append(f"{name} has no scheme: httpx (taotoken, the Python SDKs) and curl use http://{value}")
         elif scheme.startswith("socks") and value == used and importlib.util.find_spec("socksio") is None:
             fails.append(f"{name}={value} is a SOCKS proxy but the 'socksio' package is missing: httpx-based "
                          "clients (taotoken, the OpenAI SDK) fail with 'Using SOCKS proxy, but the socksio "
