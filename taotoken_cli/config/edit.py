@@ -32,6 +32,24 @@ def validate_profile_name(name: str) -> str:
 SETTABLE_KEYS = ("base_url", "api_key", "model", "default_profile")
 
 
+def _table(parent, name: str, *, super_table: bool = False):
+    """parent[name] as a TOML table, created (empty) when missing."""
+    import tomlkit
+
+    if name not in parent:
+        parent[name] = tomlkit.table(is_super_table=super_table)
+    return parent[name]
+
+
+def _apply(table, updates: Mapping[str, str | None]) -> None:
+    """Set each key to its value; None removes it."""
+    for key, value in updates.items():
+        if value is not None:
+            table[key] = value
+        elif key in table:
+            del table[key]
+
+
 def render_config_update(current_text: str, path: Path, profile: str, updates: Mapping[str, str | None],
                          routes: Mapping[str, str | None] | None = None,
                          default_profile: str | None = None) -> str:
@@ -55,31 +73,10 @@ def render_config_update(current_text: str, path: Path, profile: str, updates: M
         doc["default_profile"] = default_profile
     elif "default_profile" not in doc:
         doc["default_profile"] = profile
-    profiles = doc.get("profiles")
-    if profiles is None:
-        profiles = tomlkit.table(is_super_table=True)
-        doc["profiles"] = profiles
-    table = profiles.get(profile)
-    if table is None:
-        table = tomlkit.table()
-        profiles[profile] = table
-    for key, value in updates.items():
-        if value is None:
-            if key in table:
-                del table[key]
-        else:
-            table[key] = value
+    table = _table(_table(doc, "profiles", super_table=True), profile)
+    _apply(table, updates)
     if routes:
-        route_table = table.get("routes")
-        if route_table is None:
-            route_table = tomlkit.table()
-            table["routes"] = route_table
-        for kind, model in routes.items():
-            if model is None:
-                if kind in route_table:
-                    del route_table[kind]
-            else:
-                route_table[kind] = model
+        _apply(_table(table, "routes"), routes)
     return tomlkit.dumps(doc)
 
 
