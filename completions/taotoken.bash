@@ -18,6 +18,7 @@ _taotoken() {
             "/config/profiles") path="$path/profiles" ;;
             "/config/set") path="$path/set" ;;
             "/config/show") path="$path/show" ;;
+            "/config/sync") path="$path/sync" ;;
             "/route/devices") path="$path/devices" ;;
             "/route/list") path="$path/list" ;;
             "/route/set") path="$path/set" ;;
@@ -30,11 +31,12 @@ _taotoken() {
         "") words="bench check config demo doctor explain init mock route -V --version -h --help" ;;
         "/bench") words="-n --requests -c --concurrency -z --duration --rate --warmup --timeout --workers -m --model --prompt --prompt-file --max-tokens --stream --raw --json --base-url -p --profile -h --help" ;;
         "/check") words="--chat --stream -m --model -q --quiet --code --json -t --timeout --no-proxy -p --profile --base-url -h --help" ;;
-        "/config") words="path profiles set show -h --help" ;;
+        "/config") words="path profiles set show sync -h --help" ;;
         "/config/path") words="-h --help" ;;
         "/config/profiles") words="--json -h --help" ;;
-        "/config/set") words="-p --profile -h --help" ;;
+        "/config/set") words="-y --yes --no-sync -p --profile -h --help" ;;
         "/config/show") words="--origin --json -p --profile -h --help" ;;
+        "/config/sync") words="-y --yes --dry-run -p --profile -h --help" ;;
         "/demo") words="--keep --step --fast -h --help" ;;
         "/doctor") words="-v --verbose --json -c --check --list --offline --timeout --strict --fix -y --yes -p --profile --base-url -m --model -h --help" ;;
         "/explain") words="-l --list --json -h --help" ;;

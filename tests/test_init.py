@@ -145,7 +145,7 @@ wire_api = "responses"
 [model_providers.taotoken]
 name = "TaoToken"
 base_url = "{ROOT}/v1"
-env_key = "TAOTOKEN_API_KEY"
+env_key = "OPENAI_API_KEY"
 wire_api = "responses"
 
 [mcp_servers.context7]
@@ -218,7 +218,7 @@ def test_all_targets_into_an_empty_home_write_the_reference_formats(cli, home: P
 
     config = tomllib.loads((home / ".codex/config.toml").read_text())
     assert config == {"model": MODEL, "model_provider": "taotoken", "model_providers": {"taotoken": {
-        "name": "TaoToken", "base_url": ROOT + "/v1", "env_key": "TAOTOKEN_API_KEY", "wire_api": "responses"}}}
+        "name": "TaoToken", "base_url": ROOT + "/v1", "env_key": "OPENAI_API_KEY", "wire_api": "responses"}}}
     assert not (home / ".codex/auth.json").exists()
 
     providers = json.loads((home / ".cline/data/settings/providers.json").read_text())
@@ -245,9 +245,10 @@ def test_all_targets_into_an_empty_home_write_the_reference_formats(cli, home: P
     env_sh = home / ".config/taotoken/env.sh"
     exported = subprocess.run(["bash", "-c", f". {env_sh} && env"], capture_output=True, text=True,
                               env={"PATH": os.environ["PATH"]}, check=True).stdout
-    for line in (f"TAOTOKEN_BASE_URL={ROOT}", f"TAOTOKEN_API_KEY={SENTINEL_KEY}", f"TAOTOKEN_MODEL={MODEL}",
-                 f"OPENAI_BASE_URL={ROOT}/v1", f"OPENAI_API_KEY={SENTINEL_KEY}"):
+    for line in (f"OPENAI_BASE_URL={ROOT}/v1", f"OPENAI_API_KEY={SENTINEL_KEY}"):
         assert line in exported.splitlines()
+    # Nothing taotoken itself reads: an exported TAOTOKEN_* would shadow every later `taotoken config set`.
+    assert not [line for line in exported.splitlines() if line.startswith("TAOTOKEN_")]
     bashrc = (home / ".bashrc").read_text()
     assert bashrc.count("taotoken-env") == 1 and str(env_sh) in bashrc
 
