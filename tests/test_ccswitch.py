@@ -9,7 +9,6 @@ CC Switch is a copy of `sleep` named cc-switch (its comm and argv[0] are what a 
 from __future__ import annotations
 
 import contextlib
-import io
 import json
 import os
 import shutil
@@ -27,9 +26,7 @@ from taotoken_cli.clients import ccswitch
 from taotoken_cli.clients.base import Machine, Triple
 from taotoken_cli.clients.ccswitch_store import paths_under, read_store
 from taotoken_cli.config import tomllib
-from taotoken_cli.init import run as init_run
-from taotoken_cli.iostreams import IOStreams
-from tests.conftest import SENTINEL_KEY
+from tests.conftest import SENTINEL_KEY, PtySession
 from tests.test_fileplan import snapshot
 
 ROOT = "https://taotoken.net/api"
@@ -195,29 +192,18 @@ def test_open_app_names_one_app(cli, home: Path) -> None:
     assert result.returncode == 0
 
 
-class EnterAfterChecking(io.StringIO):
-    """A terminal's stdin: each Enter is typed only after recording what had been handed over by then."""
-
-    def __init__(self, home: Path) -> None:
-        super().__init__()
-        self.home, self.seen_at_enter = home, []
-
-    def readline(self, *args) -> str:
-        self.seen_at_enter.append(opened(self.home))
-        return "\n"
-
-
-def test_open_on_a_terminal_waits_for_enter_between_the_links(home: Path, monkeypatch) -> None:
-    monkeypatch.setenv("PATH", fake_opener(home)["PATH"])
-    stdin = EnterAfterChecking(home)
-    env = {"HOME": str(home), "XDG_CONFIG_HOME": str(home / ".config")}
-    streams = IOStreams(stdin, io.StringIO(), io.StringIO(), env, home, stdin_tty=True)
-    init_run.open_links(streams, Triple(ROOT, SENTINEL_KEY, MODEL), None)
-    assert [[query_pairs(link)["app"] for link in seen] for seen in stdin.seen_at_enter] == [["claude"]]
+def test_open_on_a_terminal_waits_for_enter_between_the_links(home: Path) -> None:
+    """A real pseudo-terminal: the Claude link goes over, then nothing until Enter, then the Codex link."""
+    env = {"TAOTOKEN_API_KEY": SENTINEL_KEY, "TAOTOKEN_MODEL": MODEL, "PATH": f"{home}/bin:/usr/bin:/bin"}
+    fake_opener(home)
+    with PtySession(["init", "--target", "cc-switch", "--yes", "--open"], cwd=home, env=env) as session:
+        session.expect(b"Confirm the Claude Code import in CC Switch; next: the Codex link \xe2\x80\x94 press Enter")
+        assert [query_pairs(link)["app"] for link in opened(home)] == ["claude"]
+        session.send(b"\n")
+        session.expect(b"handed the Codex import link to CC Switch")
+    assert session.exit_code == 0, session.seen
     assert [query_pairs(link)["app"] for link in opened(home)] == ["claude", "codex"]
-    out, err = streams.written()
-    assert "Confirm the Claude Code import in CC Switch; next: the Codex link — press Enter" in err
-    assert out.count("handed the") == 2 and SENTINEL_KEY not in out + err
+    assert SENTINEL_KEY.encode() not in session.seen
 
 
 def test_a_provider_with_the_same_endpoint_is_not_imported_again(cli, home: Path) -> None:
