@@ -12,6 +12,7 @@ The store is read (read-only) to tell the version and to skip a link whose endpo
 from __future__ import annotations
 
 import copy
+import os
 import shlex
 import subprocess
 import sys
@@ -45,6 +46,7 @@ LINKS_FILE = "cc-switch-import.txt"
 # The executable's names: `cc-switch` (Linux packages and the binary inside the AppImage, cc-switch.exe) and
 # the product name `CC Switch` (macOS app bundle, Windows installer); compared without case, spaces or dashes.
 PROCESS_NAMES = ("cc-switch", "CC Switch")
+
 
 def paths(machine: Machine) -> CCSwitchPaths:
     return paths_under(machine.home)
@@ -132,7 +134,7 @@ def pending_links(triple: Triple, machine: Machine, only: str | None = None) -> 
             continue
         same = found.same_endpoint(app, endpoint(triple, app))
         if same:
-            stale = [p for p in same if p.api_key != triple.api_key]
+            stale = [p for p in same if (p.api_key or "").strip() != triple.api_key]
             notes.append(f"CC Switch already has a {APP_LABELS[app]} provider with endpoint {endpoint(triple, app)}: "
                          f"{', '.join(p.describe() for p in same)}; not handing over the {APP_LABELS[app]} link again"
                          + (" (it holds another key: paste the current one into it in CC Switch)" if stale else ""))
@@ -146,12 +148,13 @@ def pending_links(triple: Triple, machine: Machine, only: str | None = None) -> 
 
 def open_link(url: str) -> str | None:
     """Hand a link to the desktop's URL opener; returns an error message or None."""
-    if sys.platform == "darwin":
-        command = ["open", url]
-    elif sys.platform.startswith("win"):
-        command = ["cmd", "/c", "start", "", url]
-    else:
-        command = ["xdg-open", url]
+    if sys.platform.startswith("win"):
+        try:  # not `cmd /c start`: cmd.exe would cut the link at its first `&`
+            os.startfile(url)  # type: ignore[attr-defined]  # Windows only
+        except OSError as exc:
+            return f"Windows could not open the link ({exc.strerror or type(exc).__name__})"  # never the link
+        return None
+    command = ["open", url] if sys.platform == "darwin" else ["xdg-open", url]
     try:
         proc = subprocess.run(command, capture_output=True, timeout=15, check=False)
     except FileNotFoundError:

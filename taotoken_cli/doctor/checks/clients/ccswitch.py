@@ -22,10 +22,11 @@ from taotoken_cli.doctor.checks.clients.common import (
     client_base_url_result,
     client_check,
     client_state,
+    codex_url_why,
     parse_failure,
 )
 from taotoken_cli.doctor.context import DoctorContext
-from taotoken_cli.doctor.model import Issues, Result
+from taotoken_cli.doctor.model import Issues, Result, Status
 from taotoken_cli.masking import mask_key
 
 
@@ -79,9 +80,10 @@ def ccswitch_managed(ctx: DoctorContext, found: CCSwitch) -> Result:
                         fixes=["run `taotoken doctor -c ccswitch` again once CC Switch is idle"])
         elif not (any(p.id == pid for p in ours) or (pid and "taotoken" in pid.lower())):
             elsewhere.extend(str(f) for f in files)
+            add = f"taotoken init --target cc-switch --open-app {app}"
             issues.fixes.append(f"select TaoToken for {label} in CC Switch" if ours else
-                                f"add TaoToken to CC Switch for {label}: taotoken init --target cc-switch "
-                                f"--open-app {app} (then select it there)")
+                                f"select TaoToken for {label} in CC Switch (if it is missing: {add})" if store.problem
+                                else f"add TaoToken to CC Switch for {label}: {add} (then select it there)")
     if elsewhere:
         issues.warn(f"CC Switch manages {', '.join(elsewhere)}: its next provider switch overwrites edits made there "
                     "(and absorbs them into the current provider)")
@@ -95,8 +97,8 @@ def taotoken_providers(app: str) -> Callable[[DoctorContext], list[StoredProvide
 
     def resolve(ctx: DoctorContext) -> list[StoredProvider] | Result:
         found = ccswitch_found(ctx)
-        if isinstance(found, Result):
-            return found
+        if isinstance(found, Result):  # not installed, or settings.json does not parse (reported once, there)
+            return found if found.status is Status.SKIPPED else Result.skipped("see ccswitch.managed")
         label = ccswitch.APP_LABELS[app]
         if app not in found.managed:
             return Result.skipped(f"CC Switch manages no {label} file here")
@@ -155,7 +157,8 @@ def ccswitch_claude(ctx: DoctorContext, providers: list[StoredProvider]) -> Resu
             issues.add_result(client_base_url_result(
                 ctx, f"{provider.describe()} ANTHROPIC_BASE_URL = {value!r}", value, CLAUDE_FORM, why=why,
                 set_fix=lambda url, p=provider: f"{_edit(p)}: API endpoint {url}"))
-        _check_key(ctx, provider, "ANTHROPIC_AUTH_TOKEN", issues)
+        _check_key(ctx, provider, "ANTHROPIC_API_KEY" if "ANTHROPIC_AUTH_TOKEN" not in provider.env and
+                   "ANTHROPIC_API_KEY" in provider.env else "ANTHROPIC_AUTH_TOKEN", issues)
         _check_model(ctx, provider, issues)
     return issues.result(_summary(providers, "bare root, as Claude Code needs"))
 
@@ -180,12 +183,8 @@ def ccswitch_codex(ctx: DoctorContext, providers: list[StoredProvider]) -> Resul
             issues.fail(f"{provider.describe()}: [model_providers.{chosen}] has no base_url",
                         fixes=[f"{_edit(provider)}: API endpoint {ctx.base_url}/v1"])
         else:
-            def why(wanted: str, changes: list[str]) -> str:
-                return "; ".join(c for c in changes if "trailing /v1" not in c) or \
-                    "lacks /v1: Codex calls <base_url>/responses and never adds /v1"
-
             issues.add_result(client_base_url_result(
-                ctx, f"{provider.describe()} base_url = {value!r}", value, CODEX_FORM, why=why,
+                ctx, f"{provider.describe()} base_url = {value!r}", value, CODEX_FORM, why=codex_url_why,
                 set_fix=lambda url, p=provider: f"{_edit(p)}: API endpoint {url}"))
         if table.get("wire_api", "responses") != "responses":
             issues.fail(f'{provider.describe()}: wire_api = "{table.get("wire_api")}": Codex refuses to start '
