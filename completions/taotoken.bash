@@ -40,7 +40,7 @@ _taotoken() {
         "/demo") words="--keep --step --fast -h --help" ;;
         "/doctor") words="-v --verbose --json -c --check --list --offline --timeout --strict --fix -y --yes -p --profile --base-url -m --model -h --help" ;;
         "/explain") words="-l --list --json -h --help" ;;
-        "/init") words="--base-url -m --model --key --key-stdin -t --target --all -y --yes --dry-run --undo --force --scope --codex-auth --open -p --profile -h --help" ;;
+        "/init") words="--base-url -m --model --key --key-stdin -t --target --all -y --yes --dry-run --undo --force --scope --codex-auth --open --open-app -p --profile -h --help" ;;
         "/mock") words="-P --port --host --allow-remote --key --any-key --models --alias --no-channel --latency-ms --token-rate --tokens --fail --fail-style --fail-rate --retry-after --fault --model-timing --model-fail --lenient-paths --lang -q --quiet --json -h --help" ;;
         "/route") words="devices list set -d --device -t --task --export --openai --verify -n --samples --all --json --timeout -p --profile --base-url -m --model -h --help" ;;
         "/route/devices") words="--json --timeout -h --help" ;;

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from taotoken_cli import fileplan
-from taotoken_cli.clients import ccswitch, claude_code, cline, codex
+from taotoken_cli.clients import claude_code, cline, codex
 from taotoken_cli.clients.base import Machine
 from taotoken_cli.config import tomllib  # tomllib, or tomli on Python 3.10
 from taotoken_cli.errors import TaotokenError
@@ -237,9 +237,10 @@ def test_all_targets_into_an_empty_home_write_the_reference_formats(cli, home: P
     claude_q = {k: v[0] for k, v in parse_qs(urlsplit(claude_link).query).items()}
     codex_q = {k: v[0] for k, v in parse_qs(urlsplit(codex_link).query).items()}
     assert claude_q == {"app": "claude", "resource": "provider", "name": "TaoToken", "endpoint": ROOT,
-                        "apiKey": SENTINEL_KEY, "model": MODEL, "haikuModel": MODEL}
+                        "homepage": "https://taotoken.net", "apiKey": SENTINEL_KEY, "model": MODEL,
+                        "haikuModel": MODEL}
     assert codex_q == {"app": "codex", "resource": "provider", "name": "TaoToken", "endpoint": ROOT + "/v1",
-                       "apiKey": SENTINEL_KEY, "model": MODEL}
+                       "homepage": "https://taotoken.net", "apiKey": SENTINEL_KEY, "model": MODEL}
     assert "ccswitch://v1/import?app=claude" in result.stdout and "apiKey=sk-SE…WXYZ" in result.stdout
 
     env_sh = home / ".config/taotoken/env.sh"
@@ -528,47 +529,6 @@ def test_claude_warns_about_an_exported_api_key(home: Path) -> None:
     machine = Machine.of({"HOME": str(home), "ANTHROPIC_API_KEY": "sk-x"})
     plan = claude_code.plan(Triple(ROOT, SENTINEL_KEY, MODEL), machine)
     assert any("unset ANTHROPIC_API_KEY" in w for w in plan.warnings)
-
-
-def test_cc_switch_legacy_config_json_gets_a_provider_entry(cli, home: Path) -> None:
-    legacy = {"version": 2, "claude": {"providers": {"work": {"id": "work", "name": "Work", "settingsConfig": {
-        "env": {"ANTHROPIC_AUTH_TOKEN": "sk-workWORKworkWORK1234"}}}}, "current": "work"},
-        "codex": {"providers": {}, "current": ""}, "mcp": {"servers": {}}}
-    path = write(home / ".cc-switch/config.json", json.dumps(legacy, indent=2) + "\n", 0o600)
-    result = init(cli, "--target", "cc-switch", "--yes").assert_clean()
-    assert result.returncode == 0, result.output
-    data = json.loads(path.read_text())
-    assert data["claude"]["current"] == "work" and data["claude"]["providers"]["work"] == \
-        legacy["claude"]["providers"]["work"]
-    entry = data["claude"]["providers"]["taotoken"]
-    assert entry["settingsConfig"] == {"env": {"ANTHROPIC_AUTH_TOKEN": SENTINEL_KEY, "ANTHROPIC_BASE_URL": ROOT,
-                                               "ANTHROPIC_MODEL": MODEL, "ANTHROPIC_DEFAULT_HAIKU_MODEL": MODEL}}
-    codex_entry = data["codex"]["providers"]["taotoken"]["settingsConfig"]
-    assert codex_entry["auth"] == {"OPENAI_API_KEY": SENTINEL_KEY}
-    assert tomllib.loads(codex_entry["config"])["model_providers"]["taotoken"]["base_url"] == ROOT + "/v1"
-    assert "rewrites those files" in result.stderr
-    assert "sk-workWORKworkWORK1234" not in result.output
-
-
-def test_cc_switch_sqlite_store_is_never_written(cli, home: Path) -> None:
-    write(home / ".cc-switch/cc-switch.db", "SQLite format 3\0")
-    write(home / ".cc-switch/config.json", '{"version": 2}\n')
-    before = snapshot(home / ".cc-switch")
-    result = init(cli, "--target", "cc-switch", "--yes").assert_clean()
-    assert result.returncode == 0, result.output
-    assert snapshot(home / ".cc-switch") == before
-    assert ccswitch.store_kind(ccswitch.paths(Machine.of({"HOME": str(home)}))) == "sqlite"
-
-
-def test_open_hands_the_real_link_to_the_opener(cli, home: Path) -> None:
-    # xdg-open is replaced by a script on PATH that records its argument: no desktop exists here.
-    bin_dir = home / "bin"
-    write(bin_dir / "xdg-open", f"#!/bin/sh\nprintf '%s\\n' \"$1\" >> {home}/opened\n", 0o755)
-    result = init(cli, "--target", "cc-switch", "--open", "--yes",
-                  env={"PATH": f"{bin_dir}:{os.environ['PATH']}"}).assert_clean()
-    assert result.returncode == 0, result.output
-    opened = (home / "opened").read_text().splitlines()
-    assert len(opened) == 2 and all(f"apiKey={SENTINEL_KEY}" in link for link in opened)
 
 
 def test_read_functions_report_state_and_parse_errors_for_doctor(home: Path, existing) -> None:

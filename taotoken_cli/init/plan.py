@@ -39,7 +39,8 @@ class InitRequest:
     all_targets: bool = False
     scope: str = "user"
     codex_auth: str = "env"
-    open_links: bool = False
+    open_links: bool = False  # hand the CC Switch links over (one at a time)
+    open_app: str | None = None  # only this app's link (claude | codex)
     profile: str | None = None
 
 
@@ -146,6 +147,8 @@ def build(request: InitRequest, io: IOStreams) -> InitPlan:
         raise InputError(f"unknown --scope {request.scope!r}", "use --scope user or --scope project")
     if request.codex_auth not in codex.AUTH_MODES:
         raise InputError(f"unknown --codex-auth {request.codex_auth!r}", f"use one of: {', '.join(codex.AUTH_MODES)}")
+    if request.open_app not in (None, *ccswitch.APPS):
+        raise InputError(f"unknown --open-app {request.open_app!r}", "use --open-app claude or --open-app codex")
     triple, profile, hygiene = resolve_triple(request, io)
     machine = Machine.of(io.env, io.cwd)
     targets, target_notes = choose_targets(request, machine, profile)
@@ -154,4 +157,5 @@ def build(request: InitRequest, io: IOStreams) -> InitPlan:
     plan.add(record_change(Record(profile, tuple(targets), options), machine))
     fileplan.add_git_warnings(plan)
     links = ccswitch.import_links(triple) if "cc-switch" in targets else {}
+    remember_secret(ccswitch.encode(triple.api_key))  # the key as the links carry it
     return InitPlan(triple, profile, targets, plan, hygiene, target_notes, links)
