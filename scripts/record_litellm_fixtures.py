@@ -12,12 +12,15 @@ calls a provider), and LITELLM_LOCAL_MODEL_COST_MAP keeps it from fetching its p
 Two proxies are started, one after the other:
 - "master-key": a master key and no database, LiteLLM's own auth. Bad key, no key, invalid model,
   a deployment's 500, an upstream 429, and the router's model-level 429s come from here.
-- "virtual-keys": LiteLLM's virtual keys live in Postgres through Prisma, and Prisma downloads its
-  query engine at first use, which cannot happen offline. So keys are given by LiteLLM's documented
+- "virtual-keys": LiteLLM keeps virtual keys in Postgres through Prisma, and Prisma downloads its query
+  engine at first use, which cannot happen offline. So the keys come from LiteLLM's documented
   `custom_auth` hook (a function returning `UserAPIKeyAuth` objects with `models`, `rpm_limit`,
-  `max_budget`, `spend`) with `custom_auth_run_common_checks: true`: LiteLLM's own model-access and
-  budget checks and its own rate limiter then produce the answers, exactly as for database keys.
-  The auth step itself (invalid key) is recorded on the master-key proxy instead.
+  `model_max_budget`, `expires`), with `custom_auth_run_common_checks` and
+  `enable_post_custom_auth_checks` on: LiteLLM's own model-access, expiry and per-model budget checks
+  and its own rate limiter produce the answers. Not recordable this way (they need the database): the
+  401 "Invalid proxy server token passed" for an unknown key (here: 400 "No connected db.") and the
+  key-wide `max_budget` answer "Budget has been exceeded! Key=…"; their shapes are tested from
+  shared/reference/gateway-errors.md instead.
 
 Each fixture holds the LiteLLM version, the setup, the request (method, path, headers, JSON body)
 and the response (status, headers without Date, body as the raw text received).
