@@ -52,8 +52,8 @@ def _typo_edits(wanted: str, candidate: str) -> int | None:
         return 0
     numbers_w, runs_w = _shape(wanted)
     numbers_c, runs_c = _shape(candidate)
-    if numbers_w != numbers_c or len(runs_w) != len(runs_c):
-        return None  # another version, size or an extra part: a different model, not a typo
+    if numbers_w != numbers_c:
+        return None  # another version, size or date: a different model, not a typo
     allowed = 1 if len(_normalised(wanted)) < 10 else 2
     edits = 0
     for run_w, run_c in zip(runs_w, runs_c, strict=True):
