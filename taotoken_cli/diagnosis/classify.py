@@ -55,6 +55,7 @@ class Diagnosis:
                 out.append(_fill(fix, self.context))
             elif fix.otherwise:
                 out.append(_fill(fix.otherwise, self.context))
+        out = [at_source(fix, self.context) for fix in out]
         return list(dict.fromkeys(out))  # the situation's own fix may repeat a catalogue line
 
     def causes(self) -> list[str]:
@@ -66,6 +67,20 @@ class Diagnosis:
                 "retry_after_s": self.retry_after_s, "causes": self.causes(),
                 "fixes": self.fixes(), "details": self.details, "request_id": self.request_id,
                 "model": self.model}
+
+
+_CONFIG_SET = re.compile(r"taotoken config set (base_url|api_key|model) (\S+)")
+
+
+def at_source(fix: str, context: dict[str, str]) -> str:
+    """The catalogue says `taotoken config set NAME VALUE`; where NAME's value does not come from the config file
+    (context `set:NAME`, see config.origins.setters), the instruction that sets it where it does comes instead —
+    otherwise the user follows the fix and the value that really wins stays as it was."""
+    def replace(match: re.Match) -> str:
+        setter = context.get(f"set:{match.group(1)}")
+        return setter.replace("{value}", match.group(2)) if setter else match.group(0)
+
+    return _CONFIG_SET.sub(replace, fix)
 
 
 def _fill(text: str, context: dict[str, str]) -> str:

@@ -32,9 +32,12 @@ def _ms(obs: Observation) -> float:
 
 
 def _context(ctx: DoctorContext) -> dict[str, str]:
+    from taotoken_cli.config.origins import setters
+
     base = ctx.base_url or ""
-    return {"base": base, "openai_base": base + "/v1", "model": ctx.model or "", "host": urlsplit(base).hostname
-            or "", "config": str(ctx.settings.config_path), "proxy": probes_proxy(ctx) or ""}
+    return {**setters(ctx.settings, ctx.env), "base": base, "openai_base": base + "/v1", "model": ctx.model or "",
+            "host": urlsplit(base).hostname or "", "config": str(ctx.settings.config_path),
+            "proxy": probes_proxy(ctx) or ""}
 
 
 def probes_proxy(ctx: DoctorContext) -> str | None:
