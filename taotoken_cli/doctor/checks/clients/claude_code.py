@@ -329,3 +329,68 @@ def claude_models(ctx: DoctorContext, claude: Claude) -> Result:
     haiku = claude.get(claude_code.HAIKU_MODEL)
     return issues.result(f"model {model.value if model else '(Claude Code default)'} "
                          f"({model.where if model else 'none set'})" + (f", haiku slot {haiku.value}" if haiku else ""))
+
+
+# Claude Code reads HTTPS_PROXY, HTTP_PROXY and NO_PROXY (in the env block too); not ALL_PROXY, and no SOCKS
+# proxy (code.claude.com/docs/en/network-config). Its NO_PROXY may separate entries by spaces as well.
+_CLAUDE_PROXY_VARS = ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy")
+_NO_PROXY_VARS = ("NO_PROXY", "no_proxy")
+
+
+def _proxy_environment(claude: Claude) -> dict[str, str]:
+    """The proxy-related environment Claude Code's own requests see (what its settings and the shell give it)."""
+    env = {name: item.value for name, item in claude.env.items() if name in _CLAUDE_PROXY_VARS + _NO_PROXY_VARS}
+    for name in _NO_PROXY_VARS:
+        if name in env:
+            env[name] = ",".join(env[name].replace(",", " ").split())
+    return env
+
+
+@client_check("claude.proxy", "Claude Code proxy variables", claude_found)
+def claude_proxy(ctx: DoctorContext, claude: Claude) -> Result:
+    from urllib.parse import urlsplit
+
+    from taotoken_cli.doctor.checks.clients.common import clean_root
+    from taotoken_cli.doctor.checks.network import probe_proxies
+    from taotoken_cli.proxies import proxy_for
+
+    own = [item for name, item in claude.env.items()
+           if item.path is not None and name.upper() in ("HTTPS_PROXY", "HTTP_PROXY", "ALL_PROXY", "NO_PROXY")]
+    if not own:
+        return Result.ok("Claude Code's settings set no proxy variable: it uses the shell's (see net.proxy)")
+    issues = Issues()
+    issues.details.extend(f"{item.name}={item.value} ({item.where})" for item in own)
+    for item in own:
+        if item.name.upper() == "ALL_PROXY":
+            issues.details.append(f"Claude Code does not read {item.name} ({item.where}); it uses HTTPS_PROXY")
+    base = claude.get(claude_code.BASE_URL)
+    url = (clean_root(base.value)[0] if base else None) or ctx.base_url
+    host = urlsplit(url).hostname if url else None
+    env = _proxy_environment(claude)
+    used = proxy_for(url, env) if url else None
+    in_shell = proxy_for(url, ctx.env) if url else None
+    if url:
+        issues.details.insert(0, f"Claude Code's requests to {host} go " + (f"through {used}" if used else "direct")
+                              + "; the shell's go " + (f"through {in_shell}" if in_shell else "direct"))
+    file_of = {item.name: item for item in own}
+    variables = [(name, env[name]) for name in _CLAUDE_PROXY_VARS if name in file_of and env.get(name)]
+    for endpoint in probe_proxies(ctx, variables, used):
+        files = sorted({str(file_of[name].path) for name in endpoint.names})
+        if endpoint.probe.ok:
+            issues.details.append(f"{endpoint.label}: accepts connections")
+            continue
+        shell = "" if in_shell == used else " (the shell does not use it)"
+        message = (f"{endpoint.label} from {', '.join(files)}: {endpoint.probe.detail} — inside Claude Code the "
+                   f'classic "local proxy failed"{shell}' if endpoint.used else
+                   f"{endpoint.label} from {', '.join(files)}: {endpoint.probe.detail} (not used for {host})")
+        names = ", ".join(f'"{n}"' for n in endpoint.names)
+        fixes = [f"start the proxy on {endpoint.host}:{endpoint.port}, or remove {names} from the env block of "
+                 f"{' and '.join(files)}"]
+        if host:
+            fixes.append(f'or exempt the gateway: add "NO_PROXY": "{host}" to the env block of {files[0]}')
+        (issues.fail if endpoint.used else issues.warn)(message, fixes=fixes)
+    if used and used.lower().startswith("socks"):
+        issues.fail(f"Claude Code would use the SOCKS proxy {used}, which it does not support",
+                    fixes=["use the proxy's HTTP port in HTTPS_PROXY (Clash and mihomo offer both)"])
+    return issues.result(f"Claude Code's requests to {host} go through {used}" if used else
+                         f"Claude Code's requests to {host or 'the gateway'} go direct")
