@@ -119,7 +119,12 @@ def _override(issues: Issues, item: EnvValue | None, ours: str | None, *, severi
         return False
     scope = "every Claude Code session on this machine" if item.role == "managed" else \
         f"Claude Code inside this repository{' (once trusted)' if item.after_trust else ''}"
-    hides = f"; it hides {show(below.value)} from {below.where}" if below else ""
+    hides = ""
+    if below is not None and below.where != reference_where:
+        if claude_code.same_value(name, below.value, reference):
+            reference_where += f" and {below.where}"
+        else:
+            hides = f"; it hides {show(below.value)} from {below.where}"
     message = (f"{item.where} overrides {name}: {scope} uses {show(item.value) if item.value else 'an empty value'}, "
                f"not {show(reference)} ({reference_where}){hides}")
     if item.role == "managed":
