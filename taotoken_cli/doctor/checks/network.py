@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from taotoken_cli import hygiene
+from taotoken_cli.diagnosis import proxy_answer
 from taotoken_cli.doctor import probes
 from taotoken_cli.doctor.context import DoctorContext
 from taotoken_cli.doctor.model import Result
@@ -185,7 +186,7 @@ def via_proxy(ctx: DoctorContext) -> Result:
         return Result.ok(f"the gateway answers through {proxy}" + (" and directly" if answered(direct) else ""),
                          details=details)
     bypass = f"export NO_PROXY={host}   (bypass the proxy for the gateway)"
-    if proxy_said is not None and proxy_said.code != "proxy.unreachable":
+    if proxy_said is not None and proxy_said.code in (proxy_answer.CODE, "proxy.auth_required"):
         fixes = ([bypass] if answered(direct) else []) + [f for f in proxy_said.fixes if "NO_PROXY" not in f
                                                            or not answered(direct)]
         what = f"HTTP {through.status}" if through.status else "the tunnel request"

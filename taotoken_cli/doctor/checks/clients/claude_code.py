@@ -351,7 +351,7 @@ def _proxy_environment(claude: Claude) -> dict[str, str]:
     return env
 
 
-@client_check("claude.proxy", "Claude Code proxy variables", claude_found)
+@client_check("claude.proxy", "Claude Code proxy variables", claude_found, network=True)
 def claude_proxy(ctx: DoctorContext, claude: Claude) -> Result:
     from urllib.parse import urlsplit
 
