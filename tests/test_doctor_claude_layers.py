@@ -212,3 +212,15 @@ def test_a_no_proxy_in_claude_settings_takes_the_gateway_off_the_shells_proxy(cl
     assert found["status"] == "ok" and found["message"] == "Claude Code's requests to 127.0.0.1 go direct"
     assert f"NO_PROXY=localhost 127.0.0.1 ({local})" in found["details"]
     assert "the shell's go through http://127.0.0.1:7890" in found["details"][0]
+
+
+def test_a_socks_proxy_in_claude_settings_is_one_claude_code_cannot_use(cli, home):
+    from tests.rawserver import RawServer
+
+    with RawServer("stall") as listening:  # something accepts connections there: only the kind is wrong
+        proxy = f"socks5://127.0.0.1:{listening.port}"
+        repo = set_up(home, "https://gw.invalid/api",
+                      user_env={"ANTHROPIC_BASE_URL": "https://gw.invalid/api", "HTTPS_PROXY": proxy})
+        found = doctor(cli, repo, "claude.proxy")["claude.proxy"]
+    assert found["status"] == "fail", found
+    assert found["message"] == f"Claude Code would use the SOCKS proxy {proxy}, which it does not support"

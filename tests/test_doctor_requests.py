@@ -8,6 +8,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from taotoken_cli.config import Overrides
 from taotoken_cli.doctor.model import Status
 from tests.conftest import SENTINEL_KEY
@@ -54,7 +56,8 @@ def test_one_completion_per_api_and_chat_and_stream_share_one(cli, home, mock_ga
     result = cli("doctor", "--json", "-c", "gateway", env={"TAOTOKEN_API_KEY": SENTINEL_KEY}).assert_clean()
     checks = findings(result)
     assert all(checks[c]["status"] == "ok" for c in GATEWAY_CHECKS), checks
-    assert completions(mock) == ["chat", "messages", "responses"]  # in this order, one after the other
+    sent = completions(mock)
+    assert sorted(sent) == ["chat", "messages", "responses"] and sent[0] == "chat"  # chat first, then the others
     chat = next(r for r in mock.requests if r.endpoint == "chat")
     assert chat.stream and chat.body["max_tokens"] == 8
     assert "token chunk(s)" in checks["gateway.chat"]["message"]
@@ -169,3 +172,31 @@ def test_a_proxy_refusing_the_tunnel_to_an_https_gateway(cli, home):
                                                                         "tunnel request itself"), via
     assert any("answered the tunnel request (CONNECT) with 403 Forbidden" in d for d in via["details"]), via
     assert checks["gateway.layout"]["code"] == "proxy.refused"
+
+
+# -- one streamed completion read by two checks ---------------------------------------------------------------
+
+@pytest.mark.parametrize("fault,chat,stream", [
+    ("truncated-stream", ("ok", None), ("fail", "stream.truncated")),  # content proves the choices
+    ("empty-stream", ("fail", "stream.empty"), ("skipped", "stream.empty")),
+    ("stream-error", ("ok", None), ("fail", "stream.error_event")),  # an error event after some content
+])
+def test_chat_and_stream_read_the_same_streamed_completion(cli, home, mock_gateway, fault, chat, stream):
+    mock = mock_gateway(fault=fault)
+    configured_home(home, mock.url, claude=False, codex=False)
+    checks = findings(cli("doctor", "--json", "-c", "gateway.chat", "-c", "gateway.stream").assert_clean())
+    assert (checks["gateway.chat"]["status"], checks["gateway.chat"]["code"]) == chat, checks["gateway.chat"]
+    assert (checks["gateway.stream"]["status"], checks["gateway.stream"]["code"]) == stream, checks["gateway.stream"]
+    assert completions(mock) == ["chat"]
+
+
+def test_a_gateway_answering_json_to_a_stream_request(cli, home, httpserver):
+    """The chat works (choices came back), the stream does not: two findings from one request."""
+    httpserver.expect_request("/api/v1/models").respond_with_json({"object": "list", "data": [{"id": MODEL}]})
+    httpserver.expect_request("/api/v1/chat/completions").respond_with_json(
+        {"object": "chat.completion", "choices": [{"index": 0, "message": {"role": "assistant", "content": "OK"}}]})
+    configured_home(home, f"http://127.0.0.1:{httpserver.port}/api", claude=False, codex=False)
+    checks = findings(cli("doctor", "--json", "-c", "gateway.chat", "-c", "gateway.stream").assert_clean())
+    assert checks["gateway.chat"]["status"] == "ok" and "not as a stream" in checks["gateway.chat"]["message"]
+    assert checks["gateway.stream"]["status"] == "fail" and checks["gateway.stream"]["code"] == "stream.not_sse"
+    assert [req.path for req, _ in httpserver.log].count("/api/v1/chat/completions") == 1

@@ -198,9 +198,11 @@ def gateway_model(ctx: DoctorContext) -> Result:
 
 
 # -- completions ----------------------------------------------------------------------------------------------
-# At most one completion per API and run (gateway.chat and gateway.stream share one streamed chat completion),
-# sent one after the other in this order, and none once a request of the run was answered 429 (rate limit or
-# quota): with a 5-requests-per-minute key a second doctor run must not fail three checks for its own probes.
+# At most one completion per API and run (gateway.chat and gateway.stream share one streamed chat completion), and
+# none once a request of the run was answered 429 (rate limit or quota): with a 5-requests-per-minute key a second
+# doctor run must not fail three checks for its own probes. The chat completion goes first; the Messages and
+# Responses probes only after it came back without a 429 (side by side: one after the other would add their
+# latencies up against the run's deadline).
 
 @dataclass(frozen=True)
 class Withheld:
@@ -215,16 +217,17 @@ class Withheld:
                               "sends no completion after a 429", blocked_by=self.check_id)
 
 
-_COMPLETIONS: dict[str, tuple[tuple[str, ...], Callable[[DoctorContext], Observation]]] = {
-    "chat": (("gateway.chat", "gateway.stream"), probes.chat),
-    "messages": (("gateway.messages",), probes.messages),
-    "responses": (("gateway.responses",), probes.responses),
+# api -> (the checks that read it, the probe that sends it, the completions that go before it)
+_COMPLETIONS: dict[str, tuple[tuple[str, ...], Callable[[DoctorContext], Observation], tuple[str, ...]]] = {
+    "chat": (("gateway.chat", "gateway.stream"), probes.chat, ()),
+    "messages": (("gateway.messages",), probes.messages, ("chat",)),
+    "responses": (("gateway.responses",), probes.responses, ("chat",)),
 }
 
 
 def _sent_in_this_run(ctx: DoctorContext, api: str) -> bool:
     """Does this run send the `api` completion (one of its checks runs, and its client is configured)?"""
-    check_ids, _ = _COMPLETIONS[api]
+    check_ids = _COMPLETIONS[api][0]
     if ctx.check_ids is None or not ctx.check_ids.intersection(check_ids):
         return False
     return {"chat": True, "messages": claude_code_configured(ctx), "responses": codex_configured(ctx)}[api]
@@ -239,11 +242,10 @@ def _limited(ctx: DoctorContext, obs: Observation) -> str | None:
 
 
 def completion(ctx: DoctorContext, api: str) -> Observation | Withheld:
-    """The run's one `api` completion ("chat", "messages", "responses"), sent after the earlier ones this run
-    sends came back, and withheld when the model list or one of them was answered 429. Callers have passed
-    `_prerequisite(..., need_model=True)`, which the earlier completions share."""
-    order = list(_COMPLETIONS)
-    earlier = [(name, completion(ctx, name)) for name in order[:order.index(api)] if _sent_in_this_run(ctx, name)]
+    """The run's one `api` completion ("chat", "messages", "responses"), sent once the completions that go before
+    it (those this run sends) came back, and withheld when the model list or one of them was answered 429.
+    Callers have passed `_prerequisite(..., need_model=True)`, which the earlier completions share."""
+    earlier = [(name, completion(ctx, name)) for name in _COMPLETIONS[api][2] if _sent_in_this_run(ctx, name)]
 
     def send() -> Observation | Withheld:
         for name, obs in [("models", probes.models(ctx)), *earlier]:
