@@ -344,7 +344,8 @@ _NO_PROXY_VARS = ("NO_PROXY", "no_proxy")
 
 def _proxy_environment(claude: Claude) -> dict[str, str]:
     """The proxy-related environment Claude Code's own requests see (what its settings and the shell give it)."""
-    env = {name: item.value for name, item in claude.env.items() if name in _CLAUDE_PROXY_VARS + _NO_PROXY_VARS}
+    env = {name: value for name, value in claude_code.environment(claude.env).items()
+           if name in _CLAUDE_PROXY_VARS + _NO_PROXY_VARS}
     for name in _NO_PROXY_VARS:
         if name in env:
             env[name] = ",".join(env[name].replace(",", " ").split())
