@@ -175,10 +175,10 @@ def diagnose(ctx: DoctorContext, obs: Observation, expect: str) -> Problem | Non
     specific = (proxy_answer.CODE, "proxy.auth_required", "proxy.socks_unsupported")
     evidence = [] if diagnosis.code in specific else proxy_answer.evidence(obs)
     if evidence:
-        said = f"HTTP {obs.status} from the proxy {obs.proxy}" if obs.status else f"the proxy {obs.proxy}"
+        details = [f"HTTP {obs.status} from the proxy {obs.proxy}, not from the gateway: " + "; ".join(evidence)
+                   if obs.status else f"{obs.proxy}: " + "; ".join(evidence)]
         diagnosis = classify.Diagnosis(proxy_answer.CODE, get(proxy_answer.CODE), diagnosis.server_message,
-                                       details=[f"{said}, not from the gateway: " + "; ".join(evidence)],
-                                       context=diagnosis.context)
+                                       details=details, context=diagnosis.context)
     message = diagnosis.entry.title
     if diagnosis.server_message:
         message += (" — the proxy said: " if evidence else " — server said: ") + diagnosis.server_message
