@@ -564,10 +564,9 @@ def test_explain_every_code(run, env):
 # --- every catalogue entry is reproduced above ------------------------------------------------------
 
 COVERED_ELSEWHERE = {"net.timeout", "net.reset", "stream.truncated", "proxy.auth_required", "net.error",
-                     "net.refused", "proxy.unreachable", "proxy.socks_unsupported", "net.dns",
+                     "net.refused", "proxy.unreachable", "proxy.socks_unsupported", "proxy.refused", "net.dns",
                      "net.connect_timeout", "net.tls", "auth.missing_key", "config.missing", "config.invalid",
-                     "config.unparsable", "input.invalid", "url.plain_http",
-                     "proxy.refused"}  # tests/test_proxy_answers.py
+                     "config.unparsable", "input.invalid", "url.plain_http"}  # proxy.refused: test_proxy_answers.py
 
 
 def test_every_catalogue_entry_is_reproduced():

@@ -41,10 +41,16 @@ class Triple:
         return self.base_url + "/v1"
 
 
+# A directory that stands for the file system root when system-wide files are read (Claude Code's managed
+# settings under /etc or /Library): tests and containers point it at a directory of their own.
+ENV_SYSTEM_ROOT = "TAOTOKEN_SYSTEM_ROOT"
+
+
 @dataclass(frozen=True)
 class Machine:
     """Where the clients' files are: the environment (HOME, CODEX_HOME, CLINE_DIR, …), the working directory
-    (project files, the git repository) and taotoken's own config directory (env.sh, the CC Switch links)."""
+    (project files, the git repository), taotoken's own config directory (env.sh, the CC Switch links) and the
+    root that system-wide files are found under (`/`, or $TAOTOKEN_SYSTEM_ROOT)."""
 
     env: Mapping[str, str]
     cwd: Path
@@ -61,6 +67,12 @@ class Machine:
     @property
     def home(self) -> Path:
         return home_dir(self.env)
+
+    @property
+    def system_root(self) -> Path:
+        if self.env.get(ENV_SYSTEM_ROOT):
+            return Path(self.env[ENV_SYSTEM_ROOT])
+        return Path(os.environ.get("SYSTEMDRIVE", "C:") + "\\") if os.name == "nt" else Path("/")
 
 
 @dataclass(frozen=True)
