@@ -16,7 +16,8 @@ from taotoken_cli.masking import mask_key
 
 SECTION = "Environment"
 _KNOWN_TAOTOKEN = {"TAOTOKEN_BASE_URL", "TAOTOKEN_API_KEY", "TAOTOKEN_MODEL", "TAOTOKEN_PROFILE",
-                   "TAOTOKEN_CONFIG", "TAOTOKEN_DEBUG"}
+                   "TAOTOKEN_CONFIG", "TAOTOKEN_DEBUG",
+                   "TAOTOKEN_LIBCUDA"}  # the device probe's driver library (taotoken_cli.devices)
 PROXY_VARS = ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy")
 NO_PROXY_VARS = ("NO_PROXY", "no_proxy")
 
