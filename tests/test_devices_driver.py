@@ -239,3 +239,18 @@ def test_doctor_shows_sms_and_warns_about_a_device_that_does_not_exist(cli, driv
     assert "there is no device 5 (the driver has 1 GPU, index 0)" in checks["devices.env"]["message"]
     assert checks["devices.cuda"]["status"] == "skipped"
     assert "CUDA_VISIBLE_DEVICES='5'" in checks["devices.cuda"]["message"]
+
+
+def test_a_coloured_table_too_wide_for_the_terminal_is_stacked_too(driver_env):
+    from taotoken_cli.iostreams import IOStreams
+    from taotoken_cli.route.view import render_devices
+
+    report = probe_devices(timeout_s=60, env=driver_env(FAKE_CUDA_DEVICES="2"))
+    for width, stacked in ((80, True), (250, False)):
+        io = IOStreams.memory(env={}, tty=True)  # a terminal: colour on, rich renders the table
+        assert io.out.color
+        render_devices(io.out, report, width)
+        text = io.written()[0]
+        assert ("             NVIDIA, cc 9.0, 139.8 GiB, 132 SMs, 1980 MHz, bus 0000:18:00.0" in text) is stacked
+        assert ("Compute devices" in text) is not stacked
+        assert "132" in text and "1980 MHz" in text and "1410 MHz" in text

@@ -104,7 +104,13 @@ def terminal_width(env: Mapping[str, str], tty: bool) -> int | None:
 
 def render_devices(out: Output, report: DeviceReport, width: int | None = None) -> None:
     rows = device_rows(report)
-    if out.color:
+    lines = _plain_table(DEVICE_HEADERS, rows) if rows else []
+    # rich's box adds a border and padding per column; a table folded into narrow columns is unreadable.
+    needed = max((len(line) for line in lines), default=0) + (len(DEVICE_HEADERS) + 3 if out.color else 0)
+    if rows and width is not None and needed > width:
+        for line in stacked_device_lines(rows, width):
+            out.line(line)
+    elif rows and out.color:
         from rich.table import Table
 
         table = Table(title="Compute devices", title_justify="left")
@@ -112,12 +118,10 @@ def render_devices(out: Output, report: DeviceReport, width: int | None = None) 
             table.add_column(header, overflow="fold")
         for row in rows:
             table.add_row(*row)
-        if rows:
-            out.console.print(table)
-    elif rows:
-        lines = _plain_table(DEVICE_HEADERS, rows)
-        if width is not None and max(len(line) for line in lines) > width:
-            lines = stacked_device_lines(rows, width)
+        if width is not None:
+            out.console.width = width  # the width the layout was chosen for (COLUMNS or the terminal's)
+        out.console.print(table)
+    else:
         for line in lines:
             out.line(line)
     if not rows:
