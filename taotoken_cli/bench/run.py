@@ -182,7 +182,7 @@ def _refuse_plain_http(root: str, has_key: bool, env: Mapping[str, str]) -> None
 
 def _refuse_proxy(root: str, env: Mapping[str, str]) -> None:
     """Bench's own HTTP/1.1 transport connects directly; say so instead of silently bypassing a proxy."""
-    from taotoken_cli.gateway import proxy_for
+    from taotoken_cli.proxies import proxy_for
 
     proxy = proxy_for(root, env)
     if proxy:
