@@ -195,14 +195,15 @@ def test_an_opencl_platform_hidden_by_visible_devices_is_not_called_a_missing_dr
 
 def test_a_present_opencl_notes_the_hidden_nvidia_platform(driver_env, tmp_path, pocl_cpu, cpu_only_env):
     """The real pyopencl and PoCL; the NVIDIA ICD file is listed (whether or not its library exists here, it
-    shows no platform with every GPU hidden)."""
+    shows no platform with every GPU hidden: on a GPU machine NVIDIA's OpenCL drops it with CUDA_VISIBLE_DEVICES
+    empty, as seen on an H200)."""
     vendors = nvidia_vendors(tmp_path)
     for icd in Path(cpu_only_env["OCL_ICD_VENDORS"]).glob("*.icd"):
         (vendors / icd.name).write_bytes(icd.read_bytes())
-    report = probe_devices(timeout_s=60, env=driver_env(CUDA_VISIBLE_DEVICES="5", OCL_ICD_VENDORS=str(vendors)))
+    report = probe_devices(timeout_s=60, env=driver_env(CUDA_VISIBLE_DEVICES="", OCL_ICD_VENDORS=str(vendors)))
     assert report.opencl.status == PRESENT and report.opencl.hidden_by == "CUDA_VISIBLE_DEVICES"
-    assert report.opencl.notes == [f"no NVIDIA OpenCL platform: CUDA_VISIBLE_DEVICES='5': there is no device 5 (the "
-                                   f"driver has 1 GPU, index 0), and NVIDIA's OpenCL honours it too (its driver is "
+    assert report.opencl.notes == [f"no NVIDIA OpenCL platform: CUDA_VISIBLE_DEVICES='' hides every GPU (the driver "
+                                   f"has 1 GPU, index 0), and NVIDIA's OpenCL honours it too (its driver is "
                                    f"installed: {vendors / 'nvidia.icd'})"]
 
 
