@@ -259,7 +259,10 @@ MAN_SECTIONS = {
         ("HTTP_PROXY, HTTPS_PROXY, ALL_PROXY, NO_PROXY", "Proxies used for gateway requests (both cases)."),
         ("CLAUDE_CONFIG_DIR, CODEX_HOME, CLINE_DIR, CLINE_DATA_DIR, CLINE_PROVIDER_SETTINGS_PATH",
          "Where the clients keep their configuration; init and doctor honour them."),
-        ("CUDA_VISIBLE_DEVICES, ONEAPI_DEVICE_SELECTOR", "Reported by route devices and doctor."),
+        ("CUDA_VISIBLE_DEVICES, ONEAPI_DEVICE_SELECTOR", "Reported by route devices and doctor; "
+         "CUDA_VISIBLE_DEVICES is checked against the GPUs the driver has."),
+        ("TAOTOKEN_LIBCUDA", "Path of the CUDA driver library to probe when pycuda is not installed "
+         "(default libcuda.so.1, nvcuda.dll on Windows)."),
     ],
     "FILES": [
         ("~/.config/taotoken/config.toml", "Profiles, the triple and routing tables (mode 0600)."),

@@ -27,7 +27,7 @@ from werkzeug import Request, Response
 
 from taotoken_cli.diagnosis.catalogue import CATALOGUE
 from taotoken_cli.exitcodes import Exit
-from tests.conftest import REPO, SENTINEL_KEY, Result
+from tests.conftest import SENTINEL_KEY, Result, python_path
 from tests.rawserver import FullBacklog, RawServer, closed_port
 
 MODEL = "gpt-4o-mini"
@@ -634,7 +634,7 @@ def test_no_colour_without_tty_even_when_asked_by_term(cli, served):
 
 def test_success_path_imports_only_what_check_needs(served, home):
     """rich, tomlkit and platformdirs stay out of `check` (they cost start-up time)."""
-    env = {**os.environ, **served, "PYTHONPATH": str(REPO)}
+    env = {**os.environ, **served, "PYTHONPATH": python_path()}
     proc = subprocess.run([sys.executable, "-X", "importtime", "-m", "taotoken_cli", "check", "-q"],
                           capture_output=True, text=True, env=env, timeout=60)
     assert proc.returncode == 0, proc.stderr[-2000:]

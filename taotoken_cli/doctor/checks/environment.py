@@ -18,7 +18,8 @@ from taotoken_cli.masking import mask_key
 
 SECTION = "Environment"
 _KNOWN_TAOTOKEN = {"TAOTOKEN_BASE_URL", "TAOTOKEN_API_KEY", "TAOTOKEN_MODEL", "TAOTOKEN_PROFILE",
-                   "TAOTOKEN_CONFIG", "TAOTOKEN_DEBUG", ENV_SYSTEM_ROOT}
+                   "TAOTOKEN_CONFIG", "TAOTOKEN_DEBUG", "TAOTOKEN_ALLOW_HTTP", "TAOTOKEN_LANG", ENV_SYSTEM_ROOT,
+                   "TAOTOKEN_LIBCUDA"}  # the last: the device probe's driver library (taotoken_cli.devices)
 NO_PROXY_VARS = ("no_proxy", "NO_PROXY")  # the lower-case one wins (urllib's getproxies)
 
 
