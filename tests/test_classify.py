@@ -276,6 +276,26 @@ def test_redirect_and_proxy_auth():
     assert classify(obs(407, "")).code == "proxy.auth_required"
 
 
+def test_a_forwarding_proxys_own_bad_gateway_is_a_proxy_problem():
+    # plain http through a proxy: a 502/503 page that is not a gateway's JSON came from the proxy itself
+    page = obs(502, "<html><body>Bad Gateway</body></html>", url="http://gw.test/api/v1/chat/completions",
+               ctype="text/html")
+    page.proxy = "http://127.0.0.1:7890"
+    diagnosis = classify(page)
+    assert diagnosis.code == "proxy.unreachable" and "the proxy answered HTTP 502 itself" in diagnosis.details[0]
+    empty = obs(503, "", url="http://gw.test/api/v1/chat/completions")
+    empty.proxy = "http://127.0.0.1:7890"
+    assert classify(empty).code == "proxy.unreachable"
+    # the gateway's own JSON 502 through the proxy stays the gateway's; so does anything over https (tunnelled)
+    gateway = obs(502, {"error": {"message": "bad_response_status_code", "type": "upstream_error"}},
+                  url="http://gw.test/api/v1/chat/completions")
+    gateway.proxy = "http://127.0.0.1:7890"
+    assert classify(gateway).code != "proxy.unreachable"
+    tunnelled = obs(502, "<html>Bad Gateway</html>", url="https://gw.test/api/v1/models", ctype="text/html")
+    tunnelled.proxy = "http://127.0.0.1:7890"
+    assert classify(tunnelled).code != "proxy.unreachable"
+
+
 @pytest.mark.parametrize("url,message,expected", [
     ("http://h/api/v1/v1/models", None, "url.doubled_v1"),
     ("http://h/api/v1/models", "Invalid URL (POST /v1/v1/chat/completions)", "url.doubled_v1"),

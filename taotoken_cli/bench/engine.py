@@ -46,6 +46,8 @@ class Runner:
         self.target = http1.Target(plan.url, plan.headers(), plan.request_body(), ssl_context=ssl_context,
                                    proxy=plan.proxy)
         self.template = None if plan.workload.fixed else BodyTemplate(plan)
+        if self.template is not None:
+            plan.workload.request(0)  # builds the word pool and imports what drawing needs, before any timing
         self.pool = http1.Pool(self.target, share.concurrency, min(plan.connect_timeout, plan.timeout))
         self.stats = SeriesStats(window_width(plan.duration))
         self.records = records
@@ -302,10 +304,14 @@ async def run_worker(plan: Plan, share: Share, tally: Tally, barrier=None) -> di
     try:
         if share.warmup:
             await runner.warm(share.warmup)
-        if barrier is not None:
-            barrier.wait(timeout=max(30.0, plan.timeout * 2))  # all workers start measuring together
-        runner.measuring = True
         t0 = _perf()
+        if barrier is not None:  # all workers start measuring together, from one t0 (one schedule)
+            if barrier.wait(timeout=max(30.0, plan.timeout * 2)) == 0:
+                tally.start.value = _perf() + 0.005
+            barrier.wait(timeout=30.0)
+            t0 = tally.start.value
+            await asyncio.sleep(max(0.0, t0 - _perf()))
+        runner.measuring = True
         runner.stats.started_at = t0
         await (runner.open(t0) if plan.schedule is not None else runner.closed(t0))
         runner.stats.ended_at = max(runner.stats.ended_at, t0)

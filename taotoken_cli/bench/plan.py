@@ -126,6 +126,10 @@ def split(plan: Plan) -> list[Share]:
     return [Share(i, workers, conc[i], warm[i], sum(conc[:i])) for i in range(workers)]
 
 
+class _Value:
+    value = 0.0
+
+
 class Tally:
     """Shared by a series' workers (shared memory and a lock, or plain values in one process)."""
 
@@ -139,9 +143,11 @@ class Tally:
         if ctx is None:
             self.values: Any = [0, 0, 0, 0]
             self.lock: Any = contextlib.nullcontext()
+            self.start: Any = _Value()
         else:
             self.values = ctx.RawArray("q", 4)
             self.lock = ctx.Lock()
+            self.start = ctx.RawValue("d", 0.0)  # the common t0 of every worker (perf_counter is system-wide)
 
     def claim(self) -> int | None:
         """The next request number, or None when the series is complete or aborted."""

@@ -7,10 +7,13 @@ second) and redraws a few times a second: the measuring happens in the worker pr
 
 from __future__ import annotations
 
+import contextlib
+import os
+
 from taotoken_cli.bench import Progress
 
-STATUS_WIDTH = 30  # "12345/20000 1234/s 99 err 120s"
-MIN_BAR = 10
+STATUS_WIDTH = 25  # "1200/2000 1,234/s 9 err 120s"; longer ones are shortened
+MIN_BAR = 6
 
 
 class LiveView(Progress):
@@ -21,6 +24,9 @@ class LiveView(Progress):
 
         self.sweep = sweep
         self.repeat = repeat
+        # the terminal's own width, whatever COLUMNS says: a wider guess wraps and leaves stale lines
+        with contextlib.suppress(AttributeError, OSError, ValueError):
+            console.width = os.get_terminal_size(console.file.fileno()).columns
         width = max(40, console.width)
         step_width = 0
         if sweep is not None:
@@ -36,8 +42,8 @@ class LiveView(Progress):
         if step_width:
             columns.append(TextColumn("{task.fields[step]}", table_column=Column(width=step_width, no_wrap=True)))
         columns += [BarColumn(bar_width=None, table_column=Column(ratio=1, min_width=MIN_BAR)),
-                    TextColumn("{task.fields[status]}", table_column=Column(width=STATUS_WIDTH, no_wrap=True,
-                                                                            justify="right"))]
+                    TextColumn("{task.fields[status]}", justify="right",
+                               table_column=Column(width=STATUS_WIDTH, no_wrap=True))]
         self.progress = RichProgress(*columns, console=console, transient=True, refresh_per_second=5, expand=True)
         self.tasks = {model: self.progress.add_task("", total=None, name=model, step="", status="waiting",
                                                     start=False) for model in models}
@@ -74,8 +80,17 @@ class LiveView(Progress):
         self.progress.stop()
 
 
+def _short(n: int) -> str:
+    return f"{n / 1000:.1f}k" if n >= 10000 else str(n)
+
+
 def status_text(done: int, failed: int, total: int | None, elapsed: float) -> str:
-    count = f"{done}/{total}" if total else f"{done}"
+    """"120/200 29/s 3 err 4s", made shorter (12.0k, no rate) rather than cut when it would not fit."""
     rate = f" {done / elapsed:,.0f}/s" if elapsed >= 0.2 else ""
     errors = f" {failed} err" if failed else ""
-    return f"{count}{rate}{errors} {elapsed:.0f}s"[-STATUS_WIDTH:]
+    for short in (str, _short):
+        count = f"{short(done)}/{short(total)}" if total else short(done)
+        for text in (f"{count}{rate}{errors} {elapsed:.0f}s", f"{count}{errors} {elapsed:.0f}s"):
+            if len(text) <= STATUS_WIDTH:
+                return text
+    return f"{count}{errors}"[:STATUS_WIDTH]

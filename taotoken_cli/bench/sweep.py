@@ -29,7 +29,7 @@ MAX_STEPS = 64
 TIME_METRICS = {"ttft": "ttft", "itl": "itl", "tpot": "tpot", "latency": "latency", "e2e": "latency",
                 "e2el": "latency"}
 ERROR_METRICS = ("error-rate", "error_rate", "errors")
-_SLO_RE = re.compile(r"^(?P<metric>[a-z_-]+)(?::(?P<stat>[a-z0-9.]+))?\s*(?P<op><=|<)\s*"
+_SLO_RE = re.compile(r"^(?P<metric>[a-z][a-z0-9_-]*)(?::(?P<stat>[a-z0-9.]+))?\s*(?P<op><=|<)\s*"
                      r"(?P<value>[0-9]*\.?[0-9]+)\s*(?P<unit>ms|s|%)?$")
 SLO_FIX = "e.g. --slo ttft:p95<2s, --slo itl:p99<50ms, --slo latency:p90<10s or --slo error-rate<1%"
 

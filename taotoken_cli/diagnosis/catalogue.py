@@ -174,7 +174,8 @@ _ENTRIES = (
     # --- proxy ------------------------------------------------------------------------------------
     Entry("proxy.unreachable", "The configured proxy cannot be reached", Exit.NETWORK,
           ("a proxy variable (HTTPS_PROXY/ALL_PROXY/…) points at a proxy that is not running",
-           "the proxy refused the CONNECT to the gateway"),
+           "the proxy refused the CONNECT to the gateway",
+           "the proxy could not reach the gateway itself (it answered 502/503/504)"),
           ("start the proxy at {proxy}, or unset it: "
            "unset HTTP_PROXY http_proxy HTTPS_PROXY https_proxy ALL_PROXY all_proxy",
            "or exempt the gateway: export NO_PROXY={host}", "or test directly: taotoken check --no-proxy")),

@@ -470,6 +470,14 @@ def _decide(obs: Observation, expect: str, ctx: dict[str, str]) -> tuple[str | N
     status = obs.status or 0
     if status == 407:
         return "proxy.auth_required", None, details
+    if obs.proxy and status in (502, 503, 504) and obs.url.lower().startswith("http://"):
+        # A forwarding proxy answers a plain-http request itself when it cannot reach the server; its
+        # page is not a gateway's JSON. (Through https the proxy only tunnels: every answer is the gateway's.)
+        body = parse_body(obs)
+        if body.shape in ("empty", "html", "text"):
+            host = ctx.get("host") or "the gateway"
+            details.append(f"the proxy answered HTTP {status} itself: it could not reach {host}")
+            return "proxy.unreachable", body.message, details
     if 300 <= status < 400:
         location = obs.headers.get("location")
         if location:
