@@ -203,11 +203,20 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--auth")
+    parser.add_argument("--tls-front", type=int, metavar="BACKEND_PORT",
+                        help="also serve TLS in front of 127.0.0.1:BACKEND_PORT (prints TLS <port> and CA <file>)")
     args = parser.parse_args()
 
     async def serve() -> None:
         proxy = await ProxyServer(auth=args.auth).start(args.port)
         print(f"PORT {proxy.port}", flush=True)
+        if args.tls_front:
+            import tempfile
+
+            cert, key = make_certificate(Path(tempfile.mkdtemp()))
+            front = await TLSFront(args.tls_front, cert, key).start()
+            print(f"TLS {front.port}", flush=True)
+            print(f"CA {cert}", flush=True)
         await asyncio.Event().wait()
 
     with contextlib.suppress(KeyboardInterrupt):

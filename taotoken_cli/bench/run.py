@@ -326,28 +326,37 @@ def _proxy_label(proxy: str | None) -> str | None:
 
 
 def exit_code(report) -> int:
-    """0 when requests succeeded (and the SLOs held); when every request of a series failed, or the error
-    limits stopped it, the exit code of its top error; 1 when SLOs were missed (a sweep: at every step)."""
+    """0 when requests succeeded (and the SLOs held). When every request of a series failed, or the error
+    limits stopped it, the exit code of its top error — in a sweep only when a model failed at every step
+    (overload at the top of a sweep is what a sweep looks for). 1 when SLOs were missed: by a single run's
+    series, or at every step of a sweep (no knee)."""
     from taotoken_cli.exitcodes import Exit
 
+    if report.sweep is not None:
+        for model in report.sweep["models"]:
+            steps = [report.series[step["series"]] for step in model["steps"]]
+            if steps and all(s.requests and s.ok == 0 for s in steps):
+                return _error_exit(steps[0])
+        missed = report.slo and any(m["knee"] is None for m in report.sweep["models"])
+        return int(Exit.FAILURE if missed else Exit.OK)
     for series in report.series:
         if series.requests and (series.ok == 0 or series.aborted):
-            top = series.top_error
-            if top is not None:
-                try:
-                    from taotoken_cli.diagnosis.catalogue import get
-
-                    return int(get(top.code).exit)
-                except KeyError:
-                    pass
-            return int(Exit.FAILURE)
-    if report.slo:
-        if report.sweep is not None:
-            if any(m["knee"] is None for m in report.sweep["models"]):
-                return int(Exit.FAILURE)
-        elif any(s.meets_slo is False for s in report.series):
-            return int(Exit.FAILURE)
+            return _error_exit(series)
+    if report.slo and any(s.meets_slo is False for s in report.series):
+        return int(Exit.FAILURE)
     return int(Exit.OK)
+
+
+def _error_exit(series) -> int:
+    from taotoken_cli.exitcodes import Exit
+
+    top = series.top_error
+    if top is not None:
+        from taotoken_cli.diagnosis.catalogue import CATALOGUE
+
+        if top.code in CATALOGUE:
+            return int(CATALOGUE[top.code].exit)
+    return int(Exit.FAILURE)
 
 
 def _refuse_plain_http(root: str, has_key: bool, env: Mapping[str, str]) -> None:
