@@ -86,8 +86,7 @@ def run_bench(options: BenchRun, view: Progress | None = None) -> BenchReport:
                 series.append(report)
                 if options.sweep is None:
                     continue
-                good = report.goodput_per_s if options.slos else (report.ok / report.elapsed_s
-                                                                    if report.elapsed_s else 0.0)
+                good = report.goodput_per_s  # without SLOs every success is good
                 done.append(Step(value, good, report.meets_slo, report.aborted is not None))
                 rows.append(_step_row(report, value, len(series) - 1, good))
                 stop = saturated(done, bool(options.slos))
