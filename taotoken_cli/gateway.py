@@ -9,12 +9,14 @@ is sent only in headers and never logged.
 from __future__ import annotations
 
 import json
+import os
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from taotoken_cli import __version__
+from taotoken_cli.proxies import proxy_for  # noqa: F401 - the gateway's proxy decision, shared by every caller
 
 USER_AGENT = f"taotoken-cli/{__version__}"
 ENV_ALLOW_HTTP = "TAOTOKEN_ALLOW_HTTP"  # =1: the user accepts sending the key over plain http
@@ -112,10 +114,9 @@ class InsecureTransport(Exception):
     """The key would travel unencrypted: plain http to a host that is not this machine."""
 
 
-def plain_http_refusal(url: str, env: dict[str, str] | None = None) -> InsecureTransport | None:
+def plain_http_refusal(url: str, env: Mapping[str, str] | None = None) -> InsecureTransport | None:
     """Why the key must not be sent to `url`, or None. Loopback http (a local gateway, the mock) is fine;
     anything else over http needs TAOTOKEN_ALLOW_HTTP=1, because everyone on the path could read the key."""
-    import os
     from urllib.parse import urlsplit
 
     from taotoken_cli.hygiene import is_loopback_host
@@ -138,28 +139,25 @@ def chat_request_body(model: str, *, prompt: str, max_tokens: int, stream: bool)
     return body
 
 
-def proxy_for(url: str, env: dict[str, str] | None = None) -> str | None:
-    """The proxy httpx would use for `url` given the environment (None when direct)."""
-    import os
-    import urllib.request
+def tls_context(env: Mapping[str, str] | None = None):
+    """The certificates httpx trusts with trust_env: SSL_CERT_FILE, else SSL_CERT_DIR, else certifi's bundle."""
+    import ssl
 
-    env = dict(os.environ) if env is None else env
-    scheme = url.split("://", 1)[0].lower()
-    host = url.split("://", 1)[-1].split("/", 1)[0].split("@")[-1].rsplit(":", 1)[0]
-    no_proxy = env.get("NO_PROXY") or env.get("no_proxy") or ""
-    if no_proxy and urllib.request.proxy_bypass_environment(host, {"no": no_proxy}):
-        return None
-    for name in (f"{scheme.upper()}_PROXY", f"{scheme}_proxy", "ALL_PROXY", "all_proxy"):
-        if env.get(name):
-            return env[name]
-    return None
+    env = os.environ if env is None else env
+    if env.get("SSL_CERT_FILE"):
+        return ssl.create_default_context(cafile=env["SSL_CERT_FILE"])
+    if env.get("SSL_CERT_DIR"):
+        return ssl.create_default_context(capath=env["SSL_CERT_DIR"])
+    import certifi
+
+    return ssl.create_default_context(cafile=certifi.where())
 
 
 class Gateway:
     def __init__(self, base_url: str, api_key: str | None, *, connect_timeout: float = 3.0,
                  read_timeout: float = 10.0, trust_env: bool = True, extra_headers: dict[str, str] | None = None,
                  http2: bool = False, total_timeout: float | None = None,
-                 request_timeout: float | None = None) -> None:
+                 request_timeout: float | None = None, env: Mapping[str, str] | None = None) -> None:
         self.endpoints = Endpoints(base_url.rstrip("/"))
         # One budget for everything this Gateway does (`check --timeout`), and/or one per request
         # (`route --verify`): httpx's timeouts are per phase/per read, so a server that trickles
@@ -171,6 +169,10 @@ class Gateway:
         self.connect_timeout = connect_timeout
         self.read_timeout = read_timeout
         self.trust_env = trust_env
+        self.env: Mapping[str, str] = os.environ if env is None else env
+        # The proxy is decided here, once, by the same rules doctor reports (taotoken_cli.proxies): httpx is
+        # then told it explicitly instead of reading the process environment itself.
+        self.proxy = proxy_for(self.endpoints.root, self.env) if trust_env else None
         self._extra_headers = extra_headers or {}
         self._client = None
         self._client_error: BaseException | None = None
@@ -183,12 +185,13 @@ class Gateway:
             try:
                 self._client = httpx.Client(
                     timeout=httpx.Timeout(self.read_timeout, connect=self.connect_timeout),
-                    trust_env=self.trust_env,
+                    trust_env=False,
+                    proxy=self.proxy,
                     follow_redirects=False,
                     headers={"User-Agent": USER_AGENT},
                     # Load the CA bundle only when TLS can be involved: it costs ~20 ms at start-up,
                     # which matters for `check` in .bashrc against a plain-http local gateway.
-                    verify=self.endpoints.root.startswith("https") or proxy_for(self.endpoints.root) is not None,
+                    verify=tls_context(self.env) if self.endpoints.root.startswith("https") or self.proxy else False,
                 )
             except Exception as exc:  # e.g. socks proxy without socksio, invalid proxy URL
                 self._client_error = exc
@@ -216,12 +219,11 @@ class Gateway:
     def request(self, method: str, url: str, *, json_body: Any = None, anthropic: bool = False,
                 stream: bool = False) -> Observation:
         obs = Observation(method, url, key_sent=bool(self._key))
-        refusal = plain_http_refusal(url) if self._key else None
+        refusal = plain_http_refusal(url, self.env) if self._key else None
         if refusal is not None:
             obs.error = refusal
             return obs
-        if self.trust_env:
-            obs.proxy = proxy_for(url)
+        obs.proxy = self.proxy
         client = self._get_client()
         if client is None:
             obs.error = self._client_error

@@ -41,6 +41,33 @@ def is_loopback_host(host: str | None) -> bool:
         return False
 
 
+_LABEL_RE = re.compile(r"^[a-z0-9_]([a-z0-9_-]{0,61}[a-z0-9_])?$")
+
+
+def host_problem(host: str) -> str | None:
+    """What is wrong with a URL's host name (None when it is a usable name or IP address)."""
+    if ":" in host:  # an IPv6 address (urlsplit removed the brackets)
+        try:
+            ipaddress.IPv6Address(host.split("%")[0])
+        except ValueError:
+            return "is not a valid IPv6 address"
+        return None
+    if re.fullmatch(r"[0-9.]+", host):
+        try:
+            ipaddress.IPv4Address(host)
+        except ValueError:
+            return "is not a valid IPv4 address"
+        return None
+    try:
+        ascii_host = host.encode("idna").decode("ascii")  # international names become xn--…
+    except UnicodeError:
+        return "is not a valid host name"
+    labels = ascii_host.lower().rstrip(".").split(".")
+    if len(ascii_host) > 253 or not all(_LABEL_RE.match(label) for label in labels):
+        return "is not a valid host name (letters, digits and '-' between dots)"
+    return None
+
+
 def _unwrap(raw: str, label: str) -> Cleaned:
     """Strip surrounding whitespace and quotes (pasted from docs or shell snippets), saying so."""
     text = raw.strip().strip(_QUOTES).strip()
@@ -74,6 +101,18 @@ def clean_base_url(raw: str) -> Cleaned:
         )
     if not hostname:
         raise InputError(f"base URL {text!r} has no host", "e.g. https://taotoken.net/api")
+    problem = host_problem(hostname)
+    if problem:
+        raise InputError(f"base URL {text!r}: the host {hostname!r} {problem}",
+                         "write the host name or IP address only, e.g. https://taotoken.net/api")
+    try:
+        port = parts.port
+    except ValueError:  # not a number, or above 65535
+        port = -1
+    port_text = parts.netloc.rpartition("]")[2].rpartition("@")[2].partition(":")[2]
+    if port == -1 or port == 0 or (port_text and not port_text.isdigit()):
+        raise InputError(f"base URL {text!r} has an invalid port {port_text!r}",
+                         "a port is a number from 1 to 65535, e.g. https://taotoken.net:8443/api, or none at all")
     if any(ch.isspace() for ch in text):
         raise InputError(f"base URL {text!r} contains whitespace", "remove the spaces from the URL")
     if parts.username or parts.password:
@@ -108,6 +147,9 @@ def clean_base_url(raw: str) -> Cleaned:
         result.changes.append(f"removed a repeated /v1 ({v1_count}x): it would produce /v1/v1/... requests")
     scheme = parts.scheme.lower()
     netloc = parts.netloc.lower()
+    if netloc.endswith(":"):  # `host:` with an empty port means the default one
+        netloc = netloc[:-1]
+        result.changes.append("removed the empty port after the host")
     result.value = urlunsplit((scheme, netloc, path, "", ""))
     if scheme == "http" and not is_loopback_host(hostname):
         result.warnings.append(

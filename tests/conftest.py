@@ -154,3 +154,58 @@ def module_mock_gateway():
     starter = _MockStarter()
     yield starter
     starter.close()
+
+
+class PtySession:
+    """`taotoken ARGS` with a real pseudo-terminal as its controlling terminal: prompts, hidden input, Enter.
+
+        with PtySession(["init"], cwd=home) as s:
+            s.expect(b"API key (input hidden)"); s.send(b"sk-…\\n")
+        s.exit_code, s.seen   # everything the terminal showed
+    """
+
+    def __init__(self, args: list[str], *, cwd: Path, env: dict[str, str] | None = None) -> None:
+        self.args, self.cwd = args, cwd
+        # A reduced PATH: no `claude`/`codex` binaries of this machine are detected; PYTHONPATH finds the package.
+        self.env = {**os.environ, "PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin", **(env or {})}
+        self.seen = b""
+        self.exit_code: int | None = None
+
+    def __enter__(self) -> PtySession:
+        import pty
+
+        self.pid, self.fd = pty.fork()
+        if self.pid == 0:  # child: the CLI with the pty as its controlling terminal
+            os.chdir(self.cwd)
+            os.execve(sys.executable, [sys.executable, "-m", "taotoken_cli", *self.args], self.env)
+        return self
+
+    def expect(self, text: bytes, timeout: float = 20) -> None:
+        import select
+        import time
+
+        deadline = time.monotonic() + timeout
+        while text not in self.seen:
+            ready, _, _ = select.select([self.fd], [], [], max(0.0, deadline - time.monotonic()))
+            assert ready, f"timed out waiting for {text!r}; got {self.seen!r}"
+            try:
+                chunk = os.read(self.fd, 4096)
+            except OSError:
+                break
+            if not chunk:
+                break
+            self.seen += chunk
+        assert text in self.seen, self.seen
+
+    def send(self, data: bytes) -> None:
+        os.write(self.fd, data)
+
+    def __exit__(self, *exc: object) -> None:
+        import contextlib
+
+        with contextlib.suppress(OSError):  # read what is left, so the child never blocks on a full pty
+            while chunk := os.read(self.fd, 4096):
+                self.seen += chunk
+        _, status = os.waitpid(self.pid, 0)
+        os.close(self.fd)
+        self.exit_code = os.waitstatus_to_exitcode(status)

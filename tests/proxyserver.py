@@ -69,7 +69,7 @@ class ProxyServer:
     def _refuse(self, writer: asyncio.StreamWriter, status: int, reason: str, extra: str = "") -> None:
         body = b"" if status == 407 else f"<html><body><h1>{status} {reason}</h1></body></html>".encode()
         kind = "" if not body else "Content-Type: text/html\r\n"
-        writer.write(f"HTTP/1.1 {status} {reason}\r\n{extra}{kind}Content-Length: {len(body)}\r\n"
+        writer.write(f"HTTP/1.1 {status} {reason}\r\nServer: test-proxy\r\n{extra}{kind}Content-Length: {len(body)}\r\n"
                      f"Connection: close\r\n\r\n".encode() + body)
         writer.close()
 

@@ -86,11 +86,11 @@ def test_the_proxys_own_failures_are_proxy_problems(cli, gateway, tls, servers):
         refusing = servers.start(ProxyServer(connect_status=status))
         code, data = bench_json(cli, base_url, "-n", "2", "--proxy", refusing.url, env=env)
         error = data["series"][0]["errors"][0]
-        assert code == 7 and error["code"] == "proxy.unreachable", error
-    # plain http: the forwarding proxy answers 502 itself
+        assert code == 7 and error["code"] == "proxy.refused", error
+    # plain http: the forwarding proxy answers 502 itself (its own page, signed by its Server header)
     failing = servers.start(ProxyServer(forward_status=502))
     code, data = bench_json(cli, gateway.url, "-n", "2", "--proxy", failing.url)
-    assert code == 7 and data["series"][0]["errors"][0]["code"] == "proxy.unreachable"
+    assert code == 7 and data["series"][0]["errors"][0]["code"] == "proxy.refused"
     assert data["series"][0]["status_codes"] == {"502": 2}
     # nothing listens where the proxy should be
     with socket.socket() as sock:

@@ -32,13 +32,38 @@ def test_base_url_is_reduced_to_the_root_and_every_change_is_reported(raw: str, 
     assert not cleaned.warnings
 
 
+@pytest.mark.parametrize("raw, root", [("https://taotoken.net:8443/api", "https://taotoken.net:8443/api"),
+                                       ("https://taotoken.net:/api", "https://taotoken.net/api"),
+                                       ("http://[::1]:3000/api/v1", "http://[::1]:3000/api"),
+                                       ("https://例子.测试/api", "https://例子.测试/api"),
+                                       ("http://gw_internal:3000/api", "http://gw_internal:3000/api")])
+def test_ports_and_hosts_that_httpx_accepts_are_kept(raw: str, root: str) -> None:
+    import httpx
+
+    assert clean_base_url(raw).value == root
+    httpx.URL(root + "/v1/models")  # what the gateway client will request must parse
+
+
+def test_a_bad_port_is_an_input_error_before_anything_is_written(home, cli) -> None:
+    result = cli("config", "set", "base_url", "https://taotoken.net:abc/api").assert_clean()
+    assert result.returncode == 2 and "invalid port 'abc'" in result.stderr and "1 to 65535" in result.stderr
+    assert not (home / ".config/taotoken/config.toml").exists()
+    result = cli("init", "--yes", "--base-url", "https://taotoken.net:99999/api", "--key-stdin", "--model", "m",
+                 input=SENTINEL_KEY).assert_clean()
+    assert result.returncode == 2 and "invalid port '99999'" in result.stderr
+    assert not (home / ".config").exists()
+
+
 def test_plain_http_to_a_remote_host_warns() -> None:
     assert any("unencrypted" in w for w in clean_base_url("http://gateway.example.com/api").warnings)
     assert not clean_base_url("http://localhost:3000").warnings
 
 
 @pytest.mark.parametrize("raw", ["ftp://x/api", "taotoken.net/api", "", "https://", "https://user:pw@h/api",
-                                 "https://taotoken.net/a pi"])
+                                 "https://taotoken.net/a pi", "https://taotoken.net:abc/api",
+                                 "https://taotoken.net:99999/api", "https://taotoken.net:0/api",
+                                 "https://taotoken.net:-1/api", "https://999.1.1.1/api", "https://tao..net/api",
+                                 "https://-bad.example/api", "http://[::zz]:3000/api"])
 def test_unusable_base_urls_are_refused_with_a_fix(raw: str) -> None:
     with pytest.raises(InputError) as info:
         clean_base_url(raw)
@@ -118,6 +143,34 @@ def test_config_set_key_from_stdin_is_0600_masked_and_preserves_comments(home, c
     assert "sk-SE…WXYZ" in shown.stdout and "m1" in shown.stdout
     again = cli("config", "set", "api_key", "-", input=SENTINEL_KEY).assert_clean()
     assert "nothing changed" in again.stdout
+
+
+def test_config_set_key_on_a_terminal_asks_hidden_instead_of_waiting_for_ctrl_d(home) -> None:
+    """A real pseudo-terminal: the prompt appears, the typed key is not echoed, one Enter ends it."""
+    from tests.conftest import PtySession
+
+    with PtySession(["config", "set", "api_key", "-"], cwd=home) as session:
+        session.expect(b"API key (input hidden): ")
+        session.send(SENTINEL_KEY.encode() + b"\n")
+        session.expect(b"set api_key = sk-SE")
+    assert session.exit_code == 0, session.seen
+    assert SENTINEL_KEY.encode() not in session.seen  # neither echoed nor printed
+    assert SENTINEL_KEY in (home / ".config/taotoken/config.toml").read_text()
+
+
+def test_config_set_key_from_memory_streams_goes_through_the_prompter(home) -> None:
+    """The core called directly with in-memory I/O: a pipe gives the whole key, a terminal one hidden line."""
+    from taotoken_cli.config.update import set_value
+    from taotoken_cli.iostreams import IOStreams
+
+    piped = IOStreams.memory(SENTINEL_KEY + "\n", env={"HOME": str(home), "XDG_CONFIG_HOME": str(home / ".c")})
+    set_value(piped, "api_key", "-", None)
+    assert "sk-SE…WXYZ" in piped.written()[0]
+    typed = IOStreams.memory("sk-TYPEDkey0123456789abcdWXYZ\n", env=piped.env, tty=True)
+    set_value(typed, "api_key", "-", None)
+    out, err = typed.written()
+    assert "API key (input hidden): " in err and "sk-TY…WXYZ" in out
+    assert "sk-TYPEDkey0123456789abcdWXYZ" in (home / ".c/taotoken/config.toml").read_text()
 
 
 def test_broken_config_file_names_line_and_column(home, cli) -> None:

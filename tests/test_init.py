@@ -13,13 +13,13 @@ from pathlib import Path
 import pytest
 
 from taotoken_cli import fileplan
-from taotoken_cli.clients import ccswitch, claude_code, cline, codex
+from taotoken_cli.clients import claude_code, cline, codex
 from taotoken_cli.clients.base import Machine
 from taotoken_cli.config import tomllib  # tomllib, or tomli on Python 3.10
 from taotoken_cli.errors import TaotokenError
 from taotoken_cli.init import plan as init_core
 from taotoken_cli.iostreams import IOStreams
-from tests.conftest import REPO, SENTINEL_KEY
+from tests.conftest import REPO, SENTINEL_KEY, PtySession
 from tests.test_fileplan import snapshot
 
 ROOT = "https://taotoken.net/api"
@@ -145,7 +145,7 @@ wire_api = "responses"
 [model_providers.taotoken]
 name = "TaoToken"
 base_url = "{ROOT}/v1"
-env_key = "TAOTOKEN_API_KEY"
+env_key = "OPENAI_API_KEY"
 wire_api = "responses"
 
 [mcp_servers.context7]
@@ -218,7 +218,7 @@ def test_all_targets_into_an_empty_home_write_the_reference_formats(cli, home: P
 
     config = tomllib.loads((home / ".codex/config.toml").read_text())
     assert config == {"model": MODEL, "model_provider": "taotoken", "model_providers": {"taotoken": {
-        "name": "TaoToken", "base_url": ROOT + "/v1", "env_key": "TAOTOKEN_API_KEY", "wire_api": "responses"}}}
+        "name": "TaoToken", "base_url": ROOT + "/v1", "env_key": "OPENAI_API_KEY", "wire_api": "responses"}}}
     assert not (home / ".codex/auth.json").exists()
 
     providers = json.loads((home / ".cline/data/settings/providers.json").read_text())
@@ -237,17 +237,19 @@ def test_all_targets_into_an_empty_home_write_the_reference_formats(cli, home: P
     claude_q = {k: v[0] for k, v in parse_qs(urlsplit(claude_link).query).items()}
     codex_q = {k: v[0] for k, v in parse_qs(urlsplit(codex_link).query).items()}
     assert claude_q == {"app": "claude", "resource": "provider", "name": "TaoToken", "endpoint": ROOT,
-                        "apiKey": SENTINEL_KEY, "model": MODEL, "haikuModel": MODEL}
+                        "homepage": "https://taotoken.net", "apiKey": SENTINEL_KEY, "model": MODEL,
+                        "haikuModel": MODEL}
     assert codex_q == {"app": "codex", "resource": "provider", "name": "TaoToken", "endpoint": ROOT + "/v1",
-                       "apiKey": SENTINEL_KEY, "model": MODEL}
+                       "homepage": "https://taotoken.net", "apiKey": SENTINEL_KEY, "model": MODEL}
     assert "ccswitch://v1/import?app=claude" in result.stdout and "apiKey=sk-SE…WXYZ" in result.stdout
 
     env_sh = home / ".config/taotoken/env.sh"
     exported = subprocess.run(["bash", "-c", f". {env_sh} && env"], capture_output=True, text=True,
                               env={"PATH": os.environ["PATH"]}, check=True).stdout
-    for line in (f"TAOTOKEN_BASE_URL={ROOT}", f"TAOTOKEN_API_KEY={SENTINEL_KEY}", f"TAOTOKEN_MODEL={MODEL}",
-                 f"OPENAI_BASE_URL={ROOT}/v1", f"OPENAI_API_KEY={SENTINEL_KEY}"):
+    for line in (f"OPENAI_BASE_URL={ROOT}/v1", f"OPENAI_API_KEY={SENTINEL_KEY}"):
         assert line in exported.splitlines()
+    # Nothing taotoken itself reads: an exported TAOTOKEN_* would shadow every later `taotoken config set`.
+    assert not [line for line in exported.splitlines() if line.startswith("TAOTOKEN_")]
     bashrc = (home / ".bashrc").read_text()
     assert bashrc.count("taotoken-env") == 1 and str(env_sh) in bashrc
 
@@ -529,47 +531,6 @@ def test_claude_warns_about_an_exported_api_key(home: Path) -> None:
     assert any("unset ANTHROPIC_API_KEY" in w for w in plan.warnings)
 
 
-def test_cc_switch_legacy_config_json_gets_a_provider_entry(cli, home: Path) -> None:
-    legacy = {"version": 2, "claude": {"providers": {"work": {"id": "work", "name": "Work", "settingsConfig": {
-        "env": {"ANTHROPIC_AUTH_TOKEN": "sk-workWORKworkWORK1234"}}}}, "current": "work"},
-        "codex": {"providers": {}, "current": ""}, "mcp": {"servers": {}}}
-    path = write(home / ".cc-switch/config.json", json.dumps(legacy, indent=2) + "\n", 0o600)
-    result = init(cli, "--target", "cc-switch", "--yes").assert_clean()
-    assert result.returncode == 0, result.output
-    data = json.loads(path.read_text())
-    assert data["claude"]["current"] == "work" and data["claude"]["providers"]["work"] == \
-        legacy["claude"]["providers"]["work"]
-    entry = data["claude"]["providers"]["taotoken"]
-    assert entry["settingsConfig"] == {"env": {"ANTHROPIC_AUTH_TOKEN": SENTINEL_KEY, "ANTHROPIC_BASE_URL": ROOT,
-                                               "ANTHROPIC_MODEL": MODEL, "ANTHROPIC_DEFAULT_HAIKU_MODEL": MODEL}}
-    codex_entry = data["codex"]["providers"]["taotoken"]["settingsConfig"]
-    assert codex_entry["auth"] == {"OPENAI_API_KEY": SENTINEL_KEY}
-    assert tomllib.loads(codex_entry["config"])["model_providers"]["taotoken"]["base_url"] == ROOT + "/v1"
-    assert "rewrites those files" in result.stderr
-    assert "sk-workWORKworkWORK1234" not in result.output
-
-
-def test_cc_switch_sqlite_store_is_never_written(cli, home: Path) -> None:
-    write(home / ".cc-switch/cc-switch.db", "SQLite format 3\0")
-    write(home / ".cc-switch/config.json", '{"version": 2}\n')
-    before = snapshot(home / ".cc-switch")
-    result = init(cli, "--target", "cc-switch", "--yes").assert_clean()
-    assert result.returncode == 0, result.output
-    assert snapshot(home / ".cc-switch") == before
-    assert ccswitch.store_kind(ccswitch.paths(Machine.of({"HOME": str(home)}))) == "sqlite"
-
-
-def test_open_hands_the_real_link_to_the_opener(cli, home: Path) -> None:
-    # xdg-open is replaced by a script on PATH that records its argument: no desktop exists here.
-    bin_dir = home / "bin"
-    write(bin_dir / "xdg-open", f"#!/bin/sh\nprintf '%s\\n' \"$1\" >> {home}/opened\n", 0o755)
-    result = init(cli, "--target", "cc-switch", "--open", "--yes",
-                  env={"PATH": f"{bin_dir}:{os.environ['PATH']}"}).assert_clean()
-    assert result.returncode == 0, result.output
-    opened = (home / "opened").read_text().splitlines()
-    assert len(opened) == 2 and all(f"apiKey={SENTINEL_KEY}" in link for link in opened)
-
-
 def test_read_functions_report_state_and_parse_errors_for_doctor(home: Path, existing) -> None:
     machine = Machine.of({"HOME": str(home)}, cwd=home)
     write(existing["codex"], "model = \n")
@@ -583,48 +544,18 @@ def test_read_functions_report_state_and_parse_errors_for_doctor(home: Path, exi
 
 def test_interactive_prompts_hide_the_key_and_ask_before_writing(home: Path) -> None:
     """A real pseudo-terminal: the prompts appear, the typed key is not echoed, 'y' applies."""
-    import pty
-    import select
-
-    env = {**os.environ, "PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"}
-    pid, fd = pty.fork()
-    if pid == 0:  # child: the CLI with the pty as its controlling terminal
-        os.chdir(home)
-        os.execve(sys.executable, [sys.executable, "-m", "taotoken_cli", "init", "--target", "cline"], env)
-
-    seen = b""
-
-    def expect(text: bytes, timeout: float = 20) -> None:
-        nonlocal seen
-        import time
-
-        deadline = time.monotonic() + timeout
-        while text not in seen:
-            ready, _, _ = select.select([fd], [], [], max(0.0, deadline - time.monotonic()))
-            assert ready, f"timed out waiting for {text!r}; got {seen!r}"
-            try:
-                chunk = os.read(fd, 4096)
-            except OSError:
-                break
-            if not chunk:
-                break
-            seen += chunk
-        assert text in seen, seen
-
-    try:
-        expect(b"Base URL [https://taotoken.net/api]")
-        os.write(fd, b"\n")
-        expect(b"API key (input hidden)")
-        os.write(fd, SENTINEL_KEY.encode() + b"\n")
-        expect(b"Model ID")
-        os.write(fd, b"typed-model\n")
-        expect(b"Apply these changes? [y/N]")
-        os.write(fd, b"y\n")
-        expect(b"undo everything this run changed")
-    finally:
-        _, status = os.waitpid(pid, 0)
-        os.close(fd)
-    assert os.waitstatus_to_exitcode(status) == 0, seen
+    with PtySession(["init", "--target", "cline"], cwd=home) as session:
+        session.expect(b"Base URL [https://taotoken.net/api]")
+        session.send(b"\n")
+        session.expect(b"API key (input hidden)")
+        session.send(SENTINEL_KEY.encode() + b"\n")
+        session.expect(b"Model ID")
+        session.send(b"typed-model\n")
+        session.expect(b"Apply these changes? [y/N]")
+        session.send(b"y\n")
+        session.expect(b"undo everything this run changed")
+    seen = session.seen
+    assert session.exit_code == 0, seen
     assert SENTINEL_KEY.encode() not in seen  # neither echoed nor printed
     entry = json.loads((home / ".cline/data/settings/providers.json").read_text())["providers"]["openai-compatible"]
     assert entry["settings"]["apiKey"] == SENTINEL_KEY and entry["settings"]["model"] == "typed-model"

@@ -97,18 +97,10 @@ def proxy_authorization(user: str | None, password: str | None) -> str | None:
 
 
 def default_ssl_context() -> ssl.SSLContext:
-    """Same trust as the shared gateway client (httpx): SSL_CERT_FILE, else certifi, else the system store."""
-    import os
+    """Same trust as the shared gateway client (gateway.tls_context: SSL_CERT_FILE, SSL_CERT_DIR, certifi)."""
+    from taotoken_cli.gateway import tls_context
 
-    cafile = os.environ.get("SSL_CERT_FILE")
-    if not cafile:
-        try:
-            import certifi
-
-            cafile = certifi.where()
-        except ImportError:
-            cafile = None
-    return ssl.create_default_context(cafile=cafile)
+    return tls_context()
 
 
 class ProtocolError(Exception):

@@ -285,9 +285,9 @@ def _proxy(args: BenchOptions, root: str, env: Mapping[str, str]) -> tuple[str |
     if args.proxy is not None:
         proxy, source = args.proxy.strip(), "--proxy"
     else:
-        from taotoken_cli.gateway import proxy_for
+        from taotoken_cli.proxies import proxy_for
 
-        proxy, source = proxy_for(root, dict(env)), "environment"
+        proxy, source = proxy_for(root, env), "environment"
         if not proxy:
             return None, None
     where = "--proxy" if source == "--proxy" else "the proxy set in the environment"

@@ -71,7 +71,7 @@ def run_check(options: CheckOptions, env: dict[str, str] | None = None) -> Check
     timeout = max(0.1, options.timeout_s)
     context = {"model": result.model or ""}
     with Gateway(base, key, connect_timeout=min(3.0, timeout), read_timeout=timeout,
-                 trust_env=not options.no_proxy, total_timeout=timeout) as gateway:
+                 trust_env=not options.no_proxy, total_timeout=timeout, env=env) as gateway:
         context.update({"base": base, "openai_base": gateway.endpoints.openai_base})
         models = gateway.list_models()
         result.proxy = models.proxy

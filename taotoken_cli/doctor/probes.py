@@ -82,7 +82,7 @@ def _gateway(ctx: DoctorContext, trust_env: bool = True, auth: bool = True) -> G
     # total_timeout too: a server that drips bytes re-arms the read timeout forever; this ends the
     # probe itself (classified net.timeout) before the runner has to abandon its thread.
     return Gateway(ctx.base_url, ctx.api_key if auth else None, connect_timeout=connect, read_timeout=read,
-                   trust_env=trust_env, total_timeout=read)
+                   trust_env=trust_env, total_timeout=read, env=ctx.env)
 
 
 def get(ctx: DoctorContext, url: str, *, trust_env: bool = True, auth: bool = True) -> Observation:

@@ -5,12 +5,11 @@ confirms and applies the plan; `view` renders it.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from taotoken_cli import fileplan
 from taotoken_cli.clients import CLIENTS, ccswitch, codex
-from taotoken_cli.clients.base import Machine, PlanOptions, Triple, read_text, text_change
+from taotoken_cli.clients.base import Machine, PlanOptions, Triple
 from taotoken_cli.config import (
     ENV_API_KEY,
     ENV_BASE_URL,
@@ -18,17 +17,14 @@ from taotoken_cli.config import (
     Origin,
     Overrides,
     clean_value,
-    config_path,
     load_settings,
 )
-from taotoken_cli.config.edit import render_config_update
-from taotoken_cli.errors import ConfigFileError, InputError, TaotokenError
-from taotoken_cli.exitcodes import Exit
-from taotoken_cli.fileplan import FileChange, Plan
+from taotoken_cli.copies import OWN, Record, plan_copies, read_record, record_change
+from taotoken_cli.errors import InputError
+from taotoken_cli.fileplan import Plan
 from taotoken_cli.iostreams import IOStreams
-from taotoken_cli.masking import mask_key, remember_secret
+from taotoken_cli.masking import remember_secret
 
-OWN = "own"
 TARGETS = tuple(CLIENTS)
 
 
@@ -43,7 +39,8 @@ class InitRequest:
     all_targets: bool = False
     scope: str = "user"
     codex_auth: str = "env"
-    open_links: bool = False
+    open_links: bool = False  # hand the CC Switch links over (one at a time)
+    open_app: str | None = None  # only this app's link (claude | codex)
     profile: str | None = None
 
 
@@ -106,7 +103,7 @@ def resolve_triple(request: InitRequest, io: IOStreams) -> tuple[Triple, str, li
 
 # ------------------------------------------------------------------------------------------ targets
 
-def choose_targets(request: InitRequest, machine: Machine) -> tuple[list[str], list[str]]:
+def choose_targets(request: InitRequest, machine: Machine, profile: str) -> tuple[list[str], list[str]]:
     notes = []
     unknown = [t for t in request.targets if t not in (*TARGETS, OWN)]
     if unknown:
@@ -126,12 +123,20 @@ def choose_targets(request: InitRequest, machine: Machine) -> tuple[list[str], l
         if not chosen:
             notes.append("no AI clients detected: only taotoken's own config is written "
                          "(choose clients with --target NAME or --all)")
+    recorded = read_record(machine)
+    if recorded is not None and recorded.profile == profile:
+        kept = [t for t in recorded.targets if t not in chosen]
+        chosen += kept  # one truth: every copy an earlier init wrote gets the new values too
+        notes.extend(f"{name}: written by an earlier init, kept in step" for name in kept)
+    elif recorded is not None:
+        notes.append(f"the copies of profile {recorded.profile!r} ({', '.join(recorded.targets)}) are no longer kept "
+                     f"in step: from now on they follow profile {profile!r} wherever this run writes them")
     if request.open_links and "cc-switch" not in chosen:
         chosen.append("cc-switch")
         notes.append("cc-switch: added because of --open")
     if "codex" in chosen and request.codex_auth == "env" and "shell" not in chosen:
         chosen.append("shell")
-        notes.append("shell: added because Codex reads the key from $TAOTOKEN_API_KEY (--codex-auth env)")
+        notes.append("shell: added because Codex reads the key from $OPENAI_API_KEY (--codex-auth env)")
     return chosen, notes
 
 
@@ -142,51 +147,15 @@ def build(request: InitRequest, io: IOStreams) -> InitPlan:
         raise InputError(f"unknown --scope {request.scope!r}", "use --scope user or --scope project")
     if request.codex_auth not in codex.AUTH_MODES:
         raise InputError(f"unknown --codex-auth {request.codex_auth!r}", f"use one of: {', '.join(codex.AUTH_MODES)}")
+    if request.open_app not in (None, *ccswitch.APPS):
+        raise InputError(f"unknown --open-app {request.open_app!r}", "use --open-app claude or --open-app codex")
     triple, profile, hygiene = resolve_triple(request, io)
     machine = Machine.of(io.env, io.cwd)
-    targets, target_notes = choose_targets(request, machine)
+    targets, target_notes = choose_targets(request, machine, profile)
     options = PlanOptions(scope=request.scope, codex_auth=request.codex_auth)
-    plan = Plan()
-    errors: list[ConfigFileError] = []
-
-    def collect(make: Callable[[], Plan | FileChange]) -> None:
-        try:
-            made = make()
-        except ConfigFileError as exc:
-            errors.append(exc)
-            return
-        if isinstance(made, Plan):
-            plan.extend(made)
-        else:
-            plan.add(made)
-
-    collect(lambda: own_config_change(triple, profile, machine))
-    for target in targets:
-        collect(lambda client=CLIENTS[target]: client.plan(triple, machine, options))
-    if len(errors) == 1:
-        raise errors[0]
-    if errors:
-        raise TaotokenError(
-            f"{len(errors)} files cannot be parsed; nothing was written:\n"
-            + "\n".join(f"  {e.message}\n    fix: {e.fix}" for e in errors),
-            "fix each file at the position shown (or move it away), then run again", Exit.CONFIG,
-            code="config.unparsable")
-    for secret in plan.secrets:
-        remember_secret(secret)
+    plan = plan_copies(triple, targets, options, machine, own_profile=profile)
+    plan.add(record_change(Record(profile, tuple(targets), options), machine))
     fileplan.add_git_warnings(plan)
     links = ccswitch.import_links(triple) if "cc-switch" in targets else {}
+    remember_secret(ccswitch.encode(triple.api_key))  # the key as the links carry it
     return InitPlan(triple, profile, targets, plan, hygiene, target_notes, links)
-
-
-def own_config_change(triple: Triple, profile: str, machine: Machine) -> FileChange:
-    from taotoken_cli.config import read_config_file
-
-    path = config_path(machine.env)
-    read_config_file(path)  # a broken file stops the run with line:column
-    current = read_text(path)
-    text = current.text or ""
-    new_text = render_config_update(text, path, profile, {"base_url": triple.base_url, "api_key": triple.api_key,
-                                                          "model": triple.model})
-    summary = [f"profile {profile!r}: base_url = {triple.base_url!r}, api_key = {mask_key(triple.api_key)}, "
-               f"model = {triple.model!r}"]
-    return text_change(current, new_text, target=OWN, summary=summary, secret=True)

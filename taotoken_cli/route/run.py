@@ -52,7 +52,7 @@ def choose(options: RouteOptions, io: IOStreams) -> int:
         from taotoken_cli.route.verify import run_verify
 
         report = run_verify(settings, choice, samples=options.samples, all_routes=options.all_routes,
-                            request_timeout=options.timeout_s)
+                            request_timeout=options.timeout_s, env=io.env)
         if options.json_out:
             out.json({"profile": settings.profile, "choice": choice.to_dict(), **report.to_dict()})
         else:

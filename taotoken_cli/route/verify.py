@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -176,7 +177,7 @@ def verify_routes(gateway, targets: list[tuple[str | None, str]], samples: int,
 
 
 def run_verify(settings, choice, *, samples: int, all_routes: bool,
-               request_timeout: float = PROBE_TIMEOUT_S) -> VerifyReport:
+               request_timeout: float = PROBE_TIMEOUT_S, env: Mapping[str, str] | None = None) -> VerifyReport:
     """Verify the chosen route (or, with `all_routes`, every route in the table) against the gateway.
 
     Each request ends within `request_timeout` seconds, however the server trickles its answer."""
@@ -198,7 +199,7 @@ def run_verify(settings, choice, *, samples: int, all_routes: bool,
                             Exit.CONFIG, code="config.missing")
     base = settings.base_url.value
     with Gateway(base, settings.api_key.value, connect_timeout=min(3.0, request_timeout),
-                 read_timeout=request_timeout, request_timeout=request_timeout) as gateway:
+                 read_timeout=request_timeout, request_timeout=request_timeout, env=env) as gateway:
         context = {"base": base, "openai_base": gateway.endpoints.openai_base,
                    "host": urlsplit(base).hostname or "", "config": str(settings.config_path)}
         return verify_routes(gateway, targets, samples, context)

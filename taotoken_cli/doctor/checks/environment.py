@@ -8,6 +8,7 @@ from urllib.parse import urlsplit
 
 from taotoken_cli import hygiene
 from taotoken_cli.config import ENV_CONFIG, ENV_PROFILE, FIELDS, profile_table, read_config_file
+from taotoken_cli.config.origins import fix_at_source
 from taotoken_cli.doctor.context import DoctorContext
 from taotoken_cli.doctor.model import Result, folded
 from taotoken_cli.doctor.registry import check
@@ -17,8 +18,7 @@ from taotoken_cli.masking import mask_key
 SECTION = "Environment"
 _KNOWN_TAOTOKEN = {"TAOTOKEN_BASE_URL", "TAOTOKEN_API_KEY", "TAOTOKEN_MODEL", "TAOTOKEN_PROFILE",
                    "TAOTOKEN_CONFIG", "TAOTOKEN_DEBUG"}
-PROXY_VARS = ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy")
-NO_PROXY_VARS = ("NO_PROXY", "no_proxy")
+NO_PROXY_VARS = ("no_proxy", "NO_PROXY")  # the lower-case one wins (urllib's getproxies)
 
 
 def root_of(url: str) -> str | None:
@@ -75,8 +75,8 @@ def taotoken_vars(ctx: DoctorContext) -> Result:
                     show = mask_key if field == "api_key" else str
                     problems.append(f"{item.origin.detail}={show(item.value)} overrides {field}={show(file_value)} "
                                     f"in {ctx.settings.config_path}")
-                    fixes.append(f"unset {item.origin.detail}   (or: taotoken config set {field} …, "
-                                 "so both agree)")
+                    fixes.append(fix_at_source(ctx.settings, field, None if field == "api_key" else file_value,
+                                               ctx.env))
     profile = ctx.env.get(ENV_PROFILE)
     if profile and ctx.settings.profiles and profile not in ctx.settings.profiles:
         problems.append(f"{ENV_PROFILE}={profile} names a profile that is not in the config file")
@@ -201,16 +201,11 @@ def anthropic_conflict(ctx: DoctorContext) -> Result:
                        fixes=fixes)
 
 
-def configured_proxies(env: dict[str, str]) -> list[tuple[str, str]]:
-    """[(variable, proxy URL)] for every proxy variable set, both cases."""
-    return [(name, env[name].strip()) for name in PROXY_VARS if env.get(name, "").strip()]
-
-
 @check("env.proxy", SECTION, "Proxy variables")
 def proxy_vars(ctx: DoctorContext) -> Result:
-    from taotoken_cli.gateway import proxy_for
+    from taotoken_cli.proxies import proxy_for, proxy_variables
 
-    proxies = configured_proxies(ctx.env)
+    proxies = proxy_variables(ctx.env)
     no_proxy = next((ctx.env[n] for n in NO_PROXY_VARS if ctx.env.get(n)), "")
     if not proxies:
         return Result.ok("no proxy variables set: direct connections")
@@ -225,14 +220,13 @@ def proxy_vars(ctx: DoctorContext) -> Result:
     for upper in ("HTTPS_PROXY", "HTTP_PROXY", "ALL_PROXY"):
         a, b = ctx.env.get(upper, "").strip(), ctx.env.get(upper.lower(), "").strip()
         if a and b and a != b:
-            warns.append(f"{upper}={a} but {upper.lower()}={b}: tools disagree on which they read (curl reads "
-                         "the lower-case one)")
-            fixes.append(f"export {upper.lower()}={a}   (make both the same, or unset one)")
+            warns.append(f"{upper}={a} but {upper.lower()}={b}: taotoken, the Python SDKs (httpx) and curl use "
+                         f"{upper.lower()}; tools that read only {upper} use the other")
+            fixes.append(f"export {upper}={b}   (make both the same, or unset one)")
     for name, value in proxies:
         scheme = value.split("://", 1)[0].lower() if "://" in value else ""
         if not scheme:
-            warns.append(f"{name}={value} has no scheme (httpx and the OpenAI SDK reject it)")
-            fixes.append(f"export {name}=http://{value}")
+            details.append(f"{name} has no scheme: httpx (taotoken, the Python SDKs) and curl use http://{value}")
         elif scheme.startswith("socks") and value == used and importlib.util.find_spec("socksio") is None:
             fails.append(f"{name}={value} is a SOCKS proxy but the 'socksio' package is missing: httpx-based "
                          "clients (taotoken, the OpenAI SDK) fail with 'Using SOCKS proxy, but the socksio "

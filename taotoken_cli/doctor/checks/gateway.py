@@ -38,7 +38,7 @@ def _context(ctx: DoctorContext) -> dict[str, str]:
 
 
 def probes_proxy(ctx: DoctorContext) -> str | None:
-    from taotoken_cli.gateway import proxy_for
+    from taotoken_cli.proxies import proxy_for
 
     return proxy_for(ctx.base_url, ctx.env) if ctx.base_url else None
 

@@ -6,11 +6,10 @@ from urllib.parse import urlsplit
 
 from taotoken_cli import hygiene
 from taotoken_cli.doctor import probes
-from taotoken_cli.doctor.checks.environment import configured_proxies
 from taotoken_cli.doctor.context import DoctorContext
 from taotoken_cli.doctor.model import Result
 from taotoken_cli.doctor.registry import check
-from taotoken_cli.gateway import proxy_for
+from taotoken_cli.proxies import proxy_for, proxy_variables
 
 SECTION = "Network"
 
@@ -71,7 +70,7 @@ def dns(ctx: DoctorContext) -> Result:
 
 @check("net.proxy", SECTION, "Configured proxies reachable", network=True)
 def proxy_reachable(ctx: DoctorContext) -> Result:
-    proxies = configured_proxies(ctx.env)
+    proxies = proxy_variables(ctx.env)
     if not proxies:
         return Result.skipped("no proxy configured")
     used = _gateway_proxy(ctx)
