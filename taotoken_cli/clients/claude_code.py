@@ -7,11 +7,11 @@ ANTHROPIC_AUTH_TOKEN (sent as Bearer); ANTHROPIC_API_KEY in the same block is a 
 from __future__ import annotations
 
 import copy
-import subprocess
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from taotoken_cli import gitrepo
 from taotoken_cli.clients.base import (
     ClientState,
     Detection,
@@ -49,12 +49,7 @@ class ClaudePaths:
 
 
 def git_root(cwd: Path | None = None) -> Path | None:
-    try:
-        proc = subprocess.run(["git", "rev-parse", "--show-toplevel"], cwd=cwd or Path.cwd(), capture_output=True,
-                              text=True, timeout=5, check=False)
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return Path(proc.stdout.strip()) if proc.returncode == 0 and proc.stdout.strip() else None
+    return gitrepo.root(cwd)
 
 
 def _config_dir(env: Mapping[str, str]) -> Path:
@@ -178,9 +173,4 @@ def _project_overrides(where: ClaudePaths) -> list[str]:
 
 
 def _git_ignored(path: Path) -> bool | None:
-    try:
-        proc = subprocess.run(["git", "check-ignore", "-q", "--", str(path)], cwd=path.parent.parent,
-                              capture_output=True, timeout=5, check=False)
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return {0: True, 1: False}.get(proc.returncode)
+    return gitrepo.ignored(path)
