@@ -350,3 +350,18 @@ def test_detected_by_init_and_a_broken_file_is_left_alone_with_a_warning(run, ho
     assert f"{files['cline']}:1:" in result.stderr and "its MCP servers were left alone" in result.stderr
     assert files["cline"].read_text() == "{ not json"
     assert json.loads(files["claude"].read_text())["mcpServers"]["tt-openai"]["env"]["OPENAI_API_KEY"] == SENTINEL_KEY
+
+
+def test_doctor_fix_brings_a_recorded_server_back_in_step(run, home) -> None:
+    files = seed(home)
+    assert init_mcp(run).returncode == 0
+    data = json.loads(files["cline"].read_text())
+    data["mcpServers"]["summarizer"]["env"]["TAOTOKEN_API_KEY"] = OLD_KEY  # pasted back from an old guide
+    files["cline"].write_text(json.dumps(data, indent=2) + "\n")
+    checks = doctor(run, "mcp.key", "config.copies")
+    assert checks["mcp.key"]["status"] == "warn" and checks["mcp.key"]["fixes"][0].startswith("taotoken config sync")
+    fixed = clean(run("doctor", "--offline", "-c", "mcp", "-c", "config.copies", "--fix", "--yes"))
+    assert "kept in step with taotoken's config" in fixed.stdout, fixed.stdout
+    assert json.loads(files["cline"].read_text())["mcpServers"]["summarizer"]["env"]["TAOTOKEN_API_KEY"] == \
+        SENTINEL_KEY
+    assert doctor(run, "mcp.key")["mcp.key"]["status"] == "ok"

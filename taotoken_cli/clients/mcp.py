@@ -207,6 +207,7 @@ def plan_over(triple: Triple, machine: Machine, options: PlanOptions, planned: M
         if not file.exists:
             continue
         found = servers_in(mcp_file, file.data, hosts)
+        result.secrets += [key for server in found for key in server.copy.of_role(KEY).values()]  # masked in diffs
         result.notes += [f"MCP server {server.label} {server.where_left_alone(hosts)}: left alone"
                          for server in found if server.copy.points != TAOTOKEN]
         ours = [server for server in found if server.copy.points == TAOTOKEN and updates(server.copy, triple)]

@@ -90,6 +90,8 @@ def plan(triple: Triple, machine: Machine, options: PlanOptions = PlanOptions())
             continue
         refuse_tracked(file.path)
         result.add(_env_change(file, triple))
+        result.secrets += [value for name, value in dotenv.values(file.text or "").items()
+                           if name in exports(triple) and name.endswith("_KEY") and value]  # masked in diffs
         exclude = _exclude_change(root, file.path)
         if exclude is not None:
             result.add(exclude)
