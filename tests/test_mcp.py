@@ -247,6 +247,9 @@ def init_mcp(run, *extra: str, root: str = ROOT):
 def test_init_updates_only_the_servers_pointing_at_taotoken_and_undo_restores(run, home) -> None:
     files = seed(home)
     before = {name: path.read_bytes() for name, path in files.items()}
+    dry = init_mcp(run, "--dry-run")  # masked diffs: the new key, the old one and the other service's key
+    assert "sk-OL…QRST" in dry.stdout and "dry run: nothing was written" in dry.stdout, dry.stdout
+    assert {name: path.read_bytes() for name, path in files.items()} == before
     result = init_mcp(run)
     assert result.returncode == 0, result.output
     assert "MCP server openai-direct (Claude Code:" in result.stdout and "points at api.openai.com: left alone" in \
