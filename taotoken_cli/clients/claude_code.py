@@ -11,12 +11,12 @@ each variable the highest `env` block that sets it wins, and any `env` block win
 from __future__ import annotations
 
 import copy
-import subprocess
 import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from taotoken_cli import gitrepo
 from taotoken_cli.clients.base import (
     ClientState,
     Detection,
@@ -64,12 +64,7 @@ class ClaudePaths:
 
 
 def git_root(cwd: Path | None = None) -> Path | None:
-    try:
-        proc = subprocess.run(["git", "rev-parse", "--show-toplevel"], cwd=cwd or Path.cwd(), capture_output=True,
-                              text=True, timeout=5, check=False)
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return Path(proc.stdout.strip()) if proc.returncode == 0 and proc.stdout.strip() else None
+    return gitrepo.root(cwd)
 
 
 def _config_dir(env: Mapping[str, str]) -> Path:
@@ -276,9 +271,4 @@ def _overrides(machine: Machine, written: str, wanted: Mapping[str, str]) -> lis
 
 
 def _git_ignored(path: Path) -> bool | None:
-    try:
-        proc = subprocess.run(["git", "check-ignore", "-q", "--", str(path)], cwd=path.parent.parent,
-                              capture_output=True, timeout=5, check=False)
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return {0: True, 1: False}.get(proc.returncode)
+    return gitrepo.ignored(path)
