@@ -10,10 +10,26 @@ from __future__ import annotations
 import json
 import os
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import IO, Any
 
+from taotoken_cli.layout import terminal_width, wrap
 from taotoken_cli.masking import SECRETS, Redactor
+
+
+def _encodes(text: str, encoding: str | None) -> bool:
+    try:
+        text.encode(encoding or "ascii")
+    except (UnicodeEncodeError, LookupError):
+        return False
+    return True
+
+
+def _real_tty(stream: IO[str]) -> bool:
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):
+        return False
 
 
 def color_enabled(stream: IO[str], env: Mapping[str, str] | None = None, tty: bool | None = None) -> bool:
@@ -72,6 +88,7 @@ class Output:
         self._raw_err = stderr or sys.stderr
         self.out = RedactingStream(self._raw_out, self.redactor)
         self.err = RedactingStream(self._raw_err, self.redactor)
+        self.env = os.environ if env is None else env
         self.color = color_enabled(self._raw_out, env, out_tty)
         self.err_color = color_enabled(self._raw_err, env, err_tty)
         self._console = None
@@ -85,6 +102,39 @@ class Output:
 
     def error_line(self, text: str) -> None:
         self.err.write(text + "\n")
+
+    def wrapped(self, text: str, prefix: str = "", hang: str | None = None) -> None:
+        """`prefix` + `text` wrapped to the width of stdout, continuation lines hanging (taotoken_cli.layout)."""
+        for line in wrap(text, self.width, prefix, hang):
+            self.line(line)
+
+    def error_wrapped(self, text: str, prefix: str = "", hang: str | None = None) -> None:
+        for line in wrap(text, self.err_width, prefix, hang):
+            self.error_line(line)
+
+    @property
+    def width(self) -> int:
+        """Columns to fit stdout's lines into: COLUMNS, else the terminal's width, else 80."""
+        return terminal_width(self.env, self._raw_out)
+
+    @property
+    def err_width(self) -> int:
+        return terminal_width(self.env, self._raw_err)
+
+    @property
+    def unicode(self) -> bool:
+        """Can stdout show ✓ ✗ • → …? (Not on a C/POSIX locale or a cp1252 console.)"""
+        return _encodes("✓✗•→…", self.out.encoding)
+
+    def spinner(self, text: str | Callable[[], str], *, enabled: bool = True):
+        """A spinner on stderr while the command waits, when stderr is a terminal (and `enabled`: not for
+        --json and the like); it is gone before anything else is printed. See taotoken_cli.spinner."""
+        from taotoken_cli.spinner import NoSpinner, Spinner
+
+        if not (enabled and _real_tty(self._raw_err)):
+            return NoSpinner()
+        return Spinner(self.err, text, width=self.err_width, unicode=_encodes("⠋", self.err.encoding),
+                       color=self.err_color, dumb=self.env.get("TERM") == "dumb")
 
     def json(self, obj: Any) -> None:
         self.out.write(json.dumps(obj, indent=2, ensure_ascii=False, default=str) + "\n")

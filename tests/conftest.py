@@ -55,6 +55,19 @@ class Result:
         return self
 
 
+def flat(text: str) -> str:
+    """`text` with every run of whitespace (line breaks of wrapped lines too) made one space: for asserting
+    on a phrase whatever the terminal width wrapped."""
+    return " ".join(text.split())
+
+
+@pytest.fixture
+def one_line_findings(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A width nothing wraps at, for tests that read each finding as one line (wrapping has its own tests:
+    tests/test_layout.py, tests/test_terminal.py)."""
+    monkeypatch.setenv("COLUMNS", "1000")
+
+
 @pytest.fixture
 def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A fresh HOME; the process environment points every client there."""

@@ -24,6 +24,11 @@ MODEL = "gpt-4o-mini"
 MODELS = [MODEL, "gpt-4.1", "claude-sonnet-4-5"]
 
 
+@pytest.fixture(autouse=True)
+def _one_line_findings(one_line_findings: None) -> None:
+    """These tests read each finding (and its fixes) as one line."""
+
+
 # -- the local gateway ----------------------------------------------------------------------------------
 
 def _gateway_handler(request: Request) -> Response:

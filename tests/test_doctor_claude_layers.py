@@ -24,6 +24,11 @@ MODEL = "gpt-4o-mini"
 OTHER_KEY = "sk-otherOTHERother0123456789"
 
 
+@pytest.fixture(autouse=True)
+def _one_line_findings(one_line_findings: None) -> None:
+    """These tests read each finding (and its fixes) as one line."""
+
+
 def write(path: Path, data: dict | str) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(data if isinstance(data, str) else json.dumps(data, indent=2) + "\n", encoding="utf-8")

@@ -19,7 +19,7 @@ from taotoken_cli.config import tomllib  # tomllib, or tomli on Python 3.10
 from taotoken_cli.errors import TaotokenError
 from taotoken_cli.init import plan as init_core
 from taotoken_cli.iostreams import IOStreams
-from tests.conftest import SENTINEL_KEY, PtySession, python_path
+from tests.conftest import SENTINEL_KEY, PtySession, flat, python_path
 from tests.test_fileplan import snapshot
 
 ROOT = "https://taotoken.net/api"
@@ -518,7 +518,7 @@ def test_project_scope_writes_the_repository_local_settings(cli, home: Path) -> 
     local = json.loads((repo / ".claude/settings.local.json").read_text())
     assert local["env"]["ANTHROPIC_BASE_URL"] == ROOT
     assert not (home / ".claude/settings.json").exists()
-    assert "not git-ignored" in result.stderr and "trust prompt" in result.stderr
+    assert "not git-ignored" in flat(result.stderr) and "trust prompt" in flat(result.stderr)
     outside = init(cli, "--target", "claude-code", "--scope", "project", "--yes", cwd=home).assert_clean()
     assert outside.returncode == 2 and "git repository" in outside.stderr
 

@@ -20,7 +20,7 @@ import pytest
 from taotoken_cli.clients import mcp
 from taotoken_cli.clients.base import Machine
 from taotoken_cli.clients.envvars import ELSEWHERE, MIXED, NO_URL, TAOTOKEN, taotoken_hosts
-from tests.conftest import SENTINEL_KEY
+from tests.conftest import SENTINEL_KEY, flat
 
 ROOT = "https://taotoken.net/api"
 MODEL = "gpt-4o-mini"
@@ -253,7 +253,7 @@ def test_init_updates_only_the_servers_pointing_at_taotoken_and_undo_restores(ru
     result = init_mcp(run)
     assert result.returncode == 0, result.output
     assert "MCP server openai-direct (Claude Code:" in result.stdout and "points at api.openai.com: left alone" in \
-        result.stdout
+        flat(result.stdout)
 
     claude = json.loads(files["claude"].read_text())
     assert claude["mcpServers"]["tt-openai"]["env"] == {"OPENAI_BASE_URL": ROOT + "/v1", "OPENAI_API_KEY": SENTINEL_KEY,

@@ -4,51 +4,15 @@ never inside a command."""
 
 from __future__ import annotations
 
-import textwrap
-
 from taotoken_cli.bench.histogram import Histogram
 from taotoken_cli.bench.report import BenchReport, Distribution, SeriesReport
+from taotoken_cli.layout import table, wrap
 
 _COLUMNS = ("min", "mean", "p50", "p90", "p95", "p99", "max")
-_COMMAND_STARTS = ("taotoken ", "export ", "unset ", "pip ", "curl ", "getent ")
 
 
 def _num(value: float | None, digits: int = 1) -> str:
     return "-" if value is None else f"{value:,.{digits}f}"
-
-
-def wrap(text: str, width: int, indent: str = "", hang: str | None = None) -> list[str]:
-    """Wrap prose at spaces; a command in it (from "taotoken …", "export …") goes whole onto a line of its own."""
-    hang = indent + "  " if hang is None else hang
-    if len(indent) + len(text) <= width:
-        return [indent + text]
-    starts = [text.find(c) for c in _COMMAND_STARTS if text.find(c) > 0]
-    if starts:
-        cut = min(starts)
-        prose, command = text[:cut].rstrip(), text[cut:]
-        return wrap(prose, width, indent, hang) + [hang + command]
-    return textwrap.wrap(text, width, initial_indent=indent, subsequent_indent=hang, break_long_words=False,
-                         break_on_hyphens=False) or [indent]
-
-
-def table(header: list[str], rows: list[list[str]], width: int, indent: str = "  ",
-          drop: tuple[int, ...] = ()) -> list[str]:
-    """Left-aligned first column, right-aligned others, each as wide as its widest cell plus a gap;
-    columns in `drop` (by index, first dropped first) go when the table would not fit."""
-    keep = list(range(len(header)))
-    for index in (*drop, None):
-        widths = [max(len(r[i]) for r in [header, *rows]) for i in keep]
-        total = len(indent) + widths[0] + sum(w + 2 for w in widths[1:])
-        if total <= width or index is None:
-            break
-        keep.remove(index)
-
-    def line(cells: list[str]) -> str:
-        first = f"{cells[keep[0]]:<{widths[0]}}"
-        rest = "".join(f"  {cells[i]:>{w}}" for i, w in zip(keep[1:], widths[1:], strict=True))
-        return (indent + first + rest).rstrip()
-
-    return [line(header)] + [line(r) for r in rows]
 
 
 def _load_line(report: BenchReport) -> str:
@@ -102,7 +66,8 @@ def render_text(report: BenchReport, width: int = 80) -> list[str]:
         lines += wrap(workload, width, hang="  ")
     if report.proxy:
         source = "--proxy" if report.proxy_source == "--proxy" else "the environment"
-        lines += wrap(f"proxy: {report.proxy} (from {source}; proxy errors are reported as proxy.*)", width)
+        lines += wrap(f"proxy: {report.proxy} (from {source}; proxy errors are reported as proxy.*)", width,
+                      hang="  ")
     if report.slo:
         lines += wrap("SLOs: " + ", ".join(s.text for s in report.slo), width, hang="  ")
     if report.sweep is not None:
@@ -174,7 +139,8 @@ def series_lines(s: SeriesReport, stream: bool, width: int = 80) -> list[str]:
     lines += _windows_lines(s, width)
     lines.append("")
     lines += wrap("status codes: " + (", ".join(f"{'HTTP ' + code if code != 'none' else 'no response'} x{n}"
-                                                for code, n in sorted(s.status_codes.items())) or "-"), width, "  ")
+                                                for code, n in sorted(s.status_codes.items())) or "-"), width, "  ",
+                  "    ")
     lines += error_lines(s, width)
     return lines
 

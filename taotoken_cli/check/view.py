@@ -7,6 +7,7 @@ stdout, failures to stderr, so `.bashrc` and scripts can capture one without the
 from __future__ import annotations
 
 from taotoken_cli.check.model import CheckResult
+from taotoken_cli.layout import wrap
 from taotoken_cli.output import Output
 
 _GREEN, _RED, _RESET = "\033[32m", "\033[31m", "\033[0m"
@@ -71,26 +72,29 @@ def render_line(out: Output, result: CheckResult) -> None:
         chat = next((p for p in result.probes if p.name == "chat"), None)
         if chat is not None:
             parts.append(f"chat {_status(chat.status)} {chat.latency_ms:.0f} ms")
-        out.line(" · ".join(parts))
+        out.wrapped(" · ".join(parts), hang="   ")
         return
 
-    colour = out.err_color
     last = result.probes[-1] if result.probes else None
     if last is not None and last is not first:
         head = f"{_status(last.status)} {last.method} {last.url} {last.latency_ms:.0f} ms"
-    lines = [f"{_paint('FAIL', _RED, colour)} {head + '  ' if head else ''}{diagnosis.code}: {diagnosis.entry.title}"]
+    width = out.err_width
+    lines = wrap(f"{head + '  ' if head else ''}{diagnosis.code}: {diagnosis.entry.title}", width, "FAIL ", "  ")
+    lines[0] = _paint("FAIL", _RED, out.err_color) + lines[0][len("FAIL"):]
     if diagnosis.server_message:
         said = "server said" if result.last_status is not None else "error"
-        lines.append(f"  {said}: {diagnosis.server_message}")
-    lines.extend(f"  {detail}" for detail in diagnosis.details)
+        lines += wrap(diagnosis.server_message, width, f"  {said}: ")
+    for detail in diagnosis.details:
+        lines += wrap(detail, width, "  ", "    ")
     if diagnosis.retry_after_s is not None:
         lines.append(f"  retry after: {diagnosis.retry_after_s:g} s")
     if result.proxy:
-        lines.append(f"  proxy: {result.proxy}")
+        lines += wrap(result.proxy, width, "  proxy: ")
     causes = diagnosis.causes()
     if causes:
-        lines.append("  likely: " + "; ".join(f"{i}) {cause}" for i, cause in enumerate(causes, 1)))
-    lines.extend(f"  fix: {fix}" for fix in diagnosis.fixes())
+        lines += wrap("; ".join(f"{i}) {cause}" for i, cause in enumerate(causes, 1)), width, "  likely: ")
+    for fix in diagnosis.fixes():
+        lines += wrap(fix, width, "  fix: ")
     lines.append(f"  more: taotoken explain {diagnosis.code}")
     for line in lines:
         out.error_line(line)

@@ -9,7 +9,7 @@ from taotoken_cli.doctor import DEFAULT_TIMEOUT_S
 from taotoken_cli.doctor.context import DoctorContext
 from taotoken_cli.doctor.registry import all_checks, select
 from taotoken_cli.doctor.runner import run_doctor
-from taotoken_cli.doctor.view import render_list, render_text, report_to_dict
+from taotoken_cli.doctor.view import progress_text, render_list, render_text, report_to_dict
 from taotoken_cli.errors import InputError
 from taotoken_cli.exitcodes import Exit
 from taotoken_cli.iostreams import IOStreams
@@ -40,7 +40,9 @@ def run(options: DoctorOptions, io: IOStreams) -> int:
         return Exit.OK
     ctx = DoctorContext(env=io.env, cwd=io.cwd, overrides=options.overrides, offline=options.offline,
                         timeout=options.timeout_s)
-    report = run_doctor(ctx, checks, strict=options.strict)
+    done: set[str] = set()
+    with out.spinner(lambda: progress_text(checks, done), enabled=not options.json_out):
+        report = run_doctor(ctx, checks, strict=options.strict, on_done=lambda check: done.add(check.id))
     if options.json_out:
         out.json(report_to_dict(report))
     else:

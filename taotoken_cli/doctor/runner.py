@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import threading
 import time
+from collections.abc import Callable
 
 from taotoken_cli.doctor.context import DeadlineExceeded, DoctorContext
 from taotoken_cli.doctor.model import Check, Finding, Report, Result, Status
@@ -40,8 +41,12 @@ def _run_one(check: Check, ctx: DoctorContext) -> Result:
                            fixes=["run again with TAOTOKEN_DEBUG=1 for the traceback and report it"])
 
 
-def run_checks(ctx: DoctorContext, checks: list[Check]) -> list[Finding]:
+def run_checks(ctx: DoctorContext, checks: list[Check],
+               on_done: Callable[[Check], None] | None = None) -> list[Finding]:
+    """Every check's Finding, in the order of `checks`; `on_done` hears of each check as it ends (from the
+    check's thread)."""
     findings: list[Finding | None] = [None] * len(checks)
+    tell = on_done or (lambda check: None)
     ctx.check_ids = frozenset(c.id for c in checks if not (c.network and ctx.offline))
     threads: list[tuple[int, threading.Thread]] = []
 
@@ -49,10 +54,12 @@ def run_checks(ctx: DoctorContext, checks: list[Check]) -> list[Finding]:
         started = time.monotonic()
         result = _run_one(check, ctx)
         findings[index] = Finding(check, result, time.monotonic() - started)
+        tell(check)
 
     for index, check in enumerate(checks):
         if check.network and ctx.offline:
             findings[index] = Finding(check, Result.skipped("--offline: no network probes"))
+            tell(check)
             continue
         thread = threading.Thread(target=work, args=(index, check), name=f"doctor:{check.id}", daemon=True)
         thread.start()
@@ -74,10 +81,11 @@ def abandoned_threads() -> bool:
     return any(t.name.startswith("doctor:") and t.is_alive() for t in threading.enumerate())
 
 
-def run_doctor(ctx: DoctorContext, checks: list[Check], *, strict: bool = False) -> Report:
+def run_doctor(ctx: DoctorContext, checks: list[Check], *, strict: bool = False,
+               on_done: Callable[[Check], None] | None = None) -> Report:
     from taotoken_cli.masking import mask_key
 
-    findings = run_checks(ctx, checks)
+    findings = run_checks(ctx, checks, on_done)
     s = ctx.settings
     return Report(
         findings=findings,

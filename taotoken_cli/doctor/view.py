@@ -6,6 +6,7 @@ from typing import Any
 
 from taotoken_cli import __version__
 from taotoken_cli.doctor.model import SECTIONS, Check, Finding, Report, Status
+from taotoken_cli.layout import table, wrap
 from taotoken_cli.output import Output
 
 _UNICODE_MARKS = {Status.OK: "[✓]", Status.WARN: "[!]", Status.FAIL: "[✗]", Status.SKIPPED: "[-]"}
@@ -15,17 +16,17 @@ JSON_SCHEMA = 1
 
 
 def unicode_ok(out: Output) -> bool:
-    """Can the terminal show ✓ ✗ • →? (Not on a C/POSIX locale or a cp1252 console.)"""
-    try:
-        "✓✗•→…".encode(out.out.encoding or "ascii")
-    except (UnicodeEncodeError, LookupError):
-        return False
-    return True
+    """Can the terminal show ✓ ✗ • → …? (Not on a C/POSIX locale or a cp1252 console.)"""
+    return out.unicode
 
 
 class _Writer:
+    """Lines fitted to the terminal (hanging indents, commands kept whole: taotoken_cli.layout), styled on a
+    colour terminal, ASCII on a terminal that cannot show ✓."""
+
     def __init__(self, out: Output) -> None:
         self.out = out
+        self.width = out.width
         self.unicode = unicode_ok(out)
         self.marks = _UNICODE_MARKS if self.unicode else _ASCII_MARKS
         self.bullet = "•" if self.unicode else "-"
@@ -38,14 +39,14 @@ class _Writer:
             "—", "-").encode(self.out.out.encoding or "ascii", errors="replace").decode(
             self.out.out.encoding or "ascii")
 
-    def line(self, text: str = "", style: str | None = None) -> None:
-        text = self.text(text)
-        if style and self.out.color:
-            from rich.text import Text
+    def line(self, text: str = "", style: str | None = None, prefix: str = "", hang: str | None = None) -> None:
+        for line in wrap(self.text(text), self.width, self.text(prefix), hang):
+            if style and self.out.color:
+                from rich.text import Text
 
-            self.out.console.print(Text(text, style=style))
-        else:
-            self.out.line(text)
+                self.out.console.print(Text(line, style=style), soft_wrap=True)  # wrapped already
+            else:
+                self.out.line(line)
 
 
 def _plural(n: int, word: str) -> str:
@@ -67,6 +68,15 @@ def verdict_line(report: Report) -> str:
     return f"✓ No issues found ({tail})."
 
 
+def progress_text(checks: list[Check], done: set[str]) -> str:
+    """The spinner's line while the checks run: how many are done, and which ones it waits for."""
+    waiting = [c.title for c in checks if c.id not in done]
+    text = f"{len(checks) - len(waiting)} of {_plural(len(checks), 'check')} done"
+    if waiting:
+        text += f", waiting for: {waiting[0]}" + (f" (+{len(waiting) - 1} more)" if len(waiting) > 1 else "")
+    return text
+
+
 def render_text(out: Output, report: Report, *, verbose: bool = False) -> None:
     w = _Writer(out)
     head = f"taotoken doctor — profile {report.profile}"
@@ -74,7 +84,7 @@ def render_text(out: Output, report: Report, *, verbose: bool = False) -> None:
         head += ", offline"
     if not verbose:
         head += " (details: taotoken doctor -v)"
-    w.line(head)
+    w.line(head, hang="  ")
     by_section: dict[str, list[Finding]] = {}
     for finding in report.findings:
         by_section.setdefault(finding.check.section, []).append(finding)
@@ -88,13 +98,14 @@ def render_text(out: Output, report: Report, *, verbose: bool = False) -> None:
             _render_finding(w, group[0], verbose, more=len(group) - 1)
     w.line()
     if report.timed_out:
-        w.line(f"Timed out after {report.deadline_s:g} s: {', '.join(report.timed_out)}", _STYLES[Status.FAIL])
+        w.line(f"Timed out after {report.deadline_s:g} s: {', '.join(report.timed_out)}", _STYLES[Status.FAIL],
+               hang="  ")
     if verbose:
         w.line(f"Finished in {report.elapsed_s:.1f} s.")
     verdict = report.verdict
     if report.strict and verdict is Status.WARN:
         verdict = Status.FAIL
-    w.line(verdict_line(report), _STYLES[verdict])
+    w.line(verdict_line(report), _STYLES[verdict], hang="  ")
 
 
 def _groups(findings: list[Finding], verbose: bool) -> list[list[Finding]]:
@@ -119,16 +130,16 @@ def _render_finding(w: _Writer, finding: Finding, verbose: bool, more: int = 0) 
     if verbose and result.code:
         suffix += f" [{result.code}]"
     title = finding.check.title + (f" (+{more} more)" if more else "")
-    w.line(f"  {mark} {title}: {result.message}{suffix}", _STYLES[result.status])
+    w.line(f"{title}: {result.message}{suffix}", _STYLES[result.status], prefix=f"  {mark} ")
     if not (problem or verbose):
         return
     indent = " " * (len(mark) + 3)
     for detail in result.details:
-        w.line(f"{indent}{w.bullet} {detail}")
+        w.line(detail, prefix=f"{indent}{w.bullet} ")
     for fix in result.fixes:
-        w.line(f"{indent}fix: {fix}")
+        w.line(fix, prefix=f"{indent}fix: ")
     for repair in result.repairs:
-        w.line(f"{indent}--fix: {repair.description} ({repair.path})")
+        w.line(f"{repair.description} ({repair.path})", prefix=f"{indent}--fix: ")
 
 
 def finding_to_dict(finding: Finding) -> dict[str, Any]:
@@ -174,10 +185,12 @@ def render_list(out: Output, checks: list[Check], *, json_out: bool = False) -> 
         out.json({"schema": JSON_SCHEMA, "checks": [
             {"id": c.id, "section": c.section, "title": c.title, "network": c.network} for c in checks]})
         return
-    width = max(len(c.id) for c in checks)
-    section = None
+    sections: dict[str, list[Check]] = {}
     for c in checks:
-        if c.section != section:
-            section = c.section
-            out.line(("" if c is checks[0] else "\n") + section)
-        out.line(f"  {c.id:<{width}}  {c.title}" + ("  (network)" if c.network else ""))
+        sections.setdefault(c.section, []).append(c)
+    id_width = max(len(c.id) for c in checks)  # one column width for every section
+    for number, (section, members) in enumerate(sections.items()):
+        out.line(("\n" if number else "") + section)
+        rows = [[c.id.ljust(id_width), c.title + ("  (network)" if c.network else "")] for c in members]
+        for line in table(None, rows, out.width, align="ll"):
+            out.line(line)

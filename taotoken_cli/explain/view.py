@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from taotoken_cli.diagnosis.catalogue import Entry
 from taotoken_cli.diagnosis.classify import Diagnosis
+from taotoken_cli.layout import table
 from taotoken_cli.output import Output
 
 
@@ -15,21 +16,21 @@ def render_entry(out: Output, diagnosis: Diagnosis, json_out: bool = False) -> N
             data.pop(transient)
         out.json(data)
         return
-    out.line(f"{entry.code} — {entry.title}")
-    out.line(f"exit status: {int(entry.exit)} ({entry.exit.name.lower()})   "
-             f"retry: {'may succeed later' if entry.retry else 'no, retrying will not help'}")
+    out.wrapped(f"{entry.code} — {entry.title}", hang="  ")
+    out.wrapped(f"exit status: {int(entry.exit)} ({entry.exit.name.lower()})   "
+                f"retry: {'may succeed later' if entry.retry else 'no, retrying will not help'}", hang="  ")
     out.line("likely causes, most likely first:")
     for number, cause in enumerate(diagnosis.causes(), 1):
-        out.line(f"  {number}. {cause}")
+        out.wrapped(cause, f"  {number}. ")
     out.line("fix:")
     for fix in diagnosis.fixes():
-        out.line(f"  - {fix}")
+        out.wrapped(fix, "  - ")
 
 
 def render_list(out: Output, entries: list[Entry], json_out: bool = False) -> None:
     if json_out:
         out.json([{"code": e.code, "exit_code": int(e.exit), "retry": e.retry, "title": e.title} for e in entries])
         return
-    width = max(len(entry.code) for entry in entries)
-    for entry in entries:
-        out.line(f"{entry.code:<{width}}  {int(entry.exit)}  {entry.title}")
+    rows = [[entry.code, str(int(entry.exit)), entry.title] for entry in entries]
+    for line in table(None, rows, out.width, indent="", align="lll"):
+        out.line(line)

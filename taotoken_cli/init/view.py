@@ -17,19 +17,22 @@ from taotoken_cli.output import Output
 def render_plan(out: Output, init: InitPlan, *, dry_run: bool) -> None:
     triple = init.triple
     out.line(f"taotoken init — profile {init.profile!r}")
-    out.line(f"  base URL  {triple.base_url}   (Anthropic-style clients: {triple.anthropic_base}; "
-             f"OpenAI-style: {triple.openai_base})")
-    out.line(f"  API key   {mask_key(triple.api_key)}")
-    out.line(f"  model     {triple.model}")
+    out.wrapped(f"{triple.base_url}   (Anthropic-style clients: {triple.anthropic_base}; "
+                f"OpenAI-style: {triple.openai_base})", "  base URL  ")
+    out.wrapped(mask_key(triple.api_key), "  API key   ")
+    out.wrapped(triple.model, "  model     ")
     for note in init.hygiene:
-        out.line(f"  {note}" if note.startswith("warning:") else f"  cleaned: {note}")
-    out.line(f"targets: own config, {', '.join(init.targets) if init.targets else '(no clients)'}")
+        if note.startswith("warning:"):
+            out.wrapped(note[len("warning:"):].lstrip(), "  warning: ")
+        else:
+            out.wrapped(note, "  cleaned: ")
+    out.wrapped(f"own config, {', '.join(init.targets) if init.targets else '(no clients)'}", "targets: ")
     for note in init.target_notes:
-        out.line(f"  {note}")
+        out.wrapped(note, "  ", "    ")
     if init.links:
-        out.line("CC Switch import links (key masked; use --open to hand them to CC Switch):")
+        out.wrapped("CC Switch import links (key masked; use --open to hand them to CC Switch):", hang="  ")
         for app, link in init.links.items():
-            out.line(f"  {app}: {ccswitch.mask_link(link, triple.api_key)}")
+            out.wrapped(ccswitch.mask_link(link, triple.api_key), f"  {app}: ")
     if init.plan.is_noop:
         return
     out.line("")
@@ -38,50 +41,51 @@ def render_plan(out: Output, init: InitPlan, *, dry_run: bool) -> None:
         out.line("")
     out.line("changes:")
     for line in fileplan.change_lines(init.plan):
-        out.line(line)
+        out.wrapped(line.lstrip(" "), line[:len(line) - len(line.lstrip(" "))],
+                    " " * (len(line) - len(line.lstrip(" ")) + 4))
 
 
 def render_notes(out: Output, plan: Plan) -> None:
     """Notes explain what the changes mean, so they are shown only when something changes; warnings always."""
     for note in [] if plan.is_noop else plan.notes:
-        out.line(f"note: {note}")
+        out.wrapped(note, "note: ")
     for warning in plan.warnings:
-        out.error_line(f"warning: {warning}")
+        out.error_wrapped(warning, "warning: ")
 
 
 def render_link_notes(out: Output, notes: list[str]) -> None:
     for note in notes:
-        out.line(f"note: {note}")
+        out.wrapped(note, "note: ")
 
 
 def render_opened(out: Output, app: str, problem: str | None, links_path: Path) -> None:
     label = ccswitch.APP_LABELS[app]
     if problem:
-        out.error_line(f"warning: could not hand the {label} link to CC Switch: {problem}; the links are in "
-                       f"{links_path}")
+        out.error_wrapped(f"could not hand the {label} link to CC Switch: {problem}; the links are in "
+                          f"{links_path}", "warning: ")
     else:
-        out.line(f"handed the {label} import link to CC Switch: confirm it in CC Switch's dialog")
+        out.wrapped(f"handed the {label} import link to CC Switch: confirm it in CC Switch's dialog", hang="  ")
 
 
 def render_next_link(out: Output, app: str, next_app: str) -> None:
     """Without a terminal nothing can wait for the user: the next link goes in a later run."""
-    out.line(f"CC Switch's import dialog holds one link at a time: confirm the {ccswitch.APP_LABELS[app]} import "
-             f"there, then hand over the {ccswitch.APP_LABELS[next_app]} link with: "
-             f"taotoken init --target cc-switch --open-app {next_app}")
+    out.wrapped(f"CC Switch's import dialog holds one link at a time: confirm the {ccswitch.APP_LABELS[app]} "
+                f"import there, then hand over the {ccswitch.APP_LABELS[next_app]} link with: "
+                f"taotoken init --target cc-switch --open-app {next_app}", hang="  ")
 
 
 def render_applied(out: Output, result: fileplan.ApplyResult) -> None:
     for change in result.written:
-        out.line(f"wrote {change.path}" + (f" -> {os.path.realpath(change.path)}"
-                                           if Path(change.path).is_symlink() else ""))
+        out.wrapped(str(change.path) + (f" -> {os.path.realpath(change.path)}"
+                                        if Path(change.path).is_symlink() else ""), "wrote ")
     if result.backup_dir:
-        out.line(f"backups of the previous versions: {result.backup_dir}")
-        out.line("undo everything this run changed: taotoken init --undo")
+        out.wrapped(str(result.backup_dir), "backups of the previous versions: ", "  ")
+        out.wrapped("taotoken init --undo", "undo everything this run changed: ", "  ")
 
 
 def render_undo(out: Output, result: fileplan.UndoResult) -> None:
     for path in result.restored:
-        out.line(f"restored {path}")
+        out.wrapped(str(path), "restored ")
     for path in result.deleted:
-        out.line(f"deleted {path} (created by that run)")
-    out.line(f"undid the run saved in {result.backup_dir}")
+        out.wrapped(f"{path} (created by that run)", "deleted ")
+    out.wrapped(str(result.backup_dir), "undid the run saved in ", "  ")

@@ -45,14 +45,18 @@ def choose(options: RouteOptions, io: IOStreams) -> int:
     options.validate()
     out = io.out
     settings = load_settings(options.overrides, io.env)
-    choice = choose_for_settings(settings, device=options.device, task=options.task,
-                                 probe_timeout_s=options.timeout_s,
-                                 need_devices=not (options.verify and options.all_routes), env=io.env)
-    if options.verify:
-        from taotoken_cli.route.verify import run_verify
+    # a spinner while the devices are probed or the gateway asked; none for output read by programs
+    with out.spinner(view.probing_text(), enabled=not (options.json_out or options.export)) as spinner:
+        choice = choose_for_settings(settings, device=options.device, task=options.task,
+                                     probe_timeout_s=options.timeout_s,
+                                     need_devices=not (options.verify and options.all_routes), env=io.env)
+        if options.verify:
+            from taotoken_cli.route.verify import run_verify
 
-        report = run_verify(settings, choice, samples=options.samples, all_routes=options.all_routes,
-                            request_timeout=options.timeout_s, env=io.env)
+            report = run_verify(settings, choice, samples=options.samples, all_routes=options.all_routes,
+                                request_timeout=options.timeout_s, env=io.env,
+                                on_request=lambda *state: spinner.update(view.asking_text(*state)))
+    if options.verify:
         if options.json_out:
             out.json({"profile": settings.profile, "choice": choice.to_dict(), **report.to_dict()})
         else:
@@ -75,11 +79,12 @@ def devices(io: IOStreams, *, json_out: bool, timeout_s: float = PROBE_TIMEOUT_S
     """What CUDA and OpenCL find on this machine."""
     from taotoken_cli.devices import probe_devices
 
-    report = probe_devices(timeout_s=timeout_s, env=io.env)
+    with io.out.spinner(view.probing_text(), enabled=not json_out):
+        report = probe_devices(timeout_s=timeout_s, env=io.env)
     if json_out:
         io.out.json(report.to_dict())
     else:
-        view.render_devices(io.out, report, view.terminal_width(io.env, io.stdout_tty))
+        view.render_devices(io.out, report)
     return Exit.OK
 
 

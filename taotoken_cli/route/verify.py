@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 import re
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -165,20 +165,26 @@ def sample_once(gateway, model: str, index: int, context: dict[str, str]) -> Sam
 
 
 def verify_routes(gateway, targets: list[tuple[str | None, str]], samples: int,
-                  context: dict[str, str] | None = None) -> VerifyReport:
-    """Sample every (route, model) target `samples` times, sequentially (a gateway is not a load test)."""
+                  context: dict[str, str] | None = None,
+                  on_request: Callable[[int, int, str], None] | None = None) -> VerifyReport:
+    """Sample every (route, model) target `samples` times, sequentially (a gateway is not a load test).
+    `on_request(sent, total, model)` hears of each request before it is sent."""
     context = dict(context or {})
     results: list[RouteVerification] = []
+    total = len(targets) * samples
     for route, model in targets:
         verification = RouteVerification(route, model)
         for index in range(1, samples + 1):
+            if on_request is not None:
+                on_request(len(results) * samples + index - 1, total, model)
             verification.samples.append(sample_once(gateway, model, index, context))
         results.append(verification)
     return VerifyReport(gateway.endpoints.root, results)
 
 
 def run_verify(settings, choice, *, samples: int, all_routes: bool,
-               request_timeout: float = PROBE_TIMEOUT_S, env: Mapping[str, str] | None = None) -> VerifyReport:
+               request_timeout: float = PROBE_TIMEOUT_S, env: Mapping[str, str] | None = None,
+               on_request: Callable[[int, int, str], None] | None = None) -> VerifyReport:
     """Verify the chosen route (or, with `all_routes`, every route in the table) against the gateway.
 
     Each request ends within `request_timeout` seconds, however the server trickles its answer."""
@@ -206,4 +212,4 @@ def run_verify(settings, choice, *, samples: int, all_routes: bool,
         context = {**setters(settings, os.environ if env is None else env),
                    "base": base, "openai_base": gateway.endpoints.openai_base,
                    "host": urlsplit(base).hostname or "", "config": str(settings.config_path)}
-        return verify_routes(gateway, targets, samples, context)
+        return verify_routes(gateway, targets, samples, context, on_request)

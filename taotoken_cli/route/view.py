@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from taotoken_cli import layout
 from taotoken_cli.devices import BackendReport, DeviceReport
 from taotoken_cli.output import Output
 from taotoken_cli.route.verify import MATCH_LABEL, VerifyReport
@@ -87,27 +88,21 @@ def stacked_device_lines(rows: list[list[str]], width: int) -> list[str]:
     return lines
 
 
-def terminal_width(env: Mapping[str, str], tty: bool) -> int | None:
-    """COLUMNS, else the terminal's width; None (no limit) when writing to a pipe or file."""
-    try:
-        columns = int(env.get("COLUMNS", ""))
-    except ValueError:
-        columns = 0
-    if columns > 0:
-        return columns
-    if not tty:
-        return None
-    import shutil
+def probing_text() -> str:
+    return "probing CUDA and OpenCL devices…"
 
-    return shutil.get_terminal_size().columns
+
+def asking_text(sent: int, total: int, model: str) -> str:
+    return f"asking the gateway: {model} (request {sent + 1} of {total})…"
 
 
 def render_devices(out: Output, report: DeviceReport, width: int | None = None) -> None:
+    width = out.width if width is None else width
     rows = device_rows(report)
     lines = _plain_table(DEVICE_HEADERS, rows) if rows else []
     # rich's box adds a border and padding per column; a table folded into narrow columns is unreadable.
     needed = max((len(line) for line in lines), default=0) + (len(DEVICE_HEADERS) + 3 if out.color else 0)
-    if rows and width is not None and needed > width:
+    if rows and needed > width:
         for line in stacked_device_lines(rows, width):
             out.line(line)
     elif rows and out.color:
@@ -118,41 +113,39 @@ def render_devices(out: Output, report: DeviceReport, width: int | None = None) 
             table.add_column(header, overflow="fold")
         for row in rows:
             table.add_row(*row)
-        if width is not None:
-            out.console.width = width  # the width the layout was chosen for (COLUMNS or the terminal's)
+        out.console.width = width  # the width the layout was chosen for (COLUMNS or the terminal's)
         out.console.print(table)
     else:
         for line in lines:
             out.line(line)
     if not rows:
-        out.line("no compute devices found through CUDA or OpenCL (the CPU is always usable: route `cpu`)")
+        out.wrapped("no compute devices found through CUDA or OpenCL (the CPU is always usable: route `cpu`)")
     out.line("")
+    indent = " " * 8
     for backend in report.backends:
-        out.line(backend_status_line(backend))
+        out.wrapped(backend_status_line(backend), hang=indent)
         if backend.status == "present":
             for platform in backend.platforms:
-                out.line(f"        platform {platform.name} ({platform.vendor}): {platform.version}")
+                out.wrapped(f"{platform.name} ({platform.vendor}): {platform.version}", f"{indent}platform ")
         for note in backend.notes:
-            out.line(f"        note: {note}")
+            out.wrapped(note, f"{indent}note: ")
         if backend.fix and backend.status != "present":
-            out.line(f"        fix: {backend.fix}")
+            out.wrapped(backend.fix, f"{indent}fix: ")
     out.line("")
-    values = ["(unset)" if note.value is None else repr(note.value) for note in report.env]
-    value_width = max((len(v) for v in values), default=0)
-    for note, value in zip(report.env, values, strict=True):
-        marker = "warning: " if note.level == "warning" else ""
-        out.line(f"{note.name:<23} {value:<{value_width}}  {marker}{note.note}")
+    rows = [[note.name, "(unset)" if note.value is None else repr(note.value),
+             ("warning: " if note.level == "warning" else "") + note.note] for note in report.env]
+    for line in layout.table(None, rows, width, indent="", align="lll"):
+        out.line(line)
 
 
-def _plain_table(headers: list[str], rows: list[list[str]]) -> list[str]:
-    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(headers)]
-    return ["  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip() for row in [headers, *rows]]
+def _plain_table(headers: list[str], rows: list[list[str]], width: int | None = None) -> list[str]:
+    return layout.table(headers, rows, width or 10**6, indent="", align="l" * len(headers))
 
 
 def render_choice(out: Output, choice: Choice, profile: str) -> None:
-    out.line(f"model   {choice.model}")
-    out.line(f"route   {choice.route or '(none: profile model)'}   profile {profile}")
-    out.line(f"why     {choice.reason}")
+    out.wrapped(str(choice.model), "model   ")
+    out.wrapped(f"{choice.route or '(none: profile model)'}   profile {profile}", "route   ")
+    out.wrapped(choice.reason, "why     ")
 
 
 def export_lines(model: str, openai: bool) -> list[str]:
@@ -172,20 +165,20 @@ def routes_to_dict(routes: Mapping[str, str], profile: str) -> dict[str, Any]:
 
 def render_routes(out: Output, routes: Mapping[str, str], profile: str, profile_model: str | None) -> None:
     if not routes:
-        out.line(f"no routes in profile {profile!r}; add some: taotoken route set cuda=MODEL cpu=MODEL")
+        out.wrapped(f"no routes in profile {profile!r}; add some: taotoken route set cuda=MODEL cpu=MODEL")
     else:
         rows = [[k, key_kind(k.lower()), v] for k, v in routes.items()]
-        for line in _plain_table(["route", "kind", "model"], rows):
+        for line in _plain_table(["route", "kind", "model"], rows, out.width):
             out.line(line)
-    out.line(f"fallback (profile {profile!r} model): {profile_model or '(not set)'}")
+    out.wrapped(f"fallback (profile {profile!r} model): {profile_model or '(not set)'}", hang="  ")
 
 
 def render_verify(out: Output, report: VerifyReport) -> None:
-    out.line(f"verifying routes against {report.base_url}")
+    out.wrapped(f"verifying routes against {report.base_url}", hang="  ")
     for route in report.routes:
         name = route.route or "(profile model)"
         out.line("")
-        out.line(f"{name} -> {route.model}: {MATCH_LABEL[route.verdict]}")
+        out.wrapped(f"{name} -> {route.model}: {MATCH_LABEL[route.verdict]}", hang="  ")
         for sample in route.samples:
             if sample.diagnosis:
                 diag = sample.diagnosis
@@ -193,26 +186,27 @@ def render_verify(out: Output, report: VerifyReport) -> None:
             else:
                 text = f"{sample.match:<9} {sample.returned_model or '-'}  ({sample.detail})"
             status = sample.status if sample.status is not None else "---"
-            out.line(f"  #{sample.index} HTTP {status} {sample.elapsed_s * 1000:.0f} ms  {text}")
+            out.wrapped(f"#{sample.index} HTTP {status} {sample.elapsed_s * 1000:.0f} ms  {text}", "  ", " " * 5)
             ids = dict(sample.headers)
             if sample.system_fingerprint:
                 ids["system_fingerprint"] = sample.system_fingerprint
             if sample.response_id:
                 ids["id"] = sample.response_id
             if ids:
-                out.line("     " + "  ".join(f"{k}={v}" for k, v in ids.items()))
+                out.wrapped("  ".join(f"{k}={v}" for k, v in ids.items()), " " * 5)
         distribution = ", ".join(f"{model} x{count}" for model, count in route.distribution.items())
-        out.line(f"  distribution over {len(route.samples)} sample(s): {distribution}")
+        out.wrapped(f"distribution over {len(route.samples)} sample(s): {distribution}", "  ", " " * 4)
         failed = next((s.diagnosis for s in route.samples if s.diagnosis), None)
         if failed:
             for fix in failed.get("fixes") or []:
-                out.line(f"  fix: {fix}")
+                out.wrapped(fix, "  fix: ")
     out.line("")
     bad = [r for r in report.routes if r.exit_code]
     if not bad:
-        out.line(f"all {len(report.routes)} route(s) answered with the model asked for")
+        out.wrapped(f"all {len(report.routes)} route(s) answered with the model asked for", hang="  ")
     else:
-        out.line(f"{len(bad)} of {len(report.routes)} route(s) failed or answered with another model "
-                 f"(exit {report.exit_code})")
+        out.wrapped(f"{len(bad)} of {len(report.routes)} route(s) failed or answered with another model "
+                    f"(exit {report.exit_code})", hang="  ")
         if any(r.verdict == "different" for r in bad):
-            out.line("note: a different `model` is a hint, not proof: channels may report a mapped or dated name")
+            out.wrapped("a different `model` is a hint, not proof: channels may report a mapped or dated name",
+                        "note: ")

@@ -1,0 +1,237 @@
+"""Text that fits the terminal: display widths, wrapping with hanging indents, plain tables. Every view
+wraps through here, so one rule holds everywhere:
+
+- the width is COLUMNS when set, else the terminal's own width, else 80 (pipes and files);
+- prose wraps at spaces, and between two wide (CJK) characters, never before a closing mark such as
+  `，` or `）`; continuation lines hang under the text (`hang`), never at column 0;
+- these stay whole, even when that means a line runs past the width: a word (so a URL or a path is
+  never split, not even at a hyphen or a slash), a `code` span, and a command: a command word at the
+  start, after a colon, an opening parenthesis or "e.g." (`fix: taotoken init`, `check DNS: getent hosts x`),
+  or `taotoken SUBCOMMAND`/`taotoken -OPTION` anywhere; it runs to two spaces, to `, `/`; ` before a word
+  that is not a command, to ` (`, to a wide character, or to the end of the parenthesis it sits in;
+- widths count display columns: East Asian wide characters take two, combining marks none.
+"""
+
+from __future__ import annotations
+
+import os
+import unicodedata
+from collections.abc import Mapping, Sequence
+
+DEFAULT_WIDTH = 80
+_MIN_TEXT = 16  # columns kept for text when a hanging indent would leave less
+
+# Words that begin a shell command when they start a text, follow a colon or open a parenthesis.
+COMMAND_WORDS = frozenset({
+    "taotoken", "export", "unset", "eval", "source", "pip", "pipx", "uv", "curl", "getent", "chmod", "echo",
+    "nvidia-smi", "clinfo", "docker", "git", "python", "python3", "sudo", "claude", "codex", "cline", "ls", "cat",
+    "mkdir", "rm", "mv", "cp",
+})
+# `taotoken` starts a command anywhere when a subcommand or an option follows it ("taotoken strips it" is prose).
+TAOTOKEN_SUBCOMMANDS = frozenset({"init", "check", "doctor", "route", "bench", "models", "config", "explain", "mock",
+                                  "demo"})
+_NO_LINE_START = frozenset("，。、；：！？）」』】》〉…・ー)]}.,;:!?%")
+_NO_LINE_END = frozenset("（「『【《〈([{")
+
+
+def char_width(char: str) -> int:
+    if unicodedata.combining(char) or unicodedata.category(char) in ("Mn", "Me", "Cf"):
+        return 0
+    return 2 if unicodedata.east_asian_width(char) in ("W", "F") else 1
+
+
+def cell_width(text: str) -> int:
+    """Columns `text` takes in a terminal (CJK characters two, combining marks none)."""
+    if text.isascii():
+        return len(text)
+    return sum(char_width(c) for c in text)
+
+
+def pad(text: str, width: int, align: str = "l") -> str:
+    """`text` padded with spaces to `width` columns, left ("l") or right ("r") aligned."""
+    room = " " * max(0, width - cell_width(text))
+    return room + text if align == "r" else text + room
+
+
+def terminal_width(env: Mapping[str, str] | None = None, stream: object = None) -> int:
+    """COLUMNS when it is a positive number, else the width of the terminal `stream` is, else 80."""
+    env = os.environ if env is None else env
+    try:
+        columns = int(env.get("COLUMNS", ""))
+    except ValueError:
+        columns = 0
+    if columns > 0:
+        return columns
+    try:
+        if stream is not None and stream.isatty():  # type: ignore[attr-defined]
+            return os.get_terminal_size(stream.fileno()).columns or DEFAULT_WIDTH  # type: ignore[attr-defined]
+    except (AttributeError, OSError, ValueError):
+        pass
+    return DEFAULT_WIDTH
+
+
+# -- splitting text into pieces that may not be broken -------------------------------------------------
+
+def _is_wide(char: str) -> bool:
+    return unicodedata.east_asian_width(char) in ("W", "F")
+
+
+def _command_end(text: str, start: int) -> int:
+    """Where the command beginning at `start` ends (exclusive)."""
+    depth, quote, i = 0, "", start
+    while i < len(text):
+        char = text[i]
+        if quote:
+            quote = "" if char == quote else quote
+        elif char in "\"'`" and (i == start or text[i - 1] in " =(:$"):
+            quote = char  # an apostrophe inside a word (the client's file) opens nothing
+        elif char in "(（":
+            depth += 1
+        elif char in ")）":
+            if depth == 0:
+                return i
+            depth -= 1
+        elif char == " ":
+            rest = text[i + 1:]
+            if rest.startswith(" ") or rest.startswith("(") or (rest and _is_wide(rest[0])):
+                return i
+        elif char in ",;" and text[i + 1:i + 2] == " ":
+            following = text[i + 2:].split(" ", 1)[0]
+            if following not in COMMAND_WORDS:
+                return i
+        i += 1
+    return len(text)
+
+
+def _starts_command(text: str, i: int) -> bool:
+    word, _, rest = text[i:].partition(" ")
+    if word == "taotoken":
+        following = rest.split(" ", 1)[0]
+        return following in TAOTOKEN_SUBCOMMANDS or following.startswith("-")
+    if word not in COMMAND_WORDS:
+        return False
+    before = text[:i].rstrip(" ")
+    return not before or before[-1] in ":：(（" or before.endswith("e.g.")
+
+
+def _pieces(text: str) -> list[tuple[str, str]]:
+    """(separator before it, piece) for each piece: a word, a `code` span or a command. Words holding wide
+    characters are split further where a line may break between them (with no separator)."""
+    pieces: list[tuple[str, str]] = []
+    i, sep = 0, ""
+    while i < len(text):
+        if text[i] == " ":
+            j = i
+            while j < len(text) and text[j] == " ":
+                j += 1
+            sep, i = text[i:j], j
+            continue
+        if text[i] == "`" and "`" in text[i + 1:]:
+            end = text.index("`", i + 1) + 1
+            while end < len(text) and text[end] not in " ":  # trailing punctuation stays with the span
+                end += 1
+            pieces.append((sep, text[i:end]))
+        elif _starts_command(text, i) or (text[i] in "(（" and _starts_command(text, i + 1)):
+            end = _command_end(text, i + 1 if text[i] in "(（" else i)
+            while end < len(text) and text[end] != " ":
+                end += 1
+            pieces.append((sep, text[i:end]))
+        else:
+            end = text.find(" ", i)
+            end = len(text) if end < 0 else end
+            # a command right after a full-width colon or parenthesis (运行：taotoken init) is a piece of its own
+            end = next((j for j in range(i + 1, end) if text[j - 1] in "：（" and _starts_command(text, j)), end)
+            word = text[i:end]
+            first = True
+            for part in _wide_parts(word):
+                pieces.append((sep if first else "", part))
+                first = False
+        i, sep = end, ""
+    return pieces
+
+
+def _wide_parts(word: str) -> list[str]:
+    """A word split where a line may break inside it: next to a wide character (CJK needs no spaces),
+    but never before a closing mark nor after an opening one."""
+    if word.isascii():
+        return [word]
+    parts, start = [], 0
+    for i in range(1, len(word)):
+        before, after = word[i - 1], word[i]
+        if ((_is_wide(before) or _is_wide(after)) and after not in _NO_LINE_START
+                and before not in _NO_LINE_END and not (before.isascii() and after.isascii())):
+            parts.append(word[start:i])
+            start = i
+    parts.append(word[start:])
+    return parts
+
+
+# -- wrapping ---------------------------------------------------------------------------------------
+
+def wrap(text: str, width: int, prefix: str = "", hang: str | None = None) -> list[str]:
+    """`prefix` + `text` as lines of at most `width` columns; continuation lines start with `hang` (default:
+    spaces as wide as `prefix`, so they hang under the text). Lines in `text` stay separate lines."""
+    hang = " " * cell_width(prefix) if hang is None else hang
+    if width - cell_width(hang) < _MIN_TEXT:
+        hang = hang[:max(0, width - _MIN_TEXT)]
+    lines: list[str] = []
+    for number, paragraph in enumerate(text.split("\n")):
+        lines += _wrap_paragraph(paragraph, width, prefix if number == 0 else hang, hang)
+    return lines
+
+
+def _wrap_paragraph(text: str, width: int, prefix: str, hang: str) -> list[str]:
+    if cell_width(prefix) + cell_width(text) <= width:
+        return [(prefix + text).rstrip()]
+    lines: list[str] = []
+    line, used, empty = prefix, cell_width(prefix), True
+    for sep, piece in _pieces(text):
+        size = cell_width(piece)
+        if empty:
+            line, used, empty = line + piece, used + size, False
+        elif used + cell_width(sep) + size <= width:
+            line, used = line + sep + piece, used + cell_width(sep) + size
+        else:
+            lines.append(line.rstrip())
+            line, used = hang + piece, cell_width(hang) + size
+    lines.append(line.rstrip() if line.strip() else prefix.rstrip())
+    return lines
+
+
+def labelled(label: str, text: str, width: int, indent: str = "") -> list[str]:
+    """`indent` + `label` + `text`, continuation lines under the text: `fix: taotoken init`."""
+    return wrap(text, width, indent + label)
+
+
+# -- tables -----------------------------------------------------------------------------------------
+
+def table(header: Sequence[str] | None, rows: Sequence[Sequence[str]], width: int, indent: str = "  ",
+          drop: tuple[int, ...] = (), align: str | None = None, gap: int = 2) -> list[str]:
+    """Columns as wide as their widest cell, `gap` spaces apart; `align` per column ("l"/"r"; default: the
+    first left, the others right). Columns in `drop` (indexes, first dropped first) go while the table is
+    too wide; if it still is, the last column wraps under itself."""
+    all_rows = [list(r) for r in ([header] if header is not None else []) + list(rows)]
+    if not all_rows:
+        return []
+    count = len(all_rows[0])
+    align = align or "l" + "r" * (count - 1)
+    keep = list(range(count))
+    for index in (*drop, None):
+        widths = [max(cell_width(r[i]) for r in all_rows) for i in keep]
+        total = cell_width(indent) + sum(widths) + gap * (len(keep) - 1)
+        if total <= width or index is None:
+            break
+        keep.remove(index)
+    last_room = width - (total - widths[-1])
+    wrap_last = total > width and len(keep) > 1 and last_room >= _MIN_TEXT
+    if wrap_last:
+        widths[-1] = last_room
+    lines = []
+    for row in all_rows:
+        cells = [pad(row[i], w, align[i]) for i, w in zip(keep, widths, strict=True)]
+        lead = indent + (" " * gap).join(cells[:-1]) + (" " * gap if len(cells) > 1 else "")
+        if wrap_last and cell_width(row[keep[-1]]) > widths[-1]:
+            lines += wrap(row[keep[-1]], width, lead, " " * cell_width(lead))
+        else:
+            lines.append((lead + cells[-1]).rstrip())
+    return lines
