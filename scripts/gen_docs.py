@@ -23,6 +23,9 @@ PROG = "taotoken"
 MAN_DATE = "2026"  # a fixed date keeps the generated page reproducible
 
 
+FILE_METAVARS = {"FILE": "file", "PATH": "file", "DIR": "dir"}  # what an option with this metavar completes
+
+
 @dataclass
 class Opt:
     names: list[str]
@@ -31,13 +34,29 @@ class Opt:
     choices: list[str]
     metavar: str
 
+    @property
+    def completes(self) -> str:
+        """"values" (of `choices`), "file", "dir", "free" (nothing to offer) or "flag"."""
+        if not self.takes_value:
+            return "flag"
+        if self.choices:
+            return "values"
+        return FILE_METAVARS.get(self.metavar, "free")
+
+
+@dataclass
+class Arg:
+    name: str
+    values: list[str] = field(default_factory=list)
+    variadic: bool = False  # takes every remaining word (route set KIND=MODEL...)
+
 
 @dataclass
 class Cmd:
     path: list[str]
     help: str
     options: list[Opt]
-    arguments: list[str]
+    arguments: list[Arg]
     children: list[Cmd] = field(default_factory=list)
 
     @property
@@ -49,27 +68,13 @@ def _first_line(text: str | None) -> str:
     return (text or "").strip().split("\n")[0].strip()
 
 
-def _param_type(param) -> tuple[list[str], str]:
-    """(choices, metavar) of a parameter, for typer's own parameter API and for click's."""
-    import enum
-    import typing
-
-    descriptor = getattr(param, "type_descriptor", None)
-    if descriptor is not None:
-        annotation = descriptor.annotation
-        args = typing.get_args(annotation)
-        if args and typing.get_origin(annotation) in (list, tuple):
-            annotation = args[0]
-        args = [a for a in typing.get_args(annotation) if a is not type(None)]
-        if args:  # Optional[X]
-            annotation = args[0]
-        if isinstance(annotation, type) and issubclass(annotation, enum.Enum):
-            return [str(m.value) for m in annotation], "[" + "|".join(str(m.value) for m in annotation) + "]"
-        names = {int: "INTEGER", float: "FLOAT", str: "TEXT", bool: "BOOLEAN"}
-        return [], names.get(annotation, "PATH" if "Path" in str(annotation) else "TEXT")
-    ptype = getattr(param, "type", None)
-    choices = [str(c) for c in getattr(ptype, "choices", None) or []]
-    return choices, getattr(ptype, "name", "text").upper()
+def _values(param, ctx) -> list[str]:
+    """What shell completion offers for `param`: its `autocompletion=` list or its choices (asked once, here)."""
+    try:
+        items = param.shell_complete(ctx, "")
+    except Exception:  # noqa: BLE001 - a parameter without completion support offers nothing
+        return []
+    return [str(item.value) for item in items if getattr(item, "type", "plain") == "plain" and item.value]
 
 
 def build_tree() -> Cmd:
@@ -81,17 +86,17 @@ def build_tree() -> Cmd:
 
     # Duck-typed on purpose: newer typer vendors click privately, older ones use click itself.
     def walk(command, path: list[str]) -> Cmd:
+        ctx = command.context_class(command, info_name=path[-1] if path else PROG)
         options, arguments = [], []
         for param in command.params:
             if param.param_type_name == "option":
                 if param.hidden:
                     continue
                 names = sorted(param.opts + param.secondary_opts, key=lambda n: (len(n) > 2, n))
-                choices, type_name = _param_type(param)
-                metavar = "" if param.is_flag else (param.metavar or type_name)
-                options.append(Opt(names, _first_line(param.help), not param.is_flag, choices, metavar))
+                metavar = "" if param.is_flag else (param.metavar or getattr(param.type, "name", "text").upper())
+                options.append(Opt(names, _first_line(param.help), not param.is_flag, _values(param, ctx), metavar))
             elif param.param_type_name == "argument":
-                arguments.append((param.metavar or param.name).upper())
+                arguments.append(Arg((param.metavar or param.name).upper(), _values(param, ctx), param.nargs == -1))
         options.append(Opt(["-h", "--help"], "Show help and exit.", False, [], ""))
         node = Cmd(path, _first_line(command.help or command.short_help), options, arguments)
         if hasattr(command, "commands"):
@@ -118,45 +123,96 @@ def _words(values: list[str]) -> str:
     return " ".join(values)
 
 
-def _subcommand_cases(tree: Cmd, var: str) -> list[str]:
-    """Shell `case` arms that extend $var with each subcommand typed so far (bash and zsh share them)."""
-    return [f'            "{_slash(child.path)}") {var}="${var}/{child.path[-1]}" ;;'
-            for group in iter_cmds(tree) for child in group.children]
+def _arms(pairs: list[tuple[Cmd, list[str], str]], indent: str) -> list[str]:
+    """`case` arms (bash and zsh): per command, one arm for all its patterns that lead to the same body."""
+    grouped: dict[tuple[str, str], list[str]] = {}
+    for node, patterns, body in pairs:
+        grouped.setdefault((_slash(node.path), body), []).extend(patterns)
+    return [f"{indent}{'|'.join(patterns)}) {body} ;;" for (_, body), patterns in grouped.items()]
 
 
-def _choice_cases(tree: Cmd, completes: Callable[[list[str]], str]) -> list[str]:
-    """`case "$path|$prev"` arms completing the values of options with fixed choices."""
-    arms = []
-    for node in iter_cmds(tree):
-        for opt in node.options:
-            if opt.choices:
-                pattern = "|".join(f'"{_slash(node.path)}|{name}"' for name in opt.names)
-                arms.append(f"        {pattern}) {completes(opt.choices)}; return ;;")
-    return arms
+def _option_patterns(node: Cmd, opt: Opt) -> list[str]:
+    return [f'"{_slash(node.path)}|{name}"' for name in opt.names]
+
+
+def _walk_arms(tree: Cmd, var: str) -> list[str]:
+    """Arms of the loop over the words typed so far: a subcommand extends ${var} (and restarts the count of
+    positional arguments); an option that takes a value makes the loop skip that value."""
+    lines = [f'            "{_slash(child.path)}") {var}="{_slash(child.path)}"; npos=0; continue ;;'
+             for group in iter_cmds(tree) for child in group.children]
+    lines += ["        esac", f'        case "${var}|$w" in']
+    lines += _arms([(node, _option_patterns(node, opt), "skip=1")
+                    for node in iter_cmds(tree) for opt in node.options if opt.takes_value], " " * 12)
+    return lines
+
+
+def _value_arms(tree: Cmd, complete: Callable[[Opt], str]) -> list[str]:
+    """`case "$path|$prev"` arms completing the value of each option that takes one."""
+    return _arms([(node, _option_patterns(node, opt), complete(opt) + "; return")
+                  for node in iter_cmds(tree) for opt in node.options if opt.takes_value], " " * 8)
+
+
+def _argument_arms(tree: Cmd, complete: Callable[[list[str]], str]) -> list[str]:
+    """`case "$path|$npos"` arms completing positional arguments with known values."""
+    return _arms([(node, [f'"{_slash(node.path)}|"*' if arg.variadic else f'"{_slash(node.path)}|{index}"'],
+                   complete(arg.values) + "; return")
+                  for node in iter_cmds(tree) for index, arg in enumerate(node.arguments) if arg.values], " " * 12)
+
+
+def _bash_value(opt: Opt) -> str:
+    if opt.completes == "values":
+        return f'_{PROG}_words "{_words(opt.choices)}"'
+    if opt.completes in ("file", "dir"):
+        return f"_{PROG}_files {'-d' if opt.completes == 'dir' else '-f'}"
+    return ":"  # a value nobody can guess (a model, a number): offer nothing, not the options
 
 
 def render_bash(tree: Cmd) -> str:
     lines = [
         f"# bash completion for {PROG} -- generated by scripts/gen_docs.py; do not edit by hand.",
         f"# Install: source this file from ~/.bashrc, or copy it to ~/.local/share/bash-completion/completions/{PROG}",
+        f"_{PROG}_words() {{",
+        '    COMPREPLY=($(compgen -W "$1" -- "$cur"))',
+        '    [[ ${COMPREPLY[0]} == *= ]] && compopt -o nospace 2>/dev/null',
+        "}",
+        f"_{PROG}_files() {{",
+        '    local IFS=$\'\\n\'',
+        "    compopt -o filenames 2>/dev/null",
+        '    COMPREPLY=($(compgen "$1" -- "$cur"))',
+        "}",
         f"_{PROG}() {{",
-        '    local cur="${COMP_WORDS[COMP_CWORD]}" prev="${COMP_WORDS[COMP_CWORD-1]}" path="" w i',
+        '    local cur="${COMP_WORDS[COMP_CWORD]}" prev="${COMP_WORDS[COMP_CWORD-1]}" path="" npos=0 skip=0 w i',
+        "    COMPREPLY=()",
+        '    # bash splits --option=value at "=" (and gamma:0.5 at ":"): complete the value of the option',
+        '    if [[ $cur == "=" ]]; then cur=""; elif [[ $prev == "=" ]]; then prev="${COMP_WORDS[COMP_CWORD-2]}"; fi',
+        '    [[ $cur == ":" || $prev == ":" ]] && return',
         "    for ((i = 1; i < COMP_CWORD; i++)); do",
         '        w="${COMP_WORDS[i]}"',
+        '        if [[ $w == [=:] ]]; then skip=1; continue; fi',
+        "        if ((skip)); then skip=0; continue; fi",
         '        case "$path/$w" in',
     ]
-    lines += _subcommand_cases(tree, "path")
-    lines += ["        esac", "    done", '    case "$path|$prev" in']
-    lines += _choice_cases(tree, lambda choices: f'COMPREPLY=($(compgen -W "{_words(choices)}" -- "$cur"))')
-    lines += ["    esac", '    local words=""', '    case "$path" in']
+    lines += _walk_arms(tree, "path")
+    lines += ["        esac", "        [[ $w == -* ]] || ((npos++))", "    done", '    case "$path|$prev" in']
+    lines += _value_arms(tree, _bash_value)
+    lines += ["    esac", '    if [[ $cur != -* ]]; then', '        case "$path|$npos" in']
+    lines += _argument_arms(tree, lambda values: f'_{PROG}_words "{_words(values)}"')
+    lines += ["        esac", "    fi", '    local words=""', '    case "$path" in']
     for node in iter_cmds(tree):
-        words = [c.path[-1] for c in node.children] + [n for o in node.options for n in o.names]
-        lines.append(f'        "{_slash(node.path)}") words="{_words(words)}" ;;')
+        options = [n for o in node.options for n in o.names]
+        children = [c.path[-1] for c in node.children]
+        if children:  # subcommands first; options once a "-" is typed
+            words = f'$([[ $cur == -* ]] && echo "{_words(options)}" || echo "{_words(children)}")'
+        elif any(not arg.values for arg in node.arguments):  # a free argument: only options, on "-"
+            words = f'$([[ $cur == -* ]] && echo "{_words(options)}")'
+        else:
+            words = _words(options)
+        lines.append(f'        "{_slash(node.path)}") words="{words}" ;;')
     lines += [
         "    esac",
-        '    COMPREPLY=($(compgen -W "$words" -- "$cur"))',
+        f'    _{PROG}_words "$words"',
         "}",
-        f"complete -o default -F _{PROG} {PROG}",
+        f"complete -F _{PROG} {PROG}",
         "",
     ]
     return "\n".join(lines)
@@ -166,29 +222,55 @@ def _zsh_escape(text: str) -> str:
     return text.replace("'", "'\\''").replace(":", "\\:").replace("[", "\\[").replace("]", "\\]")
 
 
+def _zsh_words(values: list[str]) -> str:
+    """compadd VALUES; values ending in "=" (route set cuda=) get no space after them."""
+    return f"compadd{' -S ' + repr('') if any(v.endswith('=') for v in values) else ''} -- {_words(values)}"
+
+
+def _zsh_value(opt: Opt) -> str:
+    if opt.completes == "values":
+        return _zsh_words(opt.choices)
+    if opt.completes == "file":
+        return "_files"
+    if opt.completes == "dir":
+        return "_files -/"
+    return f"_message '{_zsh_escape(opt.metavar.lower() or 'value')}'"
+
+
 def render_zsh(tree: Cmd) -> str:
     lines = [
         f"#compdef {PROG}",
         f"# zsh completion for {PROG} -- generated by scripts/gen_docs.py; do not edit by hand.",
         f"# Install: put this file (named _{PROG}) in a directory on $fpath, then run compinit.",
         f"_{PROG}() {{",
-        "    local path_ w i",
+        "    local path_='' w i npos=0 skip=0 cur=${words[CURRENT]} prev=${words[CURRENT-1]}",
+        "    if [[ $cur == --*=* ]]; then  # --option=value in one word: complete the value",
+        "        prev=${cur%%=*}; compset -P '*='; cur=${cur#*=}",
+        "    fi",
         "    for ((i = 2; i < CURRENT; i++)); do",
         "        w=${words[i]}",
+        "        if ((skip)); then skip=0; continue; fi",
         '        case "$path_/$w" in',
     ]
-    lines += _subcommand_cases(tree, "path_")
-    lines += ["        esac", "    done", '    local prev=${words[CURRENT-1]}', '    case "$path_|$prev" in']
-    lines += _choice_cases(tree, lambda choices: f"compadd -- {_words(choices)}")
-    lines += ["    esac", '    case "$path_" in']
+    lines += _walk_arms(tree, "path_")
+    lines += ["        esac", "        [[ $w == -* ]] || ((npos++))", "    done", '    case "$path_|$prev" in']
+    lines += _value_arms(tree, _zsh_value)
+    lines += ["    esac", "    if [[ $cur != -* ]]; then", '        case "$path_|$npos" in']
+    lines += _argument_arms(tree, _zsh_words)
+    lines += ["        esac", "    fi", '    case "$path_" in']
     for node in iter_cmds(tree):
         key = _slash(node.path)
         cmds = " ".join(f"'{_zsh_escape(c.path[-1])}:{_zsh_escape(c.help)}'" for c in node.children)
         opts = " ".join(f"'{_zsh_escape(n)}:{_zsh_escape(o.help)}'" for o in node.options for n in o.names)
-        body = []
+        body = [f"local -a opts=({opts})"]
         if cmds:
-            body.append(f"local -a cmds=({cmds}); _describe -t commands 'command' cmds")
-        body.append(f"local -a opts=({opts}); _describe -t options 'option' opts")
+            body += [f"local -a cmds=({cmds})",
+                     "if [[ $cur == -* ]]; then _describe -t options 'option' opts; "
+                     "else _describe -t commands 'command' cmds; fi"]
+        elif any(not arg.values for arg in node.arguments):
+            body.append("[[ $cur == -* ]] && _describe -t options 'option' opts")
+        else:
+            body.append("_describe -t options 'option' opts")
         lines.append(f'        "{key}") {"; ".join(body)} ;;')
     lines += ["    esac", "}", f'_{PROG} "$@"', ""]
     return "\n".join(lines)
@@ -204,34 +286,66 @@ def render_fish(tree: Cmd) -> str:
         f"# Install: copy to ~/.config/fish/completions/{PROG}.fish",
         f"complete -c {PROG} -f",
         "",
-        f"function __{PROG}_path --description 'the subcommand path typed so far'",
+        f"function __{PROG}_state --description 'the subcommand path typed so far (and the argument position)'",
         "    set -l tokens (commandline -opc)",
         "    set -l path ''",
+        "    set -l npos 0",
+        "    set -l skip 0",
         "    for t in $tokens[2..-1]",
+        "        if test $skip = 1",
+        "            set skip 0",
+        "            continue",
+        "        end",
         "        switch \"$path/$t\"",
     ]
     for group in [n for n in iter_cmds(tree) if n.children]:
         cases = " ".join(f"'{_slash(c.path)}'" for c in group.children)
-        lines.append(f"            case {cases}")
-        lines.append('                set path "$path/$t"')
-    lines += ["        end", "    end", "    echo $path", "end", ""]
+        lines += [f"            case {cases}", '                set path "$path/$t"', "                set npos 0",
+                  "                continue"]
+    lines += ["        end", "        switch \"$path|$t\""]
+    valued = [f"'{_slash(node.path)}|{name}'" for node in iter_cmds(tree) for opt in node.options if opt.takes_value
+              for name in opt.names]
+    lines += [f"            case {' '.join(valued)}", "                set skip 1", "                continue"]
+    lines += ["        end", "        string match -q -- '-*' $t; or set npos (math $npos + 1)", "    end",
+              "    if test \"$argv[1]\" = arg", '        echo "$path#$npos"', "    else", "        echo $path",
+              "    end", "end", ""]
     for node in iter_cmds(tree):
         key = _slash(node.path)
-        cond = f"-n 'test (__{PROG}_path) = \"{key}\"'"
+        cond = f"-n 'test (__{PROG}_state) = \"{key}\"'"
         for child in node.children:
             lines.append(f"complete -c {PROG} {cond} -a {child.path[-1]} -d '{_fish_escape(child.help)}'")
+        for index, arg in enumerate(node.arguments):
+            if arg.values:
+                where = f'string match -q -- "{key}#*"' if arg.variadic else f"test \"{key}#{index}\" ="
+                lines.append(f"complete -c {PROG} -n '{where} (__{PROG}_state arg)' -a '{_words(arg.values)}'")
         for opt in node.options:
             flags = " ".join(f"-l {n[2:]}" if n.startswith("--") else f"-s {n[1:]}" for n in opt.names)
-            extra = " -r" if opt.takes_value else ""
-            if opt.choices:
-                extra += f" -a '{_words(opt.choices)}'"
+            # -x: a value, and no file names for it; -F: file names after all
+            extra = {"flag": "", "values": " -x", "file": " -r -F", "dir": " -x", "free": " -x"}[opt.completes]
+            values = {"values": f"'{_words(opt.choices)}'", "dir": "'(__fish_complete_directories)'"}
+            if opt.completes in values:  # values on a line of their own, without the option's description
+                lines.append(f"complete -c {PROG} {cond} {flags} -x -a {values[opt.completes]}")
             lines.append(f"complete -c {PROG} {cond} {flags}{extra} -d '{_fish_escape(opt.help)}'")
     lines.append("")
     return "\n".join(lines)
 
 
+# Non-ASCII as groff escapes that every output device has (no preconv needed, no warning under LANG=C);
+# anything else as \[uXXXX], which groff renders on UTF-8 terminals.
+ROFF_GLYPHS = {"—": "\\(em", "–": "\\(en", "…": "...", "‘": "\\(oq", "’": "\\(cq", "“": "\\(lq", "”": "\\(rq",
+               "→": "\\(->", "←": "\\(<-", "•": "\\(bu", "×": "\\(mu", "±": "\\(+-", "≤": "\\(<=", "≥": "\\(>=",
+               "·": "\\(pc", "\u00a0": "\\ "}
+
+
+def _roff_glyph(char: str) -> str:
+    if char.isascii():
+        return char
+    return ROFF_GLYPHS.get(char, f"\\[u{ord(char):04X}]")
+
+
 def _roff(text: str) -> str:
     text = text.replace("\\", "\\e").replace("-", "\\-")
+    text = "".join(_roff_glyph(c) for c in text)
     return "\n".join(("\\&" + line) if line.startswith((".", "'")) else line for line in text.split("\n"))
 
 
@@ -319,8 +433,7 @@ def render_man(tree: Cmd) -> str:
             if opt.names == ["-h", "--help"]:
                 continue
             label = ", ".join(opt.names) + (f" {opt.metavar}" if opt.takes_value and opt.metavar else "")
-            text = opt.help + (f" One of: {', '.join(opt.choices)}." if opt.choices else "")
-            out += [".TP", "\\fB" + _roff(label) + "\\fR", _roff(text)]
+            out += [".TP", "\\fB" + _roff(label) + "\\fR", _roff(opt.help)]  # the help names the values
     for section, rows in MAN_SECTIONS.items():
         out.append(f".SH {section}")
         for term, text in rows:

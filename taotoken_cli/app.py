@@ -36,6 +36,7 @@ def main_options(
     """taotoken — one base URL, one key, many models: configured right in every client."""
 
 
+from taotoken_cli.commands import _options  # noqa: E402
 from taotoken_cli.commands import bench as _bench_cmd  # noqa: E402
 from taotoken_cli.commands import check as _check_cmd  # noqa: E402
 from taotoken_cli.commands import config as _config_cmd  # noqa: E402
@@ -55,6 +56,7 @@ _doctor_cmd.register(app)
 _bench_cmd.register(app)
 _mock_cmd.register(app)
 _demo_cmd.register(app)
+_options.tidy_help(app)
 
 
 def run(argv: list[str] | None = None) -> None:

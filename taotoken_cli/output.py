@@ -127,11 +127,12 @@ class Output:
         return _encodes("✓✗•→…", self.out.encoding)
 
     def spinner(self, text: str | Callable[[], str], *, enabled: bool = True):
-        """A spinner on stderr while the command waits, when stderr is a terminal (and `enabled`: not for
-        --json and the like); it is gone before anything else is printed. See taotoken_cli.spinner."""
+        """A spinner on stderr while the command waits, when stdout and stderr are both a terminal (as gh does:
+        not under `| less`) and `enabled` (not for --json and the like); it is gone before anything else is
+        printed. See taotoken_cli.spinner."""
         from taotoken_cli.spinner import NoSpinner, Spinner
 
-        if not (enabled and _real_tty(self._raw_err)):
+        if not (enabled and _real_tty(self._raw_out) and _real_tty(self._raw_err)):
             return NoSpinner()
         return Spinner(self.err, text, width=self.err_width, unicode=_encodes("⠋", self.err.encoding),
                        color=self.err_color, dumb=self.env.get("TERM") == "dumb")

@@ -55,24 +55,58 @@ def test_man_page_renders_cleanly(tmp_path: Path) -> None:
     probe = subprocess.run(["man", "-l", str(probe_page)], capture_output=True, text=True, env=MAN_ENV)
     if "renders" not in probe.stdout:
         pytest.skip(f"man cannot render any page here: {(probe.stdout + probe.stderr).strip()[:200]!r}")
-    proc = subprocess.run(["man", "-l", "--warnings", str(REPO / "man/taotoken.1")], capture_output=True,
-                          text=True, env=MAN_ENV)
-    assert proc.returncode == 0
-    assert "warning" not in proc.stderr.lower(), proc.stderr
-    for section in ("NAME", "SYNOPSIS", "COMMANDS", "EXIT STATUS", "FILES", "ENVIRONMENT", "EXAMPLES"):
-        assert section in proc.stdout
+    for locale in ("C.UTF-8", "C"):  # the page's escapes render without warnings on a UTF-8 or an ASCII terminal
+        proc = subprocess.run(["man", "-l", "--warnings", str(REPO / "man/taotoken.1")], capture_output=True,
+                              text=True, env={**MAN_ENV, "LANG": locale, "LC_ALL": locale})
+        assert proc.returncode == 0
+        assert "warning" not in proc.stderr.lower(), (locale, proc.stderr)
+        for section in ("NAME", "SYNOPSIS", "COMMANDS", "EXIT STATUS", "FILES", "ENVIRONMENT", "EXAMPLES"):
+            assert section in proc.stdout
 
 
-def test_options_with_fixed_choices_complete_their_values() -> None:
-    """No shipped option has Enum choices yet; this keeps the generator's branch for them honest."""
+def _generator():
     import importlib.util
 
     spec = importlib.util.spec_from_file_location("gen_docs", REPO / "scripts/gen_docs.py")
     gen = importlib.util.module_from_spec(spec)
     sys.modules["gen_docs"] = gen  # dataclasses look their module up while the file executes
     spec.loader.exec_module(gen)
-    shape = gen.Opt(["--shape"], "Shape.", True, ["round", "square"], "[round|square]")
-    tree = gen.Cmd([], "root", [], [], [gen.Cmd(["draw"], "Draw.", [shape], [])])
-    assert '"/draw|--shape") COMPREPLY=($(compgen -W "round square" -- "$cur")); return ;;' in gen.render_bash(tree)
-    assert '"/draw|--shape") compadd -- round square; return ;;' in gen.render_zsh(tree)
-    assert "-l shape -r -a 'round square'" in gen.render_fish(tree)
+    return gen
+
+
+def test_each_kind_of_option_value_gets_its_completion_in_every_shell() -> None:
+    """Values, files and free values, as each script writes them (tests/test_completion.py drives them)."""
+    gen = _generator()
+    shape = gen.Opt(["--shape"], "Shape.", True, ["round", "square"], "SHAPE")
+    out = gen.Opt(["-o", "--out"], "Output.", True, [], "FILE")
+    size = gen.Opt(["--size"], "Size.", True, [], "N")
+    tree = gen.Cmd([], "root", [], [], [gen.Cmd(["draw"], "Draw.", [shape, out, size], [gen.Arg("KIND", ["a="])])])
+    bash, zsh, fish = gen.render_bash(tree), gen.render_zsh(tree), gen.render_fish(tree)
+    assert '"/draw|--shape") _taotoken_words "round square"; return ;;' in bash
+    assert '"/draw|-o"|"/draw|--out") _taotoken_files -f; return ;;' in bash
+    assert '"/draw|--size") :; return ;;' in bash
+    assert '"/draw|0") _taotoken_words "a="; return ;;' in bash
+    assert '"/draw|--shape") compadd -- round square; return ;;' in zsh
+    assert '"/draw|-o"|"/draw|--out") _files; return ;;' in zsh
+    assert '"/draw|0") compadd -S \'\' -- a=; return ;;' in zsh
+    assert "-l shape -x -a 'round square'" in fish and "-s o -l out -r -F -d 'Output.'" in fish
+    assert "-l size -x -d 'Size.'" in fish
+
+
+def test_the_man_page_is_ascii_with_groff_escapes() -> None:
+    page = (REPO / "man/taotoken.1").read_text(encoding="utf-8")
+    assert page.isascii(), [line for line in page.splitlines() if not line.isascii()][:3]
+    assert "`export TAOTOKEN_MODEL=...`" in page  # route --export's help: "…" written as three dots
+
+
+def test_the_shipped_completions_offer_values_from_the_code() -> None:
+    from taotoken_cli.clients import CLIENTS
+    from taotoken_cli.config.edit import SETTABLE_KEYS
+    from taotoken_cli.diagnosis.catalogue import CATALOGUE
+    from taotoken_cli.mock.options import FAIL_STYLES
+
+    bash = (REPO / "completions/taotoken.bash").read_text(encoding="utf-8")
+    assert f'"/init|--target") _taotoken_words "{" ".join(CLIENTS)}"' in bash
+    assert f'"/config/set|0") _taotoken_words "{" ".join(SETTABLE_KEYS)}"' in bash
+    assert f'"/mock|--fail-style") _taotoken_words "{" ".join(FAIL_STYLES)}"' in bash
+    assert all(code in bash for code in CATALOGUE)

@@ -99,6 +99,9 @@ class Arrival:
         return f"gamma:{self.shape:g}" if self.kind == "gamma" else self.kind
 
 
+ARRIVAL_EXAMPLES = ("constant", "poisson", "gamma:0.5")  # gamma:B takes any burstiness B > 0
+
+
 def parse_arrival(text: str) -> Arrival:
     raw = text.strip().lower()
     fix = "use --arrival constant, --arrival poisson or --arrival gamma:0.5 (burstiness: below 1 burstier)"

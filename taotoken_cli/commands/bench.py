@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from taotoken_cli.commands import _options
+from taotoken_cli.commands import _complete, _options
 
 _LOAD = "Load"
 _CAPACITY = "Capacity search"
@@ -29,7 +29,7 @@ def bench(
                                       "scheduled start, late starts are reported."),
     warmup: int = typer.Option(0, "--warmup", metavar="N", rich_help_panel=_LOAD,
                                help="Requests sent first and left out of the figures."),
-    timeout: float = typer.Option(60.0, "--timeout", metavar="SECONDS", rich_help_panel=_LOAD,
+    timeout: float = typer.Option(60.0, "--timeout", "-t", metavar="SECONDS", rich_help_panel=_LOAD,
                                   help="Seconds allowed for each request."),
     workers: int | None = typer.Option(None, "--workers", metavar="N", rich_help_panel=_LOAD,
                                        help="Worker processes (default: number of cores)."),
@@ -73,6 +73,7 @@ def bench(
     output_tokens: str | None = typer.Option(None, "--output-tokens", metavar="DIST", rich_help_panel=_WORKLOAD,
                                              help="max_tokens drawn per request: 128, 64..256 or normal:128,32."),
     arrival: str | None = typer.Option(None, "--arrival", metavar="KIND", rich_help_panel=_WORKLOAD,
+                                       autocompletion=_complete.arrivals,
                                        help="Open-loop arrivals: constant (default), poisson, or gamma:B "
                                        "(burstiness B: 1 is Poisson, below 1 burstier)."),
     ramp_up: str | None = typer.Option(None, "--ramp-up", metavar="TIME", rich_help_panel=_WORKLOAD,
@@ -95,8 +96,7 @@ def bench(
     base_url: str | None = _options.BASE_URL,
     profile: str | None = _options.PROFILE,
 ) -> None:
-    """Load-test chat completions: latency percentiles, TTFT, tokens/s and errors by cause; sweeps against
-    SLOs for capacity."""
+    """Load-test chat completions: latency, TTFT, tokens/s and errors by cause; capacity sweeps against SLOs."""
     from taotoken_cli.bench.run import BenchOptions, run
 
     options = BenchOptions(requests=requests, concurrency=concurrency, duration=duration, rate=rate, warmup=warmup,

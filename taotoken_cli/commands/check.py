@@ -16,13 +16,15 @@ def check(
     chat: bool = typer.Option(False, "--chat", help="Also send a 1-token chat completion and prove 'choices'."),
     stream: bool = typer.Option(False, "--stream", help="Like --chat, streamed: proves content arrives and the "
                                 "stream ends properly."),
-    model: str | None = typer.Option(None, "--model", "-m", help="Check that this model is listed (default: the "
-                                     "configured model, reported but not required)."),
+    model: str | None = typer.Option(None, "--model", "-m", metavar="MODEL", help="Check that this model is listed "
+                                     "(default: the configured model, reported but not required)."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Nothing on success; one line (code, cause, fix) on "
                                "failure. For .bashrc."),
     code: bool = typer.Option(False, "--code", help="Print only the HTTP status (000 when there was no response)."),
     json_out: bool = _options.JSON,
-    timeout: float = typer.Option(DEFAULT_TIMEOUT_S, "--timeout", "-t", min=0.1, help="Total time limit in seconds."),
+    timeout: float = typer.Option(DEFAULT_TIMEOUT_S, "--timeout", "-t", metavar="SECONDS",
+                                  callback=_options.in_range(0.1, unit="seconds"),
+                                  help="Total time limit in seconds (0.1 or more)."),
     no_proxy: bool = typer.Option(False, "--no-proxy", help="Ignore HTTP(S)_PROXY/ALL_PROXY from the environment."),
     profile: str | None = _options.PROFILE,
     base_url: str | None = _options.BASE_URL,

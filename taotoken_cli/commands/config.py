@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from taotoken_cli.commands import _options
+from taotoken_cli.commands import _complete, _options
 
 config_app = typer.Typer(help="Show and edit taotoken's own configuration.", no_args_is_help=True)
 
@@ -36,8 +36,10 @@ def path() -> None:
 
 @config_app.command("set")
 def set_value(
-    key: str = typer.Argument(..., help="base_url, api_key, model or default_profile."),
-    value: str = typer.Argument(..., help="The value; for api_key use '-' to type it hidden (or pipe it in)."),
+    key: str = typer.Argument(..., metavar="KEY", autocompletion=_complete.config_keys,
+                              help="base_url, api_key, model or default_profile."),
+    value: str = typer.Argument(..., metavar="VALUE",
+                                help="The value; for api_key use '-' to type it hidden (or pipe it in)."),
     yes: bool = typer.Option(False, "--yes", "-y", help="Also update every copy init wrote without asking."),
     no_sync: bool = typer.Option(False, "--no-sync", help="Change only taotoken's own config file."),
     profile: str | None = _options.PROFILE,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from taotoken_cli.commands import _options
+from taotoken_cli.commands import _complete, _options
 
 
 def register(app: typer.Typer) -> None:
@@ -13,7 +13,7 @@ def register(app: typer.Typer) -> None:
 
 def demo(
     keep: bool = typer.Option(False, "--keep", help="Leave the temporary directory and print its path."),
-    step: str | None = typer.Option(None, "--step", metavar="NAME",
+    step: str | None = typer.Option(None, "--step", metavar="NAME", autocompletion=_complete.demo_steps,
                                     help="Run one step: init, check, doctor, route or bench (its "
                                     "prerequisites run quietly first)."),
     fast: bool = typer.Option(False, "--fast", help="No simulated gateway latency, fewer requests."),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from taotoken_cli.commands import _options
+from taotoken_cli.commands import _complete, _options
 
 
 def register(app: typer.Typer) -> None:
@@ -12,7 +12,9 @@ def register(app: typer.Typer) -> None:
 
 
 def explain(
-    code: str | None = typer.Argument(None, help="A failure code, e.g. auth.invalid_key (see --list)."),
+    code: str | None = typer.Argument(None, metavar="CODE", autocompletion=_complete.failure_codes,
+                                      help="A failure code, e.g. auth.invalid_key (see --list); an HTTP status or "
+                                      "a server's message works too."),
     list_all: bool = typer.Option(False, "--list", "-l", help="List every code with its exit status and title."),
     json_out: bool = _options.JSON,
 ) -> None:

@@ -5,14 +5,13 @@ from __future__ import annotations
 
 import typer
 
-from taotoken_cli.commands import _options
+from taotoken_cli.commands import _complete, _options
 from taotoken_cli.route import PROBE_TIMEOUT_S
 
 route_app = typer.Typer(help="Pick the model for this machine's devices or a task; verify routes.",
                         invoke_without_command=True)
 
-TIMEOUT = typer.Option(PROBE_TIMEOUT_S, "--timeout", min=0.5, help="Seconds before a device probe is killed "
-                       "(with --verify: also the limit for each request).")
+_AT_LEAST_HALF_A_SECOND = _options.in_range(0.5, unit="seconds")
 
 
 def register(app: typer.Typer) -> None:
@@ -22,19 +21,26 @@ def register(app: typer.Typer) -> None:
 @route_app.callback()
 def route(
     ctx: typer.Context,
-    device: str | None = typer.Option(None, "--device", "-d", help="Use the route for this device kind "
-                                      "(cuda, gpu, opencl, cpu, nvidia, intel, amd, …)."),
-    task: str | None = typer.Option(None, "--task", "-t", help="Use the route for this task (e.g. code, embed)."),
+    device: str | None = typer.Option(None, "--device", "-d", metavar="KIND", autocompletion=_complete.device_kinds,
+                                      help="Use the route for this device kind (cuda, gpu, opencl, cpu, nvidia, "
+                                      "intel, amd, …)."),
+    task: str | None = typer.Option(None, "--task", metavar="TASK",
+                                    help="Use the route for this task (e.g. code, embed)."),
     export: bool = typer.Option(False, "--export", help="Print only `export TAOTOKEN_MODEL=…` for eval."),
     openai: bool = typer.Option(False, "--openai", help="With --export: also export OPENAI_MODEL."),
     verify: bool = typer.Option(False, "--verify", help="Ask the gateway and check which model answers."),
-    samples: int = typer.Option(3, "--samples", "-n", min=1, max=50, help="Requests per route with --verify."),
+    samples: int = typer.Option(3, "--samples", metavar="N", callback=_options.in_range(1, 50),
+                                help="Requests per route with --verify (1 to 50)."),
     all_routes: bool = typer.Option(False, "--all", help="With --verify: every route, not just the chosen one."),
     json_out: bool = _options.JSON,
-    timeout: float = TIMEOUT,
+    timeout: float = typer.Option(PROBE_TIMEOUT_S, "--timeout", metavar="SECONDS", callback=_AT_LEAST_HALF_A_SECOND,
+                                  help="Seconds before a device probe is killed, 0.5 or more; with --verify also "
+                                  "the limit for each request."),
     profile: str | None = _options.PROFILE,
     base_url: str | None = _options.BASE_URL,
     model: str | None = _options.MODEL,
+    _t: str | None = _options.retired("-t", "--task"),
+    _n: str | None = _options.retired("-n", "--samples"),
 ) -> None:
     """Print the model chosen for this machine (or --device/--task) and why."""
     if ctx.invoked_subcommand is not None:
@@ -49,7 +55,11 @@ def route(
 
 
 @route_app.command("devices")
-def devices(json_out: bool = _options.JSON, timeout: float = TIMEOUT) -> None:
+def devices(
+    json_out: bool = _options.JSON,
+    timeout: float = typer.Option(PROBE_TIMEOUT_S, "--timeout", metavar="SECONDS", callback=_AT_LEAST_HALF_A_SECOND,
+                                  help="Seconds before a device probe is killed (0.5 or more)."),
+) -> None:
     """Probe CUDA (pycuda, else the driver API) and OpenCL (pyopencl) devices and show what each found."""
     from taotoken_cli.route.run import devices as show_devices
 
@@ -59,7 +69,7 @@ def devices(json_out: bool = _options.JSON, timeout: float = TIMEOUT) -> None:
 @route_app.command("set")
 def set_routes(
     assignments: list[str] = typer.Argument(..., help="KIND=MODEL pairs; KIND= removes a route.",
-                                            metavar="KIND=MODEL..."),
+                                            metavar="KIND=MODEL...", autocompletion=_complete.route_keys),
     profile: str | None = _options.PROFILE,
 ) -> None:
     """Add, change or remove routes in the profile's routing table."""

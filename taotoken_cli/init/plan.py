@@ -27,6 +27,7 @@ from taotoken_cli.iostreams import IOStreams
 from taotoken_cli.masking import remember_secret
 
 TARGETS = tuple(CLIENTS)
+SCOPES = ("user", "project")  # where Claude Code's settings go (--scope)
 
 
 @dataclass
@@ -157,7 +158,7 @@ def recorded_places(request: InitRequest, triple: Triple, profile: str, machine:
 # --------------------------------------------------------------------------------------------- plan
 
 def build(request: InitRequest, io: IOStreams) -> InitPlan:
-    if request.scope not in ("user", "project"):
+    if request.scope not in SCOPES:
         raise InputError(f"unknown --scope {request.scope!r}", "use --scope user or --scope project")
     if request.codex_auth not in codex.AUTH_MODES:
         raise InputError(f"unknown --codex-auth {request.codex_auth!r}", f"use one of: {', '.join(codex.AUTH_MODES)}")

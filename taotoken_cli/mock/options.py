@@ -18,6 +18,10 @@ NAMED_FAILURES = ("quota", "concurrency")
 # What `--model-fail MODEL=KIND` accepts besides an HTTP status: the named failures, the faults, no-channel.
 MODEL_FAILURES = (*NAMED_FAILURES, *FAULTS, "no-channel")
 
+# Statuses `--fail` is most often given (any from 400 to 599 works); shell completion offers these.
+COMMON_STATUSES = (400, 401, 403, 404, 429, 500, 502, 503, 504)
+LANGUAGES = ("en", "zh")  # of new-api's messages
+
 DEFAULT_MODELS = ("gpt-4o-mini", "claude-sonnet-4-5", "gpu-llama-3.1-8b", "cpu-qwen2.5-0.5b")
 
 
@@ -124,8 +128,8 @@ class MockOptions:
                 if unserved:
                     raise InputError(f"{flag} {unserved[0]}: not among --models ({', '.join(self.models)})",
                                      f"add it to --models, or drop the {flag} for it")
-        if self.lang not in ("en", "zh"):
-            raise InputError(f"unknown language {self.lang!r}", "use en or zh")
+        if self.lang not in LANGUAGES:
+            raise InputError(f"unknown language {self.lang!r}", f"use {' or '.join(LANGUAGES)}")
         return self
 
     @property
