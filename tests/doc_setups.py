@@ -106,7 +106,7 @@ def base_env(home: Path, tmp: Path, shim_dir: Path) -> dict[str, str]:
     env = {
         "HOME": str(home), "XDG_CONFIG_HOME": str(home / ".config"), "XDG_CACHE_HOME": str(home / ".cache"),
         "TMPDIR": str(tmp), "PATH": os.pathsep.join([str(shim_dir), "/usr/bin", "/bin"]),
-        "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8", "NO_COLOR": "1", "COLUMNS": "100", "TERM": "dumb",
+        "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8", "NO_COLOR": "1", "COLUMNS": "1000", "TERM": "dumb",
         "PYTHONPATH": str(REPO), "PYTHONUNBUFFERED": "1", "PYTHONIOENCODING": "utf-8", "KEY": KEY,
     }
     if "SYSTEMROOT" in os.environ:  # pragma: no cover - Windows

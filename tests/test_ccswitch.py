@@ -26,7 +26,7 @@ from taotoken_cli.clients import ccswitch
 from taotoken_cli.clients.base import Machine, Triple
 from taotoken_cli.clients.ccswitch_store import paths_under, read_store
 from taotoken_cli.config import tomllib
-from tests.conftest import SENTINEL_KEY, PtySession
+from tests.conftest import SENTINEL_KEY, PtySession, flat
 from tests.test_fileplan import snapshot
 
 ROOT = "https://taotoken.net/api"
@@ -177,7 +177,7 @@ def test_open_without_a_terminal_hands_over_one_link_and_says_how_to_hand_over_t
     assert first.returncode == 0, first.output
     assert [query_pairs(link)["app"] for link in opened(home)] == ["claude"]
     assert query_pairs(opened(home)[0])["apiKey"] == SENTINEL_KEY
-    assert "then hand over the Codex link with: taotoken init --target cc-switch --open-app codex" in first.stdout
+    assert "then hand over the Codex link with: taotoken init --target cc-switch --open-app codex" in flat(first.stdout)
     second = init(cli, "--open-app", "codex", env=env).assert_clean()
     assert second.returncode == 0, second.output
     assert [query_pairs(link)["app"] for link in opened(home)] == ["claude", "codex"]
@@ -213,9 +213,10 @@ def test_a_provider_with_the_same_endpoint_is_not_imported_again(cli, home: Path
     result = init(cli, "--open", env=fake_opener(home)).assert_clean()
     assert result.returncode == 0, result.output
     assert "CC Switch already has a Claude Code provider with endpoint https://taotoken.net/api: 'TaoToken' " \
-           "(taotoken-1732000000000); not handing over the Claude Code link again" in result.stdout
+           "(taotoken-1732000000000); not handing over the Claude Code link again" in flat(result.stdout)
     assert [query_pairs(link)["app"] for link in opened(home)] == ["codex"]
-    assert "CC Switch 3.20 or newer keeps its providers in " + str(db) + " (schema 17, read-only)" in result.stdout
+    assert "CC Switch 3.20 or newer keeps its providers in " + str(db) + " (schema 17, read-only)" in \
+        flat(result.stdout)
     assert snapshot(home / ".cc-switch") == before  # read only: no journal, no change
 
 
@@ -318,11 +319,11 @@ def test_the_legacy_config_json_gets_a_provider_entry(cli, home: Path) -> None:
     codex_entry = data["codex"]["providers"]["taotoken"]["settingsConfig"]
     assert codex_entry["auth"] == {"OPENAI_API_KEY": SENTINEL_KEY}
     assert tomllib.loads(codex_entry["config"])["model_providers"]["taotoken"]["base_url"] == ROOT + "/v1"
-    assert "CC Switch 3.0–3.7 keeps its providers in " + str(path) in result.stdout
+    assert "CC Switch 3.0–3.7 keeps its providers in " + str(path) in flat(result.stdout)
     assert "rewrites those files" in result.stderr and "sk-workWORKworkWORK1234" not in result.output
     # now that config.json has them, --open hands over nothing: both would be duplicates
     again = init(cli, "--open", env=fake_opener(home)).assert_clean()
-    assert opened(home) == [] and again.stdout.count("not handing over") == 2
+    assert opened(home) == [] and flat(again.stdout).count("not handing over") == 2
 
 
 @pytest.mark.skipif(not Path("/proc/self/comm").exists(), reason="the process scan under test reads /proc")
@@ -371,7 +372,7 @@ def codex_file(home: Path) -> Path:
 
 
 def doctor(cli, secret: str = SENTINEL_KEY) -> dict[str, dict]:
-    result = cli("doctor", "-c", "ccswitch", "--json").assert_clean(secret=secret)
+    result = cli("doctor", "--check", "ccswitch", "--json").assert_clean(secret=secret)
     return {c["id"]: c for c in json.loads(result.stdout)["checks"]}
 
 

@@ -30,8 +30,8 @@ REAL_CONFIG = f'[profiles.default]\nbase_url = "{DEAD}/api"\napi_key = "{SENTINE
 HEADERS = ('$ printf %s "$TAOTOKEN_KEY" | taotoken init --all --yes --base-url http://127.0.0.1:',
            "$ . ~/.config/taotoken/env.sh", "$ taotoken check\n", "$ taotoken check --stream\n",
            "$ taotoken doctor\n", "$ taotoken route devices\n", "$ taotoken route set cuda=", "$ taotoken route\n",
-           "$ taotoken route --verify --all -n ", "$ taotoken bench -m gpu-a100-qwen25-72b-fp16 -m cpu-llama3-8b-int8 "
-           "--stream -n ")
+           "$ taotoken route --verify --all --samples ",
+           "$ taotoken bench -m gpu-a100-qwen25-72b-fp16 -m cpu-llama3-8b-int8 --stream -n ")
 
 
 @pytest.fixture

@@ -19,7 +19,7 @@ import pytest
 
 from taotoken_cli.devices import BROKEN, NO_DEVICE, NO_DRIVER, PRESENT, probe_backend, probe_devices
 from taotoken_cli.routing import choose
-from tests.conftest import hidden_package, python_path
+from tests.conftest import flat, hidden_package, python_path
 
 H200_UUID = "GPU-00112233-4455-6677-8899-aabbccddee00"
 A100_UUID = "GPU-01122334-4556-6778-899a-abbccddeef01"
@@ -219,8 +219,9 @@ def test_route_devices_at_80_columns_shows_sms_clock_and_the_source(cli, driver_
     assert "             NVIDIA, cc 9.0, 139.8 GiB, 132 SMs, 1980 MHz, bus 0000:18:00.0" in lines
     table = lines[:lines.index("")]
     assert max(len(line) for line in table) <= 80, table
-    assert "CUDA    ok: 2 CUDA device(s) [via the driver API (" in result.stdout
-    assert "libcuda.so.1), driver CUDA 12.4]" in result.stdout
+    assert "CUDA ok: 2 CUDA device(s) [via the driver API (" in flat(result.stdout)  # wrapped at 80 too
+    assert "libcuda.so.1), driver CUDA 12.4]" in flat(result.stdout)
+    assert all(len(line) <= 80 or " " not in line.strip() for line in lines), lines
     wide = cli("route", "devices", env={**env, "COLUMNS": "200"}).stdout.splitlines()
     assert any(line.startswith("CUDA ") and "132" in line and "1980 MHz" in line and "0000:18:00.0" in line
                for line in wide)
@@ -232,9 +233,9 @@ def test_route_devices_at_80_columns_shows_sms_clock_and_the_source(cli, driver_
 
 
 def test_doctor_shows_sms_and_warns_about_a_device_that_does_not_exist(cli, driver_env):
-    result = cli("doctor", "--offline", "-c", "devices", env=driver_env()).assert_clean()
+    result = cli("doctor", "--offline", "--check", "devices", env=driver_env()).assert_clean()
     assert "0: NVIDIA H200 (cc 9.0, 132 SMs, 1980 MHz)" in result.stdout
-    hidden = cli("doctor", "--offline", "-c", "devices", "--json", env=driver_env(CUDA_VISIBLE_DEVICES="5"))
+    hidden = cli("doctor", "--offline", "--check", "devices", "--json", env=driver_env(CUDA_VISIBLE_DEVICES="5"))
     checks = {c["id"]: c for c in json.loads(hidden.stdout)["checks"]}
     assert checks["devices.env"]["status"] == "warn"
     assert "there is no device 5 (the driver has 1 GPU, index 0)" in checks["devices.env"]["message"]

@@ -84,7 +84,7 @@ def test_every_docs_page_is_linked_and_every_relative_link_resolves() -> None:
 # -- the checker's own parts -------------------------------------------------------------------------
 
 def test_the_parser_accepts_real_commands_and_rejects_wrong_ones() -> None:
-    assert ex.parse_error(["route", "--verify", "--all", "-n", "2"]) is None
+    assert ex.parse_error(["route", "--verify", "--all", "--samples", "2"]) is None
     assert ex.parse_error(["config", "set", "model", "x", "--profile", "cpu"]) is None
     assert ex.parse_error(["check", "--help"]) is None
     assert "--bogus" in ex.parse_error(["check", "--bogus"])

@@ -192,7 +192,7 @@ def test_healthy_setup_passes_clean(cli, home, gateway):
     for check_id in ("gateway.layout", "gateway.key", "gateway.model", "gateway.chat", "gateway.stream",
                      "gateway.messages", "gateway.responses", "claude.base_url", "codex.wire_api",
                      "cline.providers", "config.api_key"):
-        data = finding(cli("doctor", "--json", "-c", check_id, env={"TAOTOKEN_API_KEY": SENTINEL_KEY}), check_id)
+        data = finding(cli("doctor", "--json", "--check", check_id, env={"TAOTOKEN_API_KEY": SENTINEL_KEY}), check_id)
         assert data["status"] == "ok", data
     assert result.stdout.rstrip().splitlines()[-1].startswith("✓ No issues found")
     assert elapsed < 10, elapsed
@@ -202,24 +202,24 @@ def test_healthy_setup_passes_clean(cli, home, gateway):
 
 def test_key_with_trailing_newline_in_env(cli, home, gateway):
     own_config(home, gateway)
-    result = cli("doctor", "-c", "config", env={"TAOTOKEN_API_KEY": SENTINEL_KEY + "\n"}).assert_clean()
+    result = cli("doctor", "--check", "config", env={"TAOTOKEN_API_KEY": SENTINEL_KEY + "\n"}).assert_clean()
     assert_finding(result, "config.api_key", "warn",
                    "set TAOTOKEN_API_KEY without quotes or a newline, e.g. in ~/.bashrc: export TAOTOKEN_API_KEY=sk-…")
     assert "removed a trailing newline from the key" in result.stdout
     assert result.returncode == 0  # a warning; --strict turns it into a failure
-    assert cli("doctor", "-c", "config", "--strict", env={"TAOTOKEN_API_KEY": SENTINEL_KEY + "\n"}).returncode == 1
+    assert cli("doctor", "--check", "config", "--strict", env={"TAOTOKEN_API_KEY": SENTINEL_KEY + "\n"}).returncode == 1
 
 
 def test_utm_query_in_base_url(cli, home, gateway):
     own_config(home, gateway + "?utm_source=blog&utm_medium=post")
-    result = cli("doctor", "-c", "config.base_url").assert_clean()
+    result = cli("doctor", "--check", "config.base_url").assert_clean()
     text = assert_finding(result, "config.base_url", "warn", f"taotoken config set base_url {gateway}")
     assert "removed the query string ?utm_source=blog&utm_medium=post" in text
 
 
 def test_base_url_on_localhost_with_nothing_listening(cli, home):
     own_config(home, f"http://127.0.0.1:{closed_port()}/api")
-    result = cli("doctor", "-c", "config.base_url").assert_clean()
+    result = cli("doctor", "--check", "config.base_url").assert_clean()
     text = assert_finding(result, "config.base_url", "fail", "taotoken config set base_url https://taotoken.net/api")
     assert "points at this machine, but nothing listens" in text
     assert result.returncode == 1
@@ -228,12 +228,12 @@ def test_base_url_on_localhost_with_nothing_listening(cli, home):
 def test_http_proxy_on_a_closed_port(cli, home, gateway):
     own_config(home, gateway)
     proxy = f"http://127.0.0.1:{closed_port()}"
-    result = cli("doctor", "-c", "net", "-c", "env.proxy", env={"HTTP_PROXY": proxy}).assert_clean()
+    result = cli("doctor", "--check", "net", "--check", "env.proxy", env={"HTTP_PROXY": proxy}).assert_clean()
     text = assert_finding(result, "net.proxy", "fail", "or bypass it for the gateway: export NO_PROXY=127.0.0.1")
     assert "local proxy failed" in text
     assert_finding(result, "net.via_proxy", "fail", "export NO_PROXY=127.0.0.1   (bypass the proxy for the gateway)")
     assert result.returncode == 1
-    gateway_only = cli("doctor", "-c", "gateway", env={"HTTP_PROXY": proxy}).assert_clean()
+    gateway_only = cli("doctor", "--check", "gateway", env={"HTTP_PROXY": proxy}).assert_clean()
     text = assert_finding(gateway_only, "gateway.layout", "fail")
     assert "the proxy " + proxy + " refuses connections (see net.proxy)" in text
     assert gateway_only.returncode == 1
@@ -246,14 +246,14 @@ def test_socks_proxy_without_socksio(cli, home, gateway):
     if importlib.util.find_spec("socksio") is not None:
         pytest.skip("socksio is installed here")
     own_config(home, gateway)
-    result = cli("doctor", "-c", "env.proxy", env={"ALL_PROXY": "socks5://127.0.0.1:7890"}).assert_clean()
+    result = cli("doctor", "--check", "env.proxy", env={"ALL_PROXY": "socks5://127.0.0.1:7890"}).assert_clean()
     assert_finding(result, "env.proxy", "fail", 'pip install "httpx[socks]"   (in the Python environment that runs '
                    "the client)")
 
 
 def test_both_anthropic_variables(cli, home, gateway):
     own_config(home, gateway)
-    result = cli("doctor", "-c", "env", env={"ANTHROPIC_API_KEY": "sk-otherkey0123456789abcdef",
+    result = cli("doctor", "--check", "env", env={"ANTHROPIC_API_KEY": "sk-otherkey0123456789abcdef",
                                              "ANTHROPIC_AUTH_TOKEN": SENTINEL_KEY}).assert_clean()
     assert_finding(result, "env.anthropic_conflict", "fail",
                    "unset ANTHROPIC_API_KEY   (keep ANTHROPIC_AUTH_TOKEN: Claude Code sends it as Bearer)")
@@ -264,7 +264,7 @@ def test_both_anthropic_variables(cli, home, gateway):
 def test_claude_code_base_url_ending_in_v1(cli, home, gateway):
     own_config(home, gateway)
     settings = claude_settings(home, {"ANTHROPIC_BASE_URL": gateway + "/v1", "ANTHROPIC_AUTH_TOKEN": SENTINEL_KEY})
-    result = cli("doctor", "-c", "claude").assert_clean()
+    result = cli("doctor", "--check", "claude").assert_clean()
     text = assert_finding(result, "claude.base_url", "fail", f'set "ANTHROPIC_BASE_URL": "{gateway}" in {settings}')
     assert f"{gateway}/v1/v1/messages (404)" in text
 
@@ -273,12 +273,12 @@ def test_json_syntax_error_in_claude_settings(cli, home, gateway):
     own_config(home, gateway)
     settings = write(home / ".claude" / "settings.json",
                      '{\n  "env": {\n    "ANTHROPIC_BASE_URL": "x"\n    "ANTHROPIC_AUTH_TOKEN": "y"\n  }\n}\n')
-    result = cli("doctor", "-c", "claude.settings", "--json").assert_clean()
+    result = cli("doctor", "--check", "claude.settings", "--json").assert_clean()
     data = finding(result, "claude.settings")
     assert data["status"] == "fail"
     assert data["message"].startswith(f"{settings}:4:5: invalid JSON")
     assert data["fixes"][0].startswith("fix the JSON at line 4, column 5")
-    text = cli("doctor", "-c", "claude.settings").stdout
+    text = cli("doctor", "--check", "claude.settings").stdout
     assert_finding_text = block(text, "claude.settings")
     assert f"{settings}:4:5" in assert_finding_text
 
@@ -287,7 +287,7 @@ def test_oauth_credentials_beside_custom_key(cli, home, gateway):
     own_config(home, gateway)
     claude_ok(home, gateway)
     write(home / ".claude" / ".credentials.json", json.dumps({"claudeAiOauth": {"accessToken": "sk-ant-oat01-x"}}))
-    result = cli("doctor", "-c", "claude.login").assert_clean()
+    result = cli("doctor", "--check", "claude.login").assert_clean()
     text = assert_finding(result, "claude.login", "warn",
                           "in Claude Code run /logout (removes the stored login), then restart it")
     assert f"fix: or: rm {home}/.claude/.credentials.json" in text
@@ -298,7 +298,7 @@ def test_claude_api_key_instead_of_auth_token_and_no_onboarding(cli, home, gatew
     own_config(home, gateway)
     settings = claude_settings(home, {"ANTHROPIC_BASE_URL": gateway, "ANTHROPIC_API_KEY": SENTINEL_KEY,
                                       "ANTHROPIC_SMALL_FAST_MODEL": MODEL}, onboarding=False)
-    result = cli("doctor", "-c", "claude").assert_clean()
+    result = cli("doctor", "--check", "claude").assert_clean()
     assert_finding(result, "claude.key", "warn",
                    f'rename "ANTHROPIC_API_KEY" to "ANTHROPIC_AUTH_TOKEN" in {settings}')
     assert_finding(result, "claude.onboarding", "warn", f'set "hasCompletedOnboarding": true in {home}/.claude.json')
@@ -309,7 +309,7 @@ def test_claude_api_key_instead_of_auth_token_and_no_onboarding(cli, home, gatew
 def test_codex_wire_api_chat(cli, home, gateway):
     own_config(home, gateway)
     config = codex_config(home, gateway + "/v1", wire_api="chat")
-    result = cli("doctor", "-c", "codex", env={"TAOTOKEN_API_KEY": SENTINEL_KEY}).assert_clean()
+    result = cli("doctor", "--check", "codex", env={"TAOTOKEN_API_KEY": SENTINEL_KEY}).assert_clean()
     assert_finding(result, "codex.wire_api", "fail",
                    f'set wire_api = "responses" in [model_providers.taotoken] of {config}')
 
@@ -319,7 +319,7 @@ def test_codex_legacy_profiles_auth_json_base_url_and_missing_env_key(cli, home,
     config = codex_config(home, gateway, extra='profile = "tao"\n\n[profiles.tao]\nmodel = "gpt-4.1"\n')
     write(home / ".codex" / "auth.json", json.dumps({"OPENAI_API_KEY": SENTINEL_KEY,
                                                      "OPENAI_BASE_URL": gateway + "/v1"}))
-    result = cli("doctor", "-c", "codex").assert_clean()
+    result = cli("doctor", "--check", "codex").assert_clean()
     assert_finding(result, "codex.profiles", "fail", f"delete [profiles.tao], profile = 'tao' from {config}")
     assert_finding(result, "codex.base_url", "fail",
                    f'set base_url = "{gateway}/v1" in [model_providers.taotoken] of {config}')
@@ -334,7 +334,7 @@ def test_cline_keys_in_vscode_settings(cli, home, gateway):
                    '{\n  // my settings\n  "editor.fontSize": 14,\n  "cline.apiProvider": "openai",\n'
                    f'  "cline.openAiBaseUrl": "{gateway}/v1",\n}}\n', mode=0o644)
     (home / ".cline").mkdir()
-    result = cli("doctor", "-c", "cline").assert_clean()
+    result = cli("doctor", "--check", "cline").assert_clean()
     text = assert_finding(result, "cline.vscode", "warn",
                           f"remove the cline.* lines from {vscode}; configure Cline in "
                           "~/.cline/data/settings/providers.json (taotoken init does it)")
@@ -348,7 +348,7 @@ def test_cline_providers_failing_the_schema(cli, home, gateway):
     data = json.loads(providers.read_text())
     data["providers"]["openai-compatible"]["settings"]["baseUrl"] = "taotoken.net/api/v1"  # no scheme: not a URL
     providers.write_text(json.dumps(data))
-    result = cli("doctor", "-c", "cline.providers").assert_clean()
+    result = cli("doctor", "--check", "cline.providers").assert_clean()
     text = assert_finding(result, "cline.providers", "fail",
                           f"move {providers} away and run `taotoken init` (Cline reads an invalid file as empty: "
                           "logged out)")
@@ -360,7 +360,7 @@ def test_cc_switch_managing_the_same_files(cli, home, gateway):
     claude_ok(home, gateway)
     write(home / ".cc-switch" / "cc-switch.db", "")
     write(home / ".cc-switch" / "settings.json", json.dumps({"currentProviderClaude": "anthropic-official"}))
-    result = cli("doctor", "-c", "ccswitch").assert_clean()
+    result = cli("doctor", "--check", "ccswitch").assert_clean()
     text = assert_finding(result, "ccswitch.managed", "warn")
     assert f"CC Switch manages {home}/.claude/settings.json" in text
 
@@ -369,7 +369,7 @@ def test_cc_switch_managing_the_same_files(cli, home, gateway):
 
 def test_model_typo(cli, home, gateway):
     own_config(home, gateway, model="gpt-4o-mnii")
-    result = cli("doctor", "-c", "gateway").assert_clean()
+    result = cli("doctor", "--check", "gateway").assert_clean()
     text = assert_finding(result, "gateway.model", "fail", "taotoken config set model gpt-4o-mini")
     assert "did you mean 'gpt-4o-mini'?" in text
     # one cause, one failure: the probes that need the model say why they did not run
@@ -377,29 +377,29 @@ def test_model_typo(cli, home, gateway):
     folded = "[-] Chat completion (+1 more): gpt-4o-mnii is not offered by the gateway (see gateway.model)"
     assert folded in result.stdout
     assert result.returncode == 1
-    verbose = cli("doctor", "-c", "gateway", "-v").assert_clean()
+    verbose = cli("doctor", "--check", "gateway", "-v").assert_clean()
     for title in ("Chat completion", "Streamed completion"):
         assert f"[-] {title}: gpt-4o-mnii is not offered by the gateway (see gateway.model)" in verbose.stdout
-    alone = cli("doctor", "-c", "gateway.chat").assert_clean()  # the explaining check is not in the run
+    alone = cli("doctor", "--check", "gateway.chat").assert_clean()  # the explaining check is not in the run
     assert_finding(alone, "gateway.chat", "fail")
     assert alone.returncode == 1
 
 
 def test_gateway_answering_html(cli, home, html_gateway):
     own_config(home, html_gateway)
-    result = cli("doctor", "-c", "gateway").assert_clean()
+    result = cli("doctor", "--check", "gateway").assert_clean()
     text = assert_finding(result, "gateway.layout", "fail",
                           "set the base URL to the gateway's API root (for TaoToken: taotoken config set base_url "
                           "https://taotoken.net/api)")
     assert "answers an HTML page, not the API" in text
     assert "more): the gateway's API was not found (see gateway.layout)" in result.stdout  # folded skips
-    verbose = cli("doctor", "-c", "gateway", "-v").assert_clean()
+    verbose = cli("doctor", "--check", "gateway", "-v").assert_clean()
     assert "[-] Chat completion: the gateway's API was not found (see gateway.layout)" in verbose.stdout
 
 
 def test_wrong_key_is_a_failure(cli, home, gateway):
     own_config(home, gateway, key="sk-wrongkey0123456789abcdefXYZ")
-    result = cli("doctor", "-c", "gateway", "--json").assert_clean("sk-wrongkey0123456789abcdefXYZ")
+    result = cli("doctor", "--check", "gateway", "--json").assert_clean("sk-wrongkey0123456789abcdefXYZ")
     data = finding(result, "gateway.key")
     assert data["status"] == "fail" and data["code"] == "auth.invalid_key", data
     assert finding(result, "gateway.chat")["status"] == "skipped"
@@ -412,7 +412,7 @@ def test_hanging_gateway_ends_within_its_bound(cli, home):
     with RawServer("stall") as server:
         own_config(home, server.url + "/api")
         started = time.monotonic()
-        result = cli("doctor", "-c", "gateway", "-c", "net", "--timeout", "2").assert_clean()
+        result = cli("doctor", "--check", "gateway", "--check", "net", "--timeout", "2").assert_clean()
         elapsed = time.monotonic() - started
     assert elapsed < 4.5, elapsed
     assert result.returncode == 1
@@ -470,7 +470,7 @@ def test_fix_with_json_is_a_usage_error(cli, home):
 
 def test_ascii_fallback_when_the_terminal_cannot_show_marks(cli, home, gateway):
     own_config(home, gateway)
-    result = cli("doctor", "-c", "config", env={"PYTHONIOENCODING": "ascii"}).assert_clean()
+    result = cli("doctor", "--check", "config", env={"PYTHONIOENCODING": "ascii"}).assert_clean()
     assert "[OK] Base URL" in result.stdout
     assert "✓" not in result.stdout
 
@@ -485,7 +485,7 @@ def test_fix_repairs_then_rerun_is_clean(cli, home, gateway):
     cline_providers(home, gateway + "/v1")
     vscode = write(home / ".config" / "Code" / "User" / "settings.json",
                    '{\n  "editor.fontSize": 14,\n  "cline.openAiBaseUrl": "x"\n}\n', mode=0o644)
-    sections = ("-c", "config", "-c", "clients")
+    sections = ("--check", "config", "--check", "clients")
     env = {"TAOTOKEN_API_KEY": None}
     before = cli("doctor", *sections, env=env).assert_clean()
     assert before.returncode == 1
@@ -513,9 +513,9 @@ def test_fix_repairs_then_rerun_is_clean(cli, home, gateway):
 def test_fix_moves_legacy_codex_profile_into_its_own_file(cli, home, gateway):
     config = codex_config(home, gateway + "/v1", extra='profile = "tao"\n')
     config.write_text(config.read_text() + '\n[profiles.tao]\nmodel = "gpt-4.1"\nmodel_reasoning_effort = "high"\n')
-    result = cli("doctor", "-c", "codex.profiles", "--fix", "--yes").assert_clean()
+    result = cli("doctor", "--check", "codex.profiles", "--fix", "--yes").assert_clean()
     assert "--fix: repaired 2 file(s)" in result.stdout, result.stdout
     moved = home / ".codex" / "tao.config.toml"
     assert 'model = "gpt-4.1"\nmodel_reasoning_effort = "high"\n' in moved.read_text()
     assert "profile" not in config.read_text()
-    assert cli("doctor", "-c", "codex.profiles").returncode == 0
+    assert cli("doctor", "--check", "codex.profiles").returncode == 0

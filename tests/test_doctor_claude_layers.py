@@ -55,7 +55,7 @@ def findings(result) -> dict[str, dict]:
 
 
 def doctor(cli, repo: Path, *checks: str, env: dict[str, str] | None = None) -> dict[str, dict]:
-    args = [arg for check_id in checks for arg in ("-c", check_id)]
+    args = [arg for check_id in checks for arg in ("--check", check_id)]
     return findings(cli("doctor", "--json", *args, cwd=repo, env=env).assert_clean())
 
 
@@ -116,7 +116,7 @@ def test_a_local_settings_file_overriding_the_base_url_fails(cli, home, mock_gat
     assert base["fixes"][0] == (f'remove "ANTHROPIC_BASE_URL" from the env block of {local} (Claude Code then uses '
                                 f"the value from {home}/.claude/settings.json)")
     assert f"{home}/.claude/settings.json" in checks["claude.settings"]["details"][-1]
-    text = cli("doctor", "-c", "claude", cwd=repo).assert_clean()
+    text = cli("doctor", "--check", "claude", cwd=repo).assert_clean()
     assert text.returncode == 1 and "No issues found" not in text.stdout
     assert f"[✗] Claude Code base URL: {local} overrides ANTHROPIC_BASE_URL" in text.stdout
 

@@ -53,7 +53,7 @@ def completions(mock) -> list[str]:
 def test_one_completion_per_api_and_chat_and_stream_share_one(cli, home, mock_gateway):
     mock = mock_gateway()
     configured_home(home, mock.url)
-    result = cli("doctor", "--json", "-c", "gateway", env={"TAOTOKEN_API_KEY": SENTINEL_KEY}).assert_clean()
+    result = cli("doctor", "--json", "--check", "gateway", env={"TAOTOKEN_API_KEY": SENTINEL_KEY}).assert_clean()
     checks = findings(result)
     assert all(checks[c]["status"] == "ok" for c in GATEWAY_CHECKS), checks
     sent = completions(mock)
@@ -68,7 +68,7 @@ def test_one_completion_per_api_and_chat_and_stream_share_one(cli, home, mock_ga
 def test_messages_and_responses_only_for_configured_clients(cli, home, mock_gateway):
     mock = mock_gateway()
     configured_home(home, mock.url, claude=False, codex=False)
-    checks = findings(cli("doctor", "--json", "-c", "gateway").assert_clean())
+    checks = findings(cli("doctor", "--json", "--check", "gateway").assert_clean())
     assert checks["gateway.messages"]["status"] == checks["gateway.responses"]["status"] == "skipped"
     assert completions(mock) == ["chat"]
 
@@ -78,7 +78,7 @@ def test_a_429_stops_the_remaining_completions(cli, home, mock_gateway):
     skipped naming the chat check (one finding, not three failures)."""
     mock = mock_gateway(model_fail={MODEL: 429})
     configured_home(home, mock.url)
-    result = cli("doctor", "--json", "-c", "gateway", env={"TAOTOKEN_API_KEY": SENTINEL_KEY}).assert_clean()
+    result = cli("doctor", "--json", "--check", "gateway", env={"TAOTOKEN_API_KEY": SENTINEL_KEY}).assert_clean()
     checks = findings(result)
     assert checks["gateway.chat"]["status"] == "fail" and checks["gateway.chat"]["code"] == "rate.limited"
     for check_id in ("gateway.stream", "gateway.messages", "gateway.responses"):
@@ -88,14 +88,14 @@ def test_a_429_stops_the_remaining_completions(cli, home, mock_gateway):
     assert completions(mock) == ["chat"]
     assert result.returncode == 1
     # the text view names the one finding; the withheld checks fold into one line
-    text = cli("doctor", "-c", "gateway", env={"TAOTOKEN_API_KEY": SENTINEL_KEY}).assert_clean().stdout
+    text = cli("doctor", "--check", "gateway", env={"TAOTOKEN_API_KEY": SENTINEL_KEY}).assert_clean().stdout
     assert text.count("[✗]") == 1, text
 
 
 def test_a_rate_limited_model_list_sends_no_completion(cli, home, mock_gateway):
     mock = mock_gateway(fail=429)
     configured_home(home, mock.url)
-    result = cli("doctor", "--json", "-c", "gateway", env={"TAOTOKEN_API_KEY": SENTINEL_KEY}).assert_clean()
+    result = cli("doctor", "--json", "--check", "gateway", env={"TAOTOKEN_API_KEY": SENTINEL_KEY}).assert_clean()
     checks = findings(result)
     assert checks["gateway.key"]["status"] == "warn" and checks["gateway.key"]["code"] == "rate.limited"
     for check_id in ("gateway.chat", "gateway.stream", "gateway.messages", "gateway.responses"):
@@ -103,7 +103,7 @@ def test_a_rate_limited_model_list_sends_no_completion(cli, home, mock_gateway):
         assert "(see gateway.key)" in checks[check_id]["message"]
     assert completions(mock) == []
     # run alone, the check that explains the skip is not there: the skip turns into a failure, not a pass
-    alone = findings(cli("doctor", "--json", "-c", "gateway.messages").assert_clean())
+    alone = findings(cli("doctor", "--json", "--check", "gateway.messages").assert_clean())
     assert alone["gateway.messages"]["status"] == "fail"
     assert completions(mock) == []
 
@@ -115,7 +115,7 @@ def test_a_proxy_answering_403_itself_is_a_proxy_problem(cli, home, mock_gateway
     configured_home(home, mock.url, claude=False, codex=False)
     with RawServer("proxy_403") as proxy:
         env = {"HTTP_PROXY": proxy.url}
-        result = cli("doctor", "--json", "-c", "net", "-c", "gateway", env=env).assert_clean()
+        result = cli("doctor", "--json", "--check", "net", "--check", "gateway", env=env).assert_clean()
     checks = findings(result)
     via = checks["net.via_proxy"]
     assert via["status"] == "fail" and via["code"] == "proxy.refused", via
@@ -138,7 +138,7 @@ def test_the_gateways_own_403_through_a_forwarding_proxy_stays_the_gateways(cli,
     configured_home(home, mock.url, claude=False, codex=False)
     with RawServer("forward") as proxy:
         env = {"HTTP_PROXY": proxy.url, "TAOTOKEN_API_KEY": "sk-wrongWRONGwrong0123456789"}
-        result = cli("doctor", "--json", "-c", "net.via_proxy", "-c", "gateway", env=env).assert_clean()
+        result = cli("doctor", "--json", "--check", "net.via_proxy", "--check", "gateway", env=env).assert_clean()
     checks = findings(result)
     assert checks["net.via_proxy"]["status"] == "ok", checks["net.via_proxy"]
     assert checks["gateway.key"]["status"] == "fail" and checks["gateway.key"]["code"] == "auth.invalid_key"
@@ -164,7 +164,8 @@ def test_a_proxy_refusing_the_tunnel_to_an_https_gateway(cli, home):
     with RawServer("proxy_403") as proxy:
         env = {"HTTPS_PROXY": proxy.url, "TAOTOKEN_BASE_URL": "https://gw.invalid/api",
                "TAOTOKEN_API_KEY": SENTINEL_KEY, "TAOTOKEN_MODEL": MODEL}
-        result = cli("doctor", "--json", "-c", "net.via_proxy", "-c", "gateway.layout", env=env).assert_clean()
+        result = cli("doctor", "--json", "--check", "net.via_proxy", "--check", "gateway.layout",
+                     env=env).assert_clean()
         assert proxy.requests and proxy.requests[0].startswith(b"CONNECT gw.invalid:443 ")
     checks = findings(result)
     via = checks["net.via_proxy"]
@@ -184,7 +185,7 @@ def test_a_proxy_refusing_the_tunnel_to_an_https_gateway(cli, home):
 def test_chat_and_stream_read_the_same_streamed_completion(cli, home, mock_gateway, fault, chat, stream):
     mock = mock_gateway(fault=fault)
     configured_home(home, mock.url, claude=False, codex=False)
-    checks = findings(cli("doctor", "--json", "-c", "gateway.chat", "-c", "gateway.stream").assert_clean())
+    checks = findings(cli("doctor", "--json", "--check", "gateway.chat", "--check", "gateway.stream").assert_clean())
     assert (checks["gateway.chat"]["status"], checks["gateway.chat"]["code"]) == chat, checks["gateway.chat"]
     assert (checks["gateway.stream"]["status"], checks["gateway.stream"]["code"]) == stream, checks["gateway.stream"]
     assert completions(mock) == ["chat"]
@@ -196,7 +197,7 @@ def test_a_gateway_answering_json_to_a_stream_request(cli, home, httpserver):
     httpserver.expect_request("/api/v1/chat/completions").respond_with_json(
         {"object": "chat.completion", "choices": [{"index": 0, "message": {"role": "assistant", "content": "OK"}}]})
     configured_home(home, f"http://127.0.0.1:{httpserver.port}/api", claude=False, codex=False)
-    checks = findings(cli("doctor", "--json", "-c", "gateway.chat", "-c", "gateway.stream").assert_clean())
+    checks = findings(cli("doctor", "--json", "--check", "gateway.chat", "--check", "gateway.stream").assert_clean())
     assert checks["gateway.chat"]["status"] == "ok" and "not as a stream" in checks["gateway.chat"]["message"]
     assert checks["gateway.stream"]["status"] == "fail" and checks["gateway.stream"]["code"] == "stream.not_sse"
     assert [req.path for req, _ in httpserver.log].count("/api/v1/chat/completions") == 1

@@ -156,7 +156,7 @@ def test_init_check_doctor_route_bench_against_the_mock(cli, home, mock_gateway)
     routes = tomllib.loads((home / ".config/taotoken/config.toml").read_text())["profiles"]["default"]["routes"]
     assert routes == {"cuda": GPU_MODEL, "gpu": "gpt-4o", "cpu": CPU_MODEL}
     seen = len(mock.requests)
-    result = cli("route", "--verify", "--all", "-n", "2", "--json", env=env).assert_clean()
+    result = cli("route", "--verify", "--all", "--samples", "2", "--json", env=env).assert_clean()
     assert result.returncode == 0, result.output
     verdicts = {r["route"]: (r["verdict"], r["distribution"]) for r in json.loads(result.stdout)["routes"]}
     assert verdicts == {"cuda": ("equal", {GPU_MODEL: 2}), "gpu": ("variant", {"gpt-4o-2024-08-06": 2}),
@@ -213,7 +213,7 @@ def test_doubled_v1_in_claude_settings_is_found_by_doctor(cli, home, mock_gatewa
     assert response.status_code == 404
     assert mock.last.path == "/api/v1/v1/messages" and "doubled-v1" in mock.last.flags
 
-    result = cli("doctor", "--json", "-c", "claude", env={"TAOTOKEN_API_KEY": SENTINEL_KEY}).assert_clean()
+    result = cli("doctor", "--json", "--check", "claude", env={"TAOTOKEN_API_KEY": SENTINEL_KEY}).assert_clean()
     finding = next(c for c in json.loads(result.stdout)["checks"] if c["id"] == "claude.base_url")
     assert finding["status"] == "fail", finding
     assert "/v1/v1/messages" in finding["message"]

@@ -99,7 +99,7 @@ def triple_env(monkeypatch: pytest.MonkeyPatch, root: str = ROOT, model: str = M
 
 
 def doctor(run, *checks: str, offline: bool = True) -> dict[str, dict]:
-    result = run("doctor", "--json", *(["--offline"] if offline else []), *(a for c in checks for a in ("-c", c)))
+    result = run("doctor", "--json", *(["--offline"] if offline else []), *(a for c in checks for a in ("--check", c)))
     for secret in SECRETS:
         result.assert_clean(secret)
     return {item["id"]: item for item in json.loads(result.stdout)["checks"]}
@@ -365,7 +365,7 @@ def test_doctor_fix_brings_a_recorded_server_back_in_step(run, home) -> None:
     assert checks["mcp.key"]["status"] == "warn" and checks["mcp.key"]["fixes"][0].startswith("taotoken config sync")
     # Offline doctor cannot confirm the config's values, so its --fix leaves the copies alone and names the
     # command that syncs them; following that fix brings the server back in step.
-    offline = clean(run("doctor", "--offline", "-c", "mcp", "-c", "config.copies", "--fix", "--yes"))
+    offline = clean(run("doctor", "--offline", "--check", "mcp", "--check", "config.copies", "--fix", "--yes"))
     assert "not synced" in offline.stdout and "taotoken config sync" in offline.stdout, offline.stdout
     assert clean(run("config", "sync", "--yes")).returncode == 0
     assert json.loads(files["cline"].read_text())["mcpServers"]["summarizer"]["env"]["TAOTOKEN_API_KEY"] == \

@@ -72,13 +72,13 @@ def test_without_a_terminal_only_the_own_config_changes_and_the_stale_copies_are
     assert held(home)["own"][0] == OTHER and held(home)["claude"][0] == MODEL
     assert "copies still hold the old values: ~/.claude/settings.json" in result.stderr
     assert "taotoken config sync --yes" in result.stderr
-    doctor = json.loads(cli("doctor", "--json", "--offline", "-c", "config.copies").stdout)
+    doctor = json.loads(cli("doctor", "--json", "--offline", "--check", "config.copies").stdout)
     assert doctor["checks"][0]["status"] == "warn" and "taotoken config sync" in doctor["checks"][0]["fixes"][0]
     synced = cli("config", "sync", "--yes").assert_clean()  # the one command the warning named
     assert synced.returncode == 0, synced.output
     assert all(model == OTHER for model, _ in held(home).values()), held(home)
     assert "nothing to do" in cli("config", "sync").assert_clean().stdout
-    doctor = json.loads(cli("doctor", "--json", "--offline", "-c", "config.copies").stdout)
+    doctor = json.loads(cli("doctor", "--json", "--offline", "--check", "config.copies").stdout)
     assert doctor["checks"][0]["status"] == "ok"
 
 
@@ -115,7 +115,7 @@ def test_init_again_keeps_every_recorded_copy_in_step(cli, home, setup) -> None:
 def test_doctor_fix_of_the_config_reaches_the_copies(cli, home, setup) -> None:
     config = home / ".config/taotoken/config.toml"
     config.write_text(config.read_text().replace(f'model = "{MODEL}"', f'model = " {OTHER} "'))
-    fixed = cli("doctor", "-c", "config", "--fix", "--yes").assert_clean()  # the gateway lists OTHER: safe to sync
+    fixed = cli("doctor", "--check", "config", "--fix", "--yes").assert_clean()  # the gateway lists OTHER: safe to sync
     assert "bring in step with taotoken's config" in fixed.stdout, fixed.stdout
     assert all(model == OTHER for model, _ in held(home).values()), held(home)
 
@@ -124,13 +124,13 @@ def test_a_typo_in_the_config_is_never_spread_into_working_copies(cli, home, set
     config = home / ".config/taotoken/config.toml"
     config.write_text(config.read_text().replace(f'model = "{MODEL}"', 'model = "gpt-4o-mnii"'))
     before = held(home)
-    report = json.loads(cli("doctor", "--json", "-c", "config.copies").stdout)
+    report = json.loads(cli("doctor", "--json", "--check", "config.copies").stdout)
     finding = report["checks"][0]
     assert finding["status"] == "warn" and "not synced" in finding["message"] and not finding["repairs"]
     assert "does not list taotoken's model gpt-4o-mnii" in finding["message"]
-    cli("doctor", "-c", "config", "-c", "gateway", "--fix", "--yes").assert_clean()
+    cli("doctor", "--check", "config", "--check", "gateway", "--fix", "--yes").assert_clean()
     assert {k: v for k, v in held(home).items() if k != "own"} == {k: v for k, v in before.items() if k != "own"}
-    offline = json.loads(cli("doctor", "--json", "--offline", "-c", "config.copies").stdout)["checks"][0]
+    offline = json.loads(cli("doctor", "--json", "--offline", "--check", "config.copies").stdout)["checks"][0]
     assert "not synced" in offline["message"] and not offline["repairs"]  # offline nothing is known
 
 
@@ -149,7 +149,7 @@ def test_an_export_in_bashrc_is_named_by_the_fix_and_following_it_ends_the_overr
     bashrc = home / ".bashrc"
     bashrc.write_text(f'export TAOTOKEN_MODEL={OTHER}\n' + bashrc.read_text())
     env = {"TAOTOKEN_MODEL": OTHER}  # what a new shell now has
-    report = json.loads(cli("doctor", "--json", "--offline", "-c", "env.taotoken", env=env).stdout)
+    report = json.loads(cli("doctor", "--json", "--offline", "--check", "env.taotoken", env=env).stdout)
     finding = report["checks"][0]
     assert finding["status"] == "warn" and "TAOTOKEN_MODEL" in finding["message"]
     fix = next(f for f in finding["fixes"] if "TAOTOKEN_MODEL" in f)
@@ -158,7 +158,7 @@ def test_an_export_in_bashrc_is_named_by_the_fix_and_following_it_ends_the_overr
     bashrc.write_text("".join(bashrc.read_text().splitlines(keepends=True)[1:]))
     new_env = {"TAOTOKEN_MODEL": shell_env(home).get("TAOTOKEN_MODEL")}
     assert new_env["TAOTOKEN_MODEL"] is None
-    report = json.loads(cli("doctor", "--json", "--offline", "-c", "env.taotoken", env=new_env).stdout)
+    report = json.loads(cli("doctor", "--json", "--offline", "--check", "env.taotoken", env=new_env).stdout)
     assert report["checks"][0]["status"] == "ok"
 
 

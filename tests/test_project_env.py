@@ -87,7 +87,7 @@ def triple_env(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def doctor(run, *checks: str) -> dict[str, dict]:
-    result = run("doctor", "--json", "--offline", *(a for c in checks for a in ("-c", c)))
+    result = run("doctor", "--json", "--offline", *(a for c in checks for a in ("--check", c)))
     result.assert_clean().assert_clean(OLD_KEY)
     return {item["id"]: item for item in json.loads(result.stdout)["checks"]}
 

@@ -226,10 +226,10 @@ def test_verify_mismatch_exits_one_and_sampling_shows_both_channels(cli, env):
 
 def test_verify_no_channel_differs_from_a_bad_key(cli, env):
     set_routes(cli, "cuda=gpu-missing")
-    no_channel = cli("route", "--verify", "-d", "cuda", "-n", "1", env=env).assert_clean()
+    no_channel = cli("route", "--verify", "-d", "cuda", "--samples", "1", env=env).assert_clean()
     assert no_channel.returncode == 5
     assert "model.no_channel" in no_channel.stdout and "No available channel" in no_channel.stdout
-    bad_key = cli("route", "--verify", "-d", "cuda", "-n", "1",
+    bad_key = cli("route", "--verify", "-d", "cuda", "--samples", "1",
                   env={**env, "TAOTOKEN_API_KEY": "sk-wrongkey0123456789abcdefghijkl"}).assert_clean()
     assert bad_key.returncode == 4
     assert "auth.invalid_key" in bad_key.stdout and "model.no_channel" not in bad_key.stdout

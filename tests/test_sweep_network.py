@@ -108,7 +108,7 @@ def test_check_stream(mode, env, run, httpserver):
 def test_route_verify(mode, env, run, httpserver):
     fault = Fault(mode, httpserver)
     with fault as base:
-        result, elapsed = timed(run, "route", "--verify", "--all", "-n", "2", "--base-url", base,
+        result, elapsed = timed(run, "route", "--verify", "--all", "--samples", "2", "--base-url", base,
                                 "--timeout", str(LIMIT_S))
     # two samples, each bounded on its own
     assert_ends_right(result, FAULTS[mode], elapsed, 2 * LIMIT_S + SLACK_S)
@@ -153,10 +153,10 @@ def test_no_command_sends_the_key_over_plain_http_to_another_host(cli, home):
     env = {"TAOTOKEN_API_KEY": SENTINEL_KEY, "TAOTOKEN_BASE_URL": "http://gw.invalid/api",
            "TAOTOKEN_MODEL": "gpt-4o-mini"}
     cli("route", "set", "cpu=gpt-4o-mini", env=env).assert_clean()
-    verify = cli("route", "--verify", "-d", "cpu", "-n", "1", env=env).assert_clean()
+    verify = cli("route", "--verify", "-d", "cpu", "--samples", "1", env=env).assert_clean()
     assert "url.plain_http" in verify.output and verify.returncode != 0
     bench = cli("bench", "-n", "1", env=env).assert_clean()
     assert "url.plain_http" in bench.output and bench.returncode == 3
-    doctor = cli("doctor", "-c", "gateway", "-v", env=env).assert_clean()
+    doctor = cli("doctor", "--check", "gateway", "-v", env=env).assert_clean()
     assert "url.plain_http" in doctor.output and doctor.returncode == 1
     assert "export TAOTOKEN_ALLOW_HTTP=1" in doctor.output

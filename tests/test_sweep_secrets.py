@@ -63,7 +63,7 @@ SCENARIOS: dict[str, dict[str, list[list[str]]]] = {
                              ["config", "set", "api_key", "Bearer " + SENTINEL_KEY]]},
     "config profiles": {"local": [["config", "profiles"]]},
     "config sync": {"local": [["config", "sync"], ["config", "sync", "--yes"]]},
-    "route": {"network": [["route", "--verify", "--all", "-n", "1", "--timeout", "2"]],
+    "route": {"network": [["route", "--verify", "--all", "--samples", "1", "--timeout", "2"]],
               "local": [["route", "--task", "nothing"], ["route", "--export", "--device", "cpu"]]},
     "route devices": {"local": [["route", "devices"]]},
     "route set": {"local": [["route", "set", f"cpu={MODEL}", "code=other"], ["route", "set", "bad"]]},
@@ -254,8 +254,8 @@ def test_stall_fault_with_short_limits(run, home, mock_gateway):
     mock = mock_gateway(MockOptions(key=SENTINEL_KEY, fault="stall"))
     configured(run, mock.url)
     for argv in (["check", "--timeout", "0.5"], ["check", "--chat", "--json", "--timeout", "0.5"],
-                 ["route", "--verify", "--all", "-n", "1", "--timeout", "0.5"],
-                 ["route", "--verify", "--all", "-n", "1", "--timeout", "0.5", "--json"],
+                 ["route", "--verify", "--all", "--samples", "1", "--timeout", "0.5"],
+                 ["route", "--verify", "--all", "--samples", "1", "--timeout", "0.5", "--json"],
                  ["bench", "-n", "1", "--workers", "1", "-m", MODEL, "--timeout", "0.5"],
                  ["bench", "-n", "1", "--workers", "1", "-m", MODEL, "--timeout", "0.5", "--stream", "--json"]):
         result = run(*argv)

@@ -72,7 +72,7 @@ def render_line(out: Output, result: CheckResult) -> None:
         chat = next((p for p in result.probes if p.name == "chat"), None)
         if chat is not None:
             parts.append(f"chat {_status(chat.status)} {chat.latency_ms:.0f} ms")
-        out.wrapped(" · ".join(parts), hang="   ")
+        out.line(" · ".join(parts))  # one line, as `curl -w` prints one: scripts may read it
         return
 
     last = result.probes[-1] if result.probes else None

@@ -70,7 +70,7 @@ def build_steps(gateway_url: str, fast: bool) -> list[Step]:
             Command(("route", "set", f"cuda={GPU_MODEL}", f"gpu={ALIAS_MODEL}", f"cpu={CPU_MODEL}"),
                     why="a routing table in the config: device kind -> model ID"),
             Command(("route",), why="the model for this machine, and why"),
-            Command(("route", "--verify", "--all", "-n", samples),
+            Command(("route", "--verify", "--all", "--samples", samples),
                     why="asks the gateway per route which model really answers"),
         ], needs=("init",)),
         Step("bench", "a short load test, two models side by side", [

@@ -77,7 +77,7 @@ def ccswitch_managed(ctx: DoctorContext, found: CCSwitch) -> Result:
         ours = [p for p in store.providers_for(app) if is_taotoken(ctx, p)]
         if pid is None and store.problem:
             issues.warn(f"CC Switch's current {label} provider is unknown: {store.problem}",
-                        fixes=["run `taotoken doctor -c ccswitch` again once CC Switch is idle"])
+                        fixes=["run `taotoken doctor --check ccswitch` again once CC Switch is idle"])
         elif not (any(p.id == pid for p in ours) or (pid and "taotoken" in pid.lower())):
             elsewhere.extend(str(f) for f in files)
             add = f"taotoken init --target cc-switch --open-app {app}"
