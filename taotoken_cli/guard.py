@@ -11,14 +11,14 @@ from taotoken_cli.exitcodes import Exit
 
 
 def report_error(exc: TaotokenError) -> None:
+    from taotoken_cli.layout import terminal_width, wrap
     from taotoken_cli.masking import SECRETS, mask_unknown_keys
 
-    text = f"error: {exc.message}"
-    if exc.code:
-        text += f" [{exc.code}]"
+    width = terminal_width(os.environ, sys.stderr)
+    lines = wrap(exc.message + (f" [{exc.code}]" if exc.code else ""), width, "error: ", "  ")
     if exc.fix:
-        text += f"\n  fix: {exc.fix}"
-    sys.stderr.write(mask_unknown_keys(SECRETS(text)) + "\n")
+        lines += wrap(exc.fix, width, "  fix: ")
+    sys.stderr.write(mask_unknown_keys(SECRETS("\n".join(lines))) + "\n")
 
 
 def run_guarded(body: Callable[[], object]) -> None:

@@ -44,20 +44,21 @@ def render_settings(out: Output, settings: Settings, with_origin: bool) -> None:
     out.line(f"profile   {settings.profile}" + (f"   ({settings.profile_origin})" if with_origin else ""))
     for name in FIELDS:
         item = settings.value(name)
-        text = f"{name:<9} {display_value(settings, name)}"
+        text = display_value(settings, name)
         if with_origin:
             text += f"   ({item.origin})"
-        out.line(text)
+        out.wrapped(text, f"{name:<9} ")
         for note in item.notes:
-            out.line(f"          note: {note}")
+            out.wrapped(note, "          note: ")
         if item.error:
-            out.line(f"          error: {item.error}" + (f" — fix: {item.fix}" if item.fix else ""))
+            out.wrapped(item.error + (f" — fix: {item.fix}" if item.fix else ""), "          error: ")
     if settings.routes:
         out.line("routes")
         for kind, model in settings.routes.items():
             out.line(f"  {kind:<12} {model}")
     if with_origin:
-        out.line(f"config    {settings.config_path}" + ("" if settings.config_exists else " (does not exist yet)"))
+        out.wrapped(f"{settings.config_path}" + ("" if settings.config_exists else " (does not exist yet)"),
+                    "config    ")
 
 
 def render_profiles(out: Output, settings: Settings, json_out: bool) -> None:
