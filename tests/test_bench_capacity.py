@@ -64,7 +64,8 @@ def test_sweep_meeting_the_slos_finds_the_knee(bench):
 
 
 def test_sweep_missing_the_slos_stops_early_and_exits_1(bench):
-    result = bench("-m", "slow", "-n", "4", "--sweep", "c=1,2,4,8", "--slo", "latency:p50<100ms")
+    result = bench("-m", "slow", "-n", "4", "--sweep", "c=1,2,4,8", "--slo", "latency:p50<100ms",
+                   env={"COLUMNS": "80"})
     assert result.returncode == 1, result.output
     out = result.stdout
     assert "sweep over concurrency" in out and "knee: none" in out
@@ -248,7 +249,7 @@ def test_csv_and_html_artifacts(bench, tmp_path):
 # -- layout ---------------------------------------------------------------------------------------
 def test_every_line_fits_80_columns(bench):
     result = bench("-m", "stream", "-m", "a-rather-long-model-name-for-the-side-by-side-table", "-m", "rate-limited",
-                   "-n", "4", "-c", "2", "--stream", "--repeat", "2", "--max-tokens", "8")
+                   "-n", "4", "-c", "2", "--stream", "--repeat", "2", "--max-tokens", "8", env={"COLUMNS": "80"})
     lines = result.stdout.splitlines()
     assert all(len(line) <= 80 for line in lines), [line for line in lines if len(line) > 80]
     header = next(line for line in lines if line.strip().startswith("min"))

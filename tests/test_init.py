@@ -348,7 +348,7 @@ def test_malformed_json_stops_everything_before_any_write(cli, home: Path, exist
     before = snapshot(home)
     result = init(cli, "--all", "--yes").assert_clean()
     assert result.returncode == 3
-    assert f"{existing['cline']}:5:3: invalid JSON" in result.stderr and "fix:" in result.stderr
+    assert f"{existing['cline']}:5:3: invalid JSON" in flat(result.stderr) and "fix:" in result.stderr
     assert snapshot(home) == before
 
 

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from taotoken_cli import dotenv
-from tests.conftest import SENTINEL_KEY
+from tests.conftest import SENTINEL_KEY, flat
 
 ROOT = "https://taotoken.net/api"
 MODEL = "gpt-4o-mini"
@@ -210,7 +210,7 @@ def test_a_tracked_file_is_refused_and_nothing_is_written(run, home, repo) -> No
     git(repo, "add", ".env.taotoken")
     result = init_project(run)
     assert result.returncode == 1, result.output
-    assert f"{target} is tracked by git: taotoken will not write the API key into it" in result.stderr
+    assert f"{target} is tracked by git: taotoken will not write the API key into it" in flat(result.stderr)
     assert "git rm --cached .env.taotoken" in result.stderr and "Traceback" not in result.output
     assert target.read_text() == "export TAOTOKEN_MODEL=old\n"
     assert not (home / ".config" / "taotoken" / "config.toml").exists()  # nothing at all

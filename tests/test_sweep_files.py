@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from taotoken_cli import fsutil
-from tests.conftest import SENTINEL_KEY, Result
+from tests.conftest import SENTINEL_KEY, Result, flat
 from tests.test_fileplan import snapshot
 from tests.test_init import CLAUDE_SETTINGS, CODEX_TOML
 from tests.test_init import existing as existing  # noqa: F401 - the fixture
@@ -141,7 +141,7 @@ def test_disk_full_at_the_os_level_leaves_every_file_as_before(run, home, existi
     result = init(run, model="second-model")
     monkeypatch.setattr(os, call, real)
     assert state["n"] >= 4, "the fault was never reached"
-    assert result.returncode == 1 and "No space left on device" in result.stderr, result.output
+    assert result.returncode == 1 and "No space left on device" in flat(result.stderr), result.output
     assert "nothing was changed" in result.stderr
     assert snapshot(home, skip=(".config/taotoken/backups",)) == \
         {k: v for k, v in after_first.items() if not k.startswith(".config/taotoken/backups")}

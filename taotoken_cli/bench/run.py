@@ -203,12 +203,8 @@ def run(args: BenchOptions, io: IOStreams) -> int:
 
 
 def _width(io: IOStreams) -> int:
-    """The terminal's width when stdout is one (at least 80 is assumed), else 80."""
-    if io.stdout_tty:
-        import shutil
-
-        return max(80, min(160, shutil.get_terminal_size((80, 24)).columns))
-    return 80
+    """COLUMNS, else the terminal's width, else 80 (as every view); at least 80, which the tables need."""
+    return max(80, io.out.width)
 
 
 def _capacity(args: BenchOptions):
