@@ -13,8 +13,7 @@ def register(app: typer.Typer) -> None:
 
 def explain(
     code: str | None = typer.Argument(None, metavar="CODE", autocompletion=_complete.failure_codes,
-                                      help="A failure code, e.g. auth.invalid_key (see --list); an HTTP status or "
-                                      "a server's message works too."),
+                                      help="A failure code, e.g. auth.invalid_key (see --list)."),
     list_all: bool = typer.Option(False, "--list", "-l", help="List every code with its exit status and title."),
     json_out: bool = _options.JSON,
 ) -> None:
