@@ -13,6 +13,7 @@ _taotoken() {
             "/explain") path="$path/explain" ;;
             "/init") path="$path/init" ;;
             "/mock") path="$path/mock" ;;
+            "/models") path="$path/models" ;;
             "/route") path="$path/route" ;;
             "/config/path") path="$path/path" ;;
             "/config/profiles") path="$path/profiles" ;;
@@ -27,9 +28,9 @@ _taotoken() {
     esac
     local words=""
     case "$path" in
-        "") words="bench check config demo doctor explain init mock route -V --version -h --help" ;;
+        "") words="bench check config demo doctor explain init mock models route -V --version -h --help" ;;
         "/bench") words="-n --requests -c --concurrency -z --duration --rate --warmup --timeout --workers -m --model --prompt --prompt-file --max-tokens --stream --raw --json --base-url -p --profile -h --help" ;;
-        "/check") words="--chat --stream -m --model -q --quiet --code --json -t --timeout --no-proxy -p --profile --base-url -h --help" ;;
+        "/check") words="--chat --stream -m --model --allow-unlisted -q --quiet --code --json -t --timeout --no-proxy -p --profile --base-url -h --help" ;;
         "/config") words="path profiles set show -h --help" ;;
         "/config/path") words="-h --help" ;;
         "/config/profiles") words="--json -h --help" ;;
@@ -40,6 +41,7 @@ _taotoken() {
         "/explain") words="-l --list --json -h --help" ;;
         "/init") words="--base-url -m --model --key --key-stdin -t --target --all -y --yes --dry-run --undo --force --scope --codex-auth --open -p --profile -h --help" ;;
         "/mock") words="-P --port --host --allow-remote --key --any-key --models --alias --no-channel --latency-ms --token-rate --tokens --fail --fail-style --fail-rate --retry-after --fault --model-timing --model-fail --lenient-paths --lang -q --quiet --json -h --help" ;;
+        "/models") words="--json -t --timeout --no-proxy -p --profile --base-url -h --help" ;;
         "/route") words="devices list set -d --device -t --task --export --openai --verify -n --samples --all --json --timeout -p --profile --base-url -m --model -h --help" ;;
         "/route/devices") words="--json --timeout -h --help" ;;
         "/route/list") words="--json -p --profile -h --help" ;;

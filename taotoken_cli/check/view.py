@@ -7,9 +7,10 @@ stdout, failures to stderr, so `.bashrc` and scripts can capture one without the
 from __future__ import annotations
 
 from taotoken_cli.check.model import CheckResult
+from taotoken_cli.diagnosis.text import failure_lines
 from taotoken_cli.output import Output
 
-_GREEN, _RED, _RESET = "\033[32m", "\033[31m", "\033[0m"
+_GREEN, _RESET = "\033[32m", "\033[0m"
 
 
 def _paint(text: str, colour: str, enabled: bool) -> str:
@@ -55,12 +56,15 @@ def _model_part(result: CheckResult) -> str:
         text = f"model {result.model} NOT listed"
         if result.close_matches:
             text += " (close: " + ", ".join(result.close_matches) + ")"
+        if result.unlisted_allowed:
+            text += " (allowed: --allow-unlisted)"
         return text
     return f"model {result.model}"
 
 
 def render_line(out: Output, result: CheckResult) -> None:
-    """Default view: one line on success; on failure the line plus server words, causes and fixes."""
+    """Default view: one line on success; on failure the line plus server words, causes and fixes. What the
+    hygiene cleaned in the configured values follows on stderr (`note:`/`warning:`), so stdout stays one line."""
     first = result.probes[0] if result.probes else None
     head = ""
     if first is not None:
@@ -72,25 +76,12 @@ def render_line(out: Output, result: CheckResult) -> None:
         if chat is not None:
             parts.append(f"chat {_status(chat.status)} {chat.latency_ms:.0f} ms")
         out.line(" · ".join(parts))
-        return
-
-    colour = out.err_color
-    last = result.probes[-1] if result.probes else None
-    if last is not None and last is not first:
-        head = f"{_status(last.status)} {last.method} {last.url} {last.latency_ms:.0f} ms"
-    lines = [f"{_paint('FAIL', _RED, colour)} {head + '  ' if head else ''}{diagnosis.code}: {diagnosis.entry.title}"]
-    if diagnosis.server_message:
-        said = "server said" if result.last_status is not None else "error"
-        lines.append(f"  {said}: {diagnosis.server_message}")
-    lines.extend(f"  {detail}" for detail in diagnosis.details)
-    if diagnosis.retry_after_s is not None:
-        lines.append(f"  retry after: {diagnosis.retry_after_s:g} s")
-    if result.proxy:
-        lines.append(f"  proxy: {result.proxy}")
-    causes = diagnosis.causes()
-    if causes:
-        lines.append("  likely: " + "; ".join(f"{i}) {cause}" for i, cause in enumerate(causes, 1)))
-    lines.extend(f"  fix: {fix}" for fix in diagnosis.fixes())
-    lines.append(f"  more: taotoken explain {diagnosis.code}")
-    for line in lines:
-        out.error_line(line)
+    else:
+        last = result.probes[-1] if result.probes else None
+        if last is not None and last is not first:
+            head = f"{_status(last.status)} {last.method} {last.url} {last.latency_ms:.0f} ms"
+        for line in failure_lines(diagnosis, request=head, responded=result.last_status is not None,
+                                  proxy=result.proxy, color=out.err_color):
+            out.error_line(line)
+    for note in result.labelled_notes:
+        out.error_line(note)

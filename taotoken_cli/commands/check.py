@@ -16,8 +16,10 @@ def check(
     chat: bool = typer.Option(False, "--chat", help="Also send a 1-token chat completion and prove 'choices'."),
     stream: bool = typer.Option(False, "--stream", help="Like --chat, streamed: proves content arrives and the "
                                 "stream ends properly."),
-    model: str | None = typer.Option(None, "--model", "-m", help="Check that this model is listed (default: the "
-                                     "configured model, reported but not required)."),
+    model: str | None = typer.Option(None, "--model", "-m", help="Check this model instead of the configured "
+                                     "one: it must be listed (see `taotoken models`)."),
+    allow_unlisted: bool = typer.Option(False, "--allow-unlisted", help="A model the gateway does not list is a "
+                                        "note, not a failure (for gateways that hide some models)."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Nothing on success; one line (code, cause, fix) on "
                                "failure. For .bashrc."),
     code: bool = typer.Option(False, "--code", help="Print only the HTTP status (000 when there was no response)."),
@@ -32,6 +34,6 @@ def check(
     from taotoken_cli.check.run import CheckOptions, run
 
     options = CheckOptions(profile=profile, base_url=base_url, model=model, chat=chat, stream=stream,
-                           timeout_s=timeout, no_proxy=no_proxy,
+                           timeout_s=timeout, no_proxy=no_proxy, allow_unlisted=allow_unlisted,
                            mode=pick_mode(json_out=json_out, code=code, quiet=quiet))
     raise typer.Exit(run(options, _options.io()))

@@ -82,7 +82,7 @@ _ENTRIES = (
           ("copy the key again without anything appended, then: taotoken config set api_key -",)),
     Entry("auth.forbidden_model", "The key is not allowed to use this model", Exit.AUTH,
           ("the key has a model allow-list that does not include {model}",),
-          ("list the models this key may use: taotoken check --model {model}",
+          ("list the models this key may use: taotoken models",
            "or add {model} to the key's model limits in " + _KEYS)),
     Entry("auth.forbidden_group", "The key is bound to a group it may not use", Exit.AUTH,
           ("the key's group was removed or the account lost access to it",),
@@ -161,16 +161,16 @@ _ENTRIES = (
     # --- model ------------------------------------------------------------------------------------
     Entry("model.not_found", "The model is not known to the gateway", Exit.NOT_FOUND,
           ("the model ID is misspelled (IDs are case-sensitive)", "this key or group does not offer the model"),
-          ("set a listed ID: taotoken config set model <id>   (`taotoken check --model {model}` shows close matches)",
+          ("set a listed ID: taotoken config set model <id>   (`taotoken models {model}` shows close matches)",
            "list every ID this key may use: "
            "curl -s -H \"Authorization: Bearer $TAOTOKEN_API_KEY\" {openai_base}/models")),
     Entry("model.no_channel", "No upstream channel serves this model right now", Exit.NOT_FOUND,
           ("the model is not offered in your group", "all channels for it are disabled or unhealthy"),
-          ("pick another listed model: taotoken check --model {model}",
+          ("pick another listed model: taotoken models",
            "ask the gateway operator whether {model} is available in your group")),
     Entry("model.missing", "The request named no model", Exit.CONFIG,
           ("no model is configured", "the client sends an empty model field"),
-          ("taotoken config set model <id>   (see the list: taotoken check --model x)",)),
+          ("taotoken config set model <id>   (see the list: taotoken models)",)),
     # --- proxy ------------------------------------------------------------------------------------
     Entry("proxy.unreachable", "The configured proxy cannot be reached", Exit.NETWORK,
           ("a proxy variable (HTTPS_PROXY/ALL_PROXY/…) points at a proxy that is not running",
