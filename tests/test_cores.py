@@ -111,3 +111,24 @@ def test_explain_core_fills_placeholders_from_the_profile(home, env) -> None:
     out = IOStreams.memory(env=env, cwd=home)
     assert run(ExplainOptions(code="url.doubled_v1"), out) == Exit.OK
     assert "https://gw.example.com/api/v1" in out.written()[0]
+
+
+def test_init_wizard_core_lists_narrows_and_picks_through_the_prompter(home, env, mock_gateway) -> None:
+    """The wizard with in-memory terminal streams: 25 models (20 shown), narrowed by a glob, picked by number."""
+    from taotoken_cli.init.plan import InitRequest
+    from taotoken_cli.init.run import InitOptions, run
+
+    served = tuple(f"gpu-model-{n:02d}" for n in range(20)) + tuple(f"cpu-model-{n}" for n in range(5))
+    mock = mock_gateway(models=served)
+    answers = f"{SENTINEL_KEY}\ncpu-*\n9\n3\ny\n"
+    io = IOStreams.memory(answers, env=env, cwd=home, tty=True)
+    request = InitRequest(base_url=mock.url, targets=["cline"])
+    assert run(InitOptions(request), io) == Exit.OK
+    out, err = io.written()
+    assert "25 models listed" in err and "  20) gpu-model-19" in err and "… 5 more: type part of a name" in err
+    assert "5 of 25 match:" in err and "  3) cpu-model-2" in err
+    assert "there is no number 9 in the list shown (1-5)" in err
+    providers = json.loads((home / ".cline/data/settings/providers.json").read_text())
+    assert providers["providers"]["openai-compatible"]["settings"]["model"] == "cpu-model-2"
+    assert out.rstrip().endswith("next: taotoken check   (one request: base URL, key and model)")
+    assert SENTINEL_KEY not in out + err

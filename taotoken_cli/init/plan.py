@@ -15,9 +15,8 @@ from taotoken_cli.config import (
     ENV_API_KEY,
     ENV_BASE_URL,
     ENV_MODEL,
-    Origin,
+    LABELS,
     Overrides,
-    clean_value,
     config_path,
     load_settings,
 )
@@ -25,7 +24,8 @@ from taotoken_cli.config.edit import render_config_update
 from taotoken_cli.errors import ConfigFileError, InputError, TaotokenError
 from taotoken_cli.exitcodes import Exit
 from taotoken_cli.fileplan import FileChange, Plan
-from taotoken_cli.iostreams import IOStreams
+from taotoken_cli.init import wizard
+from taotoken_cli.iostreams import IOStreams, Prompter
 from taotoken_cli.masking import mask_key, remember_secret
 
 OWN = "own"
@@ -89,24 +89,26 @@ def resolve_triple(request: InitRequest, io: IOStreams) -> tuple[Triple, str, li
             if not prompter.interactive:
                 raise InputError(f"no {label.lower()} given and stdin is not a terminal to ask for it",
                                  f"pass {flag}{'' if name == 'api_key' else ' VALUE'} or set {env_name}")
-            if name == "api_key":
-                answer = prompter.secret(label)
-                remember_secret(answer)
+            # Asked until usable; what was cleaned is said at the prompt.
+            if name == "base_url":
+                item = wizard.ask_base_url(prompter, value)
+            elif name == "api_key":
+                item = wizard.ask_key(prompter)
             else:
-                answer = prompter.ask(label, value if name == "base_url" else None)
-            item = clean_value(name, answer, Origin("flag", "prompt"))
-            if item.error:
-                raise InputError(f"{label}: {item.error}", item.fix)
-            value = item.value
-        notes.extend(f"{label}: {note}" for note in item.notes)
-        values[name] = value
+                item = wizard.ask_model(io, values["base_url"], values["api_key"])
+        else:
+            notes.extend(item.labelled_notes(LABELS[name]))
+        values[name] = item.value
     remember_secret(values["api_key"])
     return Triple(values["base_url"], values["api_key"], values["model"]), settings.profile, notes
 
 
 # ------------------------------------------------------------------------------------------ targets
 
-def choose_targets(request: InitRequest, machine: Machine) -> tuple[list[str], list[str]]:
+def choose_targets(request: InitRequest, machine: Machine, prompter: Prompter | None = None, *,
+                   assume_yes: bool = False, key_exported: bool = False) -> tuple[list[str], list[str]]:
+    """The clients to write (asked, flagged or detected), and why. The shell target is never implied: Codex
+    with `--codex-auth env` needs it, so it is asked for on a terminal, and otherwise named as missing."""
     notes = []
     unknown = [t for t in request.targets if t not in (*TARGETS, OWN)]
     if unknown:
@@ -130,21 +132,38 @@ def choose_targets(request: InitRequest, machine: Machine) -> tuple[list[str], l
         chosen.append("cc-switch")
         notes.append("cc-switch: added because of --open")
     if "codex" in chosen and request.codex_auth == "env" and "shell" not in chosen:
-        chosen.append("shell")
-        notes.append("shell: added because Codex reads the key from $TAOTOKEN_API_KEY (--codex-auth env)")
+        if key_exported:
+            notes.append(f"codex: reads the key from ${ENV_API_KEY}, which is set here: keep it exported in your "
+                         "shell's start-up file (or add --target shell)")
+        elif prompter is not None and prompter.interactive and not assume_yes:
+            if prompter.confirm(f"Codex reads the key from an environment variable (${ENV_API_KEY}); add the shell "
+                                "target, which exports it (and OPENAI_*) in every new shell?", default=True):
+                chosen.append("shell")
+                notes.append(f"shell: chosen, so that Codex finds ${ENV_API_KEY}")
+            else:
+                notes.append(f"warning: codex: nothing exports ${ENV_API_KEY}, so Codex will have no key; export it "
+                             "yourself, or run again with --codex-auth auth-json")
+        else:
+            wanted = " ".join(f"--target {t}" for t in [*chosen, "shell"])
+            raise InputError(f"Codex reads the key from ${ENV_API_KEY} (--codex-auth env), and no target chosen "
+                             "exports it",
+                             f"choose how Codex gets the key: `taotoken init {wanted} …` (env.sh exports "
+                             f"{ENV_API_KEY} and OPENAI_* in every new shell), or `--codex-auth auth-json` (the key "
+                             "goes into ~/.codex/auth.json)")
     return chosen, notes
 
 
 # --------------------------------------------------------------------------------------------- plan
 
-def build(request: InitRequest, io: IOStreams) -> InitPlan:
+def build(request: InitRequest, io: IOStreams, *, assume_yes: bool = False) -> InitPlan:
     if request.scope not in ("user", "project"):
         raise InputError(f"unknown --scope {request.scope!r}", "use --scope user or --scope project")
     if request.codex_auth not in codex.AUTH_MODES:
         raise InputError(f"unknown --codex-auth {request.codex_auth!r}", f"use one of: {', '.join(codex.AUTH_MODES)}")
     triple, profile, hygiene = resolve_triple(request, io)
     machine = Machine.of(io.env, io.cwd)
-    targets, target_notes = choose_targets(request, machine)
+    targets, target_notes = choose_targets(request, machine, io.prompter, assume_yes=assume_yes,
+                                           key_exported=io.env.get(ENV_API_KEY) == triple.api_key)
     options = PlanOptions(scope=request.scope, codex_auth=request.codex_auth)
     plan = Plan()
     errors: list[ConfigFileError] = []

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 from taotoken_cli import fileplan
 from taotoken_cli.clients import ccswitch
+from taotoken_cli.clients.base import Machine
 from taotoken_cli.config import config_dir
 from taotoken_cli.exitcodes import Exit
 from taotoken_cli.init import view
@@ -30,21 +31,28 @@ def run(options: InitOptions, io: IOStreams) -> int:
     if options.undo:
         view.render_undo(out, fileplan.undo_last(own_dir, force=options.force))
         return Exit.OK
-    planned = build(options.request, io)
-    view.render_plan(out, planned, dry_run=options.dry_run)
-    view.render_notes(out, planned.plan)
+    try:  # Ctrl-D or Ctrl-C at any question: nothing has been written yet
+        planned = build(options.request, io, assume_yes=options.yes)
+        view.render_plan(out, planned, dry_run=options.dry_run)
+        view.render_notes(out, planned.plan)
+        apply = not planned.plan.is_noop and not options.dry_run and io.prompter.confirm(
+            "Apply these changes?", assume_yes=options.yes)
+    except KeyboardInterrupt:
+        out.error_line("\ncancelled: nothing was written")
+        return Exit.INTERRUPTED
     if planned.plan.is_noop:
         out.line("already up to date: every file already has these values; nothing was written")
     elif options.dry_run:
         out.line("dry run: nothing was written")
         return Exit.OK
-    elif not io.prompter.confirm("Apply these changes?", assume_yes=options.yes):
+    elif not apply:
         out.line("cancelled: nothing was written")
         return Exit.FAILURE
     else:
         view.render_applied(out, fileplan.apply(planned.plan, own_dir))
     if options.request.open_links and planned.links:
         open_links(out, planned.links, own_dir)
+    view.render_next(out, planned, Machine.of(io.env, io.cwd))
     return Exit.OK
 
 

@@ -7,6 +7,8 @@ import os
 from pathlib import Path
 
 from taotoken_cli import fileplan
+from taotoken_cli.clients import shell
+from taotoken_cli.clients.base import Machine
 from taotoken_cli.fileplan import Plan
 from taotoken_cli.init.plan import InitPlan
 from taotoken_cli.masking import mask_key
@@ -20,8 +22,8 @@ def render_plan(out: Output, init: InitPlan, *, dry_run: bool) -> None:
              f"OpenAI-style: {triple.openai_base})")
     out.line(f"  API key   {mask_key(triple.api_key)}")
     out.line(f"  model     {triple.model}")
-    for note in init.hygiene:
-        out.line(f"  {note}" if note.startswith("warning:") else f"  cleaned: {note}")
+    for note in init.hygiene:  # `note: …` what was cleaned, `warning: …` what still looks wrong
+        out.line(f"  {note}")
     out.line(f"targets: own config, {', '.join(init.targets) if init.targets else '(no clients)'}")
     for note in init.target_notes:
         out.line(f"  {note}")
@@ -84,3 +86,24 @@ def render_undo(out: Output, result: fileplan.UndoResult) -> None:
     for path in result.deleted:
         out.line(f"deleted {path} (created by that run)")
     out.line(f"undid the run saved in {result.backup_dir}")
+
+
+def render_next(out: Output, init: InitPlan, machine: Machine) -> None:
+    """The command to run next: check the new setup; in this shell, load env.sh first when it was written."""
+    if "shell" in init.targets:
+        paths = shell.paths(machine)
+        fish = machine.env.get("SHELL", "").endswith("fish")
+        source = f"source {_home_relative(paths.env_fish, machine)}" if fish else \
+            f". {_home_relative(paths.env_sh, machine)}"
+        out.line(f"next: {source}   (this shell; new shells load it themselves), then: taotoken check")
+    else:
+        out.line("next: taotoken check   (one request: base URL, key and model)")
+
+
+def _home_relative(path: Path, machine: Machine) -> str:
+    import shlex
+
+    try:
+        return "~/" + shlex.quote(str(path.relative_to(machine.home)))
+    except ValueError:
+        return shlex.quote(str(path))
