@@ -141,7 +141,14 @@ class VerifyReport:
                 "routes": [r.to_dict() for r in self.routes]}
 
 
-def sample_once(gateway, model: str, index: int, context: dict[str, str]) -> Sample:
+def route_fix(fix: str, route: str | None) -> str:
+    """A fix that sets the profile's model, aimed at the route instead when a route chose the model."""
+    if route is None:
+        return fix
+    return re.sub(r"taotoken config set model (\S+)", lambda m: f"taotoken route set {route}={m.group(1)}", fix)
+
+
+def sample_once(gateway, model: str, index: int, context: dict[str, str], route: str | None = None) -> Sample:
     from taotoken_cli.diagnosis.classify import classify
 
     obs = gateway.chat(model, prompt="Say OK.", max_tokens=1)
@@ -155,6 +162,7 @@ def sample_once(gateway, model: str, index: int, context: dict[str, str]) -> Sam
         sample.system_fingerprint = fingerprint if isinstance(fingerprint, str) else None
     if diagnosis is not None:
         sample.diagnosis = diagnosis.to_dict()
+        sample.diagnosis["fixes"] = [route_fix(fix, route) for fix in sample.diagnosis["fixes"]]
         sample.detail = diagnosis.entry.title + (f": {diagnosis.server_message}" if diagnosis.server_message else "")
         return sample
     returned = body.get("model") if isinstance(body, dict) and isinstance(body.get("model"), str) else None
@@ -171,7 +179,7 @@ def verify_routes(gateway, targets: list[tuple[str | None, str]], samples: int,
     for route, model in targets:
         verification = RouteVerification(route, model)
         for index in range(1, samples + 1):
-            verification.samples.append(sample_once(gateway, model, index, context))
+            verification.samples.append(sample_once(gateway, model, index, context, route))
         results.append(verification)
     return VerifyReport(gateway.endpoints.root, results)
 
