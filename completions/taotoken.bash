@@ -45,7 +45,7 @@ _taotoken() {
         "/route") words="devices list set -d --device -t --task --export --openai --verify -n --samples --all --json --timeout -p --profile --base-url -m --model -h --help" ;;
         "/route/devices") words="--json --timeout -h --help" ;;
         "/route/list") words="--json -p --profile -h --help" ;;
-        "/route/set") words="-p --profile -h --help" ;;
+        "/route/set") words="--no-check -p --profile -h --help" ;;
     esac
     COMPREPLY=($(compgen -W "$words" -- "$cur"))
 }
