@@ -19,6 +19,7 @@ _taotoken() {
             "/config/profiles") path="$path/profiles" ;;
             "/config/set") path="$path/set" ;;
             "/config/show") path="$path/show" ;;
+            "/config/sync") path="$path/sync" ;;
             "/route/devices") path="$path/devices" ;;
             "/route/list") path="$path/list" ;;
             "/route/set") path="$path/set" ;;
@@ -31,15 +32,16 @@ _taotoken() {
         "") words="bench check config demo doctor explain init mock models route -V --version -h --help" ;;
         "/bench") words="-n --requests -c --concurrency -z --duration --rate --warmup --timeout --workers -m --model --prompt --prompt-file --max-tokens --stream --raw --json --base-url -p --profile -h --help" ;;
         "/check") words="--chat --stream -m --model --allow-unlisted -q --quiet --code --json -t --timeout --no-proxy -p --profile --base-url -h --help" ;;
-        "/config") words="path profiles set show -h --help" ;;
+        "/config") words="path profiles set show sync -h --help" ;;
         "/config/path") words="-h --help" ;;
         "/config/profiles") words="--json -h --help" ;;
-        "/config/set") words="-p --profile -h --help" ;;
+        "/config/set") words="-y --yes --no-sync -p --profile -h --help" ;;
         "/config/show") words="--origin --json -p --profile -h --help" ;;
+        "/config/sync") words="-y --yes --dry-run -p --profile -h --help" ;;
         "/demo") words="--keep --step --fast -h --help" ;;
         "/doctor") words="-v --verbose --json -c --check --list --offline --timeout --strict --fix -y --yes -p --profile --base-url -m --model -h --help" ;;
         "/explain") words="-l --list --json -h --help" ;;
-        "/init") words="--base-url -m --model --key --key-stdin -t --target --all -y --yes --dry-run --undo --force --scope --codex-auth --open -p --profile -h --help" ;;
+        "/init") words="--base-url -m --model --key --key-stdin -t --target --all -y --yes --dry-run --undo --force --scope --codex-auth --open --open-app -p --profile -h --help" ;;
         "/mock") words="-P --port --host --allow-remote --key --any-key --models --alias --no-channel --latency-ms --token-rate --tokens --fail --fail-style --fail-rate --retry-after --fault --model-timing --model-fail --lenient-paths --lang -q --quiet --json -h --help" ;;
         "/models") words="--json -t --timeout --no-proxy -p --profile --base-url -h --help" ;;
         "/route") words="devices list set -d --device -t --task --export --openai --verify -n --samples --all --json --timeout -p --profile --base-url -m --model -h --help" ;;

@@ -318,7 +318,8 @@ def render_man(tree: Cmd) -> str:
         out.append(f".SH {section}")
         for term, text in rows:
             out += [".TP", "\\fB" + _roff(term) + "\\fR", _roff(text)]
-    out += [".SH SEE ALSO", "The README and docs/SECURITY.md in the taotoken source tree.", ""]
+    out += [".SH SEE ALSO", "The README, the reference in docs/ (one page per command; index: docs/README.md) "
+            "and docs/SECURITY.md in the taotoken source tree.", ""]
     return "\n".join(out)
 
 

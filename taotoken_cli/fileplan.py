@@ -115,6 +115,28 @@ def _lines(text: str) -> list[str]:
     return lines
 
 
+def change_lines(plan: Plan) -> list[str]:
+    """The pending changes as a person reads them: create/update, the file, which target, what it means, and
+    what happens to the mode of a file that holds the key."""
+    lines = []
+    for change in plan.pending:
+        extra = ""
+        if change.secret and change.creates:
+            extra = " (holds the key: 0600)"
+        elif change.secret and _group_or_world_bits(change.path):
+            extra = " (holds the key: mode tightened to 0600)"
+        lines.append(f"  {'create' if change.creates else 'update'} {change.path}  [{change.target}]{extra}")
+        lines += [f"      {line}" for line in change.summary]
+    return lines
+
+
+def _group_or_world_bits(path: Path) -> bool:
+    try:
+        return bool(os.stat(resolve_target(path)).st_mode & 0o077)
+    except OSError:
+        return False
+
+
 def plan_diff(plan: Plan) -> str:
     redact = plan.redactor()
     return "".join(unified_diff(change, redact) for change in plan.pending)

@@ -3,8 +3,8 @@
 `IOStreams.system()` wraps the process's streams, environment and working directory; tests build
 `IOStreams.memory(...)` and read back what was written. Output goes through `io.out` (redacting, colour
 decided from the streams and the environment), and every question a command asks goes through
-`io.prompter`: one confirm, one question and one secret prompt, the same for `init`, `doctor --fix` and
-`config set api_key -`.
+`io.prompter`: one confirm, one question, one secret prompt and one "press Enter" pause, the same for `init`,
+`doctor --fix` and `config set api_key -`.
 """
 
 from __future__ import annotations
@@ -77,6 +77,14 @@ class Prompter:
         """One line of input; an empty answer is the default (when there is one)."""
         answer = self._read_line(f"{label}" + (f" [{default}]" if default else "") + ": ")
         return answer if answer.strip() or default is None else default
+
+    def pause(self, message: str) -> bool:
+        """Wait for Enter on a terminal (`message` says what to do first and what comes next). Without a terminal
+        there is nobody to wait for: returns False at once, and the caller says how to go on later."""
+        if not self.interactive:
+            return False
+        self._read_line(f"{message} — press Enter to continue (Ctrl-C stops) ")
+        return True
 
     def secret(self, label: str) -> str:
         """A secret: typed hidden on a terminal; otherwise the whole of stdin (`printf %s "$KEY" | …`)."""

@@ -46,7 +46,8 @@ def detect_style(text: str) -> JsonStyle:
     if not stripped:
         return DEFAULT_STYLE
     trailing_newline = text.endswith("\n")
-    ensure_ascii = "\\u" in text and not any(ord(ch) > 127 for ch in text)
+    # json.dumps(ensure_ascii=True) escapes everything outside space..tilde, DEL (0x7f) included.
+    ensure_ascii = "\\u" in text and not any(ord(ch) > 126 for ch in text)
     if "\n" not in stripped:
         compact = bool(re.search(r'"\s*:\S', stripped)) or bool(re.search(r'[\]}"\d],["{\[]', stripped))
         return JsonStyle(None, trailing_newline, ensure_ascii, compact)

@@ -614,7 +614,8 @@ def test_explain_every_code(run, env):
 COVERED_ELSEWHERE = {"net.timeout", "net.reset", "stream.truncated", "proxy.auth_required", "net.error",
                      "net.refused", "proxy.unreachable", "proxy.socks_unsupported", "net.dns",
                      "net.connect_timeout", "net.tls", "auth.missing_key", "config.missing", "config.invalid",
-                     "config.unparsable", "input.invalid", "url.plain_http"}
+                     "config.unparsable", "input.invalid", "url.plain_http",
+                     "proxy.refused"}  # tests/test_proxy_answers.py
 
 
 def test_every_catalogue_entry_is_reproduced():
@@ -672,7 +673,7 @@ def test_json_keys_are_static(cli, served, httpserver):
     assert failed["code"] == "url.not_found" and failed_run.returncode == failed["exit_code"] == 5
     assert missing["code"] == "auth.missing_key" and missing["exit_code"] == 3 and missing["status"] is None
     assert set(failed["error"]) == {"code", "title", "exit_code", "retry", "server_message", "retry_after_s",
-                                    "causes", "fixes", "details"}
+                                    "causes", "fixes", "details", "request_id", "model"}
 
 
 def test_no_colour_without_tty_even_when_asked_by_term(cli, served):

@@ -160,7 +160,7 @@ def test_config_set_key_on_a_terminal_asks_hidden_instead_of_waiting_for_ctrl_d(
 
 def test_config_set_key_from_memory_streams_goes_through_the_prompter(home) -> None:
     """The core called directly with in-memory I/O: a pipe gives the whole key, a terminal one hidden line."""
-    from taotoken_cli.config.edit import set_value
+    from taotoken_cli.config.update import set_value
     from taotoken_cli.iostreams import IOStreams
 
     piped = IOStreams.memory(SENTINEL_KEY + "\n", env={"HOME": str(home), "XDG_CONFIG_HOME": str(home / ".c")})

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from taotoken_cli import fileplan
-from taotoken_cli.clients import ccswitch, claude_code, cline, codex
+from taotoken_cli.clients import claude_code, cline, codex
 from taotoken_cli.clients.base import Machine
 from taotoken_cli.config import tomllib  # tomllib, or tomli on Python 3.10
 from taotoken_cli.errors import TaotokenError
@@ -145,7 +145,7 @@ wire_api = "responses"
 [model_providers.taotoken]
 name = "TaoToken"
 base_url = "{ROOT}/v1"
-env_key = "TAOTOKEN_API_KEY"
+env_key = "OPENAI_API_KEY"
 wire_api = "responses"
 
 [mcp_servers.context7]
@@ -218,7 +218,7 @@ def test_all_targets_into_an_empty_home_write_the_reference_formats(cli, home: P
 
     config = tomllib.loads((home / ".codex/config.toml").read_text())
     assert config == {"model": MODEL, "model_provider": "taotoken", "model_providers": {"taotoken": {
-        "name": "TaoToken", "base_url": ROOT + "/v1", "env_key": "TAOTOKEN_API_KEY", "wire_api": "responses"}}}
+        "name": "TaoToken", "base_url": ROOT + "/v1", "env_key": "OPENAI_API_KEY", "wire_api": "responses"}}}
     assert not (home / ".codex/auth.json").exists()
 
     providers = json.loads((home / ".cline/data/settings/providers.json").read_text())
@@ -237,17 +237,19 @@ def test_all_targets_into_an_empty_home_write_the_reference_formats(cli, home: P
     claude_q = {k: v[0] for k, v in parse_qs(urlsplit(claude_link).query).items()}
     codex_q = {k: v[0] for k, v in parse_qs(urlsplit(codex_link).query).items()}
     assert claude_q == {"app": "claude", "resource": "provider", "name": "TaoToken", "endpoint": ROOT,
-                        "apiKey": SENTINEL_KEY, "model": MODEL, "haikuModel": MODEL}
+                        "homepage": "https://taotoken.net", "apiKey": SENTINEL_KEY, "model": MODEL,
+                        "haikuModel": MODEL}
     assert codex_q == {"app": "codex", "resource": "provider", "name": "TaoToken", "endpoint": ROOT + "/v1",
-                       "apiKey": SENTINEL_KEY, "model": MODEL}
+                       "homepage": "https://taotoken.net", "apiKey": SENTINEL_KEY, "model": MODEL}
     assert "ccswitch://v1/import?app=claude" in result.stdout and "apiKey=sk-SE…WXYZ" in result.stdout
 
     env_sh = home / ".config/taotoken/env.sh"
     exported = subprocess.run(["bash", "-c", f". {env_sh} && env"], capture_output=True, text=True,
                               env={"PATH": os.environ["PATH"]}, check=True).stdout
-    for line in (f"TAOTOKEN_BASE_URL={ROOT}", f"TAOTOKEN_API_KEY={SENTINEL_KEY}", f"TAOTOKEN_MODEL={MODEL}",
-                 f"OPENAI_BASE_URL={ROOT}/v1", f"OPENAI_API_KEY={SENTINEL_KEY}"):
+    for line in (f"OPENAI_BASE_URL={ROOT}/v1", f"OPENAI_API_KEY={SENTINEL_KEY}"):
         assert line in exported.splitlines()
+    # Nothing taotoken itself reads: an exported TAOTOKEN_* would shadow every later `taotoken config set`.
+    assert not [line for line in exported.splitlines() if line.startswith("TAOTOKEN_")]
     bashrc = (home / ".bashrc").read_text()
     assert bashrc.count("taotoken-env") == 1 and str(env_sh) in bashrc
 
@@ -487,13 +489,17 @@ def test_detected_codex_without_a_terminal_names_the_missing_choice(cli, home: P
     before = snapshot(home)
     refused = init(cli, "--yes", env={"PATH": "/usr/bin:/bin"}).assert_clean()
     assert refused.returncode == 2 and snapshot(home) == before
-    assert "Codex reads the key from $TAOTOKEN_API_KEY" in refused.stderr
+    assert "Codex reads the key from $OPENAI_API_KEY" in refused.stderr
     assert "taotoken init --target codex --target cline --target shell" in refused.stderr
     assert "--codex-auth auth-json" in refused.stderr
+    dry = init(cli, "--dry-run", env={"PATH": "/usr/bin:/bin"}).assert_clean()  # a dry run still shows the plan
+    assert dry.returncode == 0 and "targets: own config, codex, cline\n" in dry.stdout
+    assert "warning: codex: reads the key from $OPENAI_API_KEY, and no target chosen exports it" in dry.stdout
+    assert dry.stdout.rstrip().endswith("dry run: nothing was written") and snapshot(home) == before
     chosen = init(cli, "--target", "codex", "--target", "cline", "--target", "shell", "--yes").assert_clean()
     assert chosen.returncode == 0, chosen.output
     assert (home / ".codex/config.toml").exists() and (home / ".config/taotoken/env.sh").exists()
-    assert "next: . ~/.config/taotoken/env.sh" in chosen.stdout and "then: taotoken check" in chosen.stdout
+    assert "next: taotoken check" in chosen.stdout and "      . ~/.config/taotoken/env.sh   (for Codex" in chosen.stdout
 
 
 def test_codex_auth_json_mode(cli, home: Path) -> None:
@@ -541,47 +547,6 @@ def test_claude_warns_about_an_exported_api_key(home: Path) -> None:
     machine = Machine.of({"HOME": str(home), "ANTHROPIC_API_KEY": "sk-x"})
     plan = claude_code.plan(Triple(ROOT, SENTINEL_KEY, MODEL), machine)
     assert any("unset ANTHROPIC_API_KEY" in w for w in plan.warnings)
-
-
-def test_cc_switch_legacy_config_json_gets_a_provider_entry(cli, home: Path) -> None:
-    legacy = {"version": 2, "claude": {"providers": {"work": {"id": "work", "name": "Work", "settingsConfig": {
-        "env": {"ANTHROPIC_AUTH_TOKEN": "sk-workWORKworkWORK1234"}}}}, "current": "work"},
-        "codex": {"providers": {}, "current": ""}, "mcp": {"servers": {}}}
-    path = write(home / ".cc-switch/config.json", json.dumps(legacy, indent=2) + "\n", 0o600)
-    result = init(cli, "--target", "cc-switch", "--yes").assert_clean()
-    assert result.returncode == 0, result.output
-    data = json.loads(path.read_text())
-    assert data["claude"]["current"] == "work" and data["claude"]["providers"]["work"] == \
-        legacy["claude"]["providers"]["work"]
-    entry = data["claude"]["providers"]["taotoken"]
-    assert entry["settingsConfig"] == {"env": {"ANTHROPIC_AUTH_TOKEN": SENTINEL_KEY, "ANTHROPIC_BASE_URL": ROOT,
-                                               "ANTHROPIC_MODEL": MODEL, "ANTHROPIC_DEFAULT_HAIKU_MODEL": MODEL}}
-    codex_entry = data["codex"]["providers"]["taotoken"]["settingsConfig"]
-    assert codex_entry["auth"] == {"OPENAI_API_KEY": SENTINEL_KEY}
-    assert tomllib.loads(codex_entry["config"])["model_providers"]["taotoken"]["base_url"] == ROOT + "/v1"
-    assert "rewrites those files" in result.stderr
-    assert "sk-workWORKworkWORK1234" not in result.output
-
-
-def test_cc_switch_sqlite_store_is_never_written(cli, home: Path) -> None:
-    write(home / ".cc-switch/cc-switch.db", "SQLite format 3\0")
-    write(home / ".cc-switch/config.json", '{"version": 2}\n')
-    before = snapshot(home / ".cc-switch")
-    result = init(cli, "--target", "cc-switch", "--yes").assert_clean()
-    assert result.returncode == 0, result.output
-    assert snapshot(home / ".cc-switch") == before
-    assert ccswitch.store_kind(ccswitch.paths(Machine.of({"HOME": str(home)}))) == "sqlite"
-
-
-def test_open_hands_the_real_link_to_the_opener(cli, home: Path) -> None:
-    # xdg-open is replaced by a script on PATH that records its argument: no desktop exists here.
-    bin_dir = home / "bin"
-    write(bin_dir / "xdg-open", f"#!/bin/sh\nprintf '%s\\n' \"$1\" >> {home}/opened\n", 0o755)
-    result = init(cli, "--target", "cc-switch", "--open", "--yes",
-                  env={"PATH": f"{bin_dir}:{os.environ['PATH']}"}).assert_clean()
-    assert result.returncode == 0, result.output
-    opened = (home / "opened").read_text().splitlines()
-    assert len(opened) == 2 and all(f"apiKey={SENTINEL_KEY}" in link for link in opened)
 
 
 def test_read_functions_report_state_and_parse_errors_for_doctor(home: Path, existing) -> None:
@@ -646,12 +611,13 @@ def test_wizard_re_asks_bad_input_and_picks_the_model_from_the_gateway_list(home
         session.send(b"qwen-mx\n")
         session.expect(b"'qwen-mx' is not listed; close: qwen-max")
         session.send(b"2\n")  # the number in the list shown last
-        session.expect(b"add the shell target, which exports it (and OPENAI_*) in every new shell? [Y/n] ")
+        session.expect(b"add the shell target, which exports it (and OPENAI_BASE_URL) in every new shell? [Y/n] ")
         session.send(b"\n")
         session.expect(b"shell: chosen")
         session.expect(b"Apply these changes? [y/N] ")
         session.send(b"y\n")
-        session.expect(b"next: . ~/.config/taotoken/env.sh")
+        session.expect(b"next: taotoken check")
+        session.expect(b". ~/.config/taotoken/env.sh")
     assert session.exit_code == 0, session.seen
     assert SENTINEL_KEY.encode() not in session.seen
     own = tomllib.loads((home / ".config/taotoken/config.toml").read_text())["profiles"]["default"]
@@ -664,7 +630,7 @@ def test_wizard_without_a_list_needs_an_explicit_yes_and_says_why(home: Path, mo
     with PtySession(["init", "--target", "cline", "--base-url", mock.url], cwd=home) as session:
         session.expect(b"API key (input hidden): ")
         session.send(b"sk-wrongWRONGwrong0123456\n")
-        session.expect(b"warning: the gateway rejected the key (auth.invalid_key")
+        session.expect(b"warning: the gateway rejected the key [auth.invalid_key; server said: Invalid token")
         session.expect(b"Model ID: ")
         session.send(b"  \n")
         session.expect(b"error: the model ID is empty")

@@ -99,7 +99,8 @@ def test_init_check_doctor_route_bench_against_the_mock(cli, home, mock_gateway)
                         ".config/taotoken/config.toml", ".config/taotoken/env.sh"):
         assert stat.S_IMODE((home / secret_file).stat().st_mode) == 0o600, secret_file
     env = shell_env(home)  # the next steps run in a new shell, as the user's would
-    assert env["TAOTOKEN_API_KEY"] == SENTINEL_KEY and env["OPENAI_BASE_URL"] == mock.openai_base
+    assert env["OPENAI_API_KEY"] == SENTINEL_KEY and env["OPENAI_BASE_URL"] == mock.openai_base
+    assert "TAOTOKEN_API_KEY" not in env  # taotoken reads its config; nothing exported may shadow it
 
     # The written files work the way each real client reads them (Claude Code: root + /v1/messages with
     # ANTHROPIC_AUTH_TOKEN as Bearer; Codex: base_url + /responses with $env_key; Cline: baseUrl + /chat/completions).

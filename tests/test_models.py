@@ -42,9 +42,9 @@ def env(home: Path) -> dict[str, str]:
 
 @pytest.fixture
 def served(home: Path, module_mock_gateway) -> str:
-    """The profile points at a mock listing SERVED; the cuda route at a listed model, cpu at a typo."""
+    """The profile points at a mock listing SERVED; the cuda route at a listed model, cpu at a typo of one."""
     url = module_mock_gateway(models=SERVED).url
-    own_config(home, url, routes={"cuda": "gpu-llama-3.1-8b", "gpu": "gpu-llama-3.1-8b", "cpu": "cpu-qwen-typo"})
+    own_config(home, url, routes={"cuda": "gpu-llama-3.1-8b", "gpu": "gpu-llama-3.1-8b", "cpu": "cpu-qwne2.5-0.5b"})
     return url
 
 
@@ -66,7 +66,7 @@ def test_core_on_a_terminal_prints_a_table_that_fits_80_columns(home, env, serve
     assert all(len(line) <= 80 for line in lines[2:] if LONG not in line)
     assert f"  {LONG}\n" in out  # a long ID is never cut: it gets its own line, its columns follow under it
     assert "* the configured model" in out
-    assert "warning: route cpu -> 'cpu-qwen-typo' is not listed (close: cpu-qwen2.5-0.5b); " \
+    assert "warning: route cpu -> 'cpu-qwne2.5-0.5b' is not listed (close: cpu-qwen2.5-0.5b); " \
            "fix: taotoken route set cpu=cpu-qwen2.5-0.5b" in err
     assert SENTINEL_KEY not in out + err
 
@@ -140,7 +140,7 @@ def test_json_has_stable_keys_and_marks_the_profile_uses(run, served) -> None:
     assert by_id[MODEL] == {"id": MODEL, "owned_by": "openai", "created": 1735689600, "configured": True,
                             "routes": []}
     assert by_id["gpu-llama-3.1-8b"]["routes"] == ["cuda", "gpu"]
-    assert data["unlisted"] == [{"use": "route", "route": "cpu", "model": "cpu-qwen-typo",
+    assert data["unlisted"] == [{"use": "route", "route": "cpu", "model": "cpu-qwne2.5-0.5b",
                                  "close_matches": ["cpu-qwen2.5-0.5b"],
                                  "fix": "taotoken route set cpu=cpu-qwen2.5-0.5b"}]
 

@@ -115,9 +115,9 @@ def test_set_warns_about_a_model_the_gateway_does_not_list(cli, httpserver):
     httpserver.expect_request("/api/v1/models").respond_with_json(
         {"object": "list", "data": [{"id": "cpu-llama3-8b-int8"}, {"id": "gpu-qwen"}]})
     env = {"TAOTOKEN_BASE_URL": httpserver.url_for("/api"), "TAOTOKEN_API_KEY": SENTINEL_KEY}
-    result = cli("route", "set", "cpu=cpu-llama3-8b-int", "gpu=gpu-qwen", env=env).assert_clean()
-    assert result.returncode == 0 and "set route cpu = cpu-llama3-8b-int" in result.stdout  # saved all the same
-    assert "warning: route cpu: 'cpu-llama3-8b-int' is not listed by the gateway (close: cpu-llama3-8b-int8)" \
+    result = cli("route", "set", "cpu=cpu-lama3-8b-int8", "gpu=gpu-qwen", env=env).assert_clean()
+    assert result.returncode == 0 and "set route cpu = cpu-lama3-8b-int8" in result.stdout  # saved all the same
+    assert "warning: route cpu: 'cpu-lama3-8b-int8' is not listed by the gateway (close: cpu-llama3-8b-int8)" \
         in result.stderr and "fix: taotoken route set cpu=cpu-llama3-8b-int8" in result.stderr
     assert "route gpu" not in result.stderr and len(httpserver.log) == 1
     skipped = cli("route", "set", "cpu=other-typo", "--no-check", env=env).assert_clean()

@@ -62,6 +62,7 @@ SCENARIOS: dict[str, dict[str, list[list[str]]]] = {
                              ["config", "set", "model", MODEL], ["config", "set", "base_url", "{url}"],
                              ["config", "set", "api_key", "Bearer " + SENTINEL_KEY]]},
     "config profiles": {"local": [["config", "profiles"]]},
+    "config sync": {"local": [["config", "sync"], ["config", "sync", "--yes"]]},
     "route": {"network": [["route", "--verify", "--all", "-n", "1", "--timeout", "2"]],
               "local": [["route", "--task", "nothing"], ["route", "--export", "--device", "cpu"]]},
     "route devices": {"local": [["route", "devices"]]},

@@ -1,22 +1,25 @@
-"""CC Switch (reference §3): add TaoToken without writing its database behind its back.
+"""CC Switch (reference §3, ccswitch.md): add TaoToken without writing its store behind its back.
 
 CC Switch >= 3.8 keeps providers in SQLite (~/.cc-switch/cc-switch.db); the safe way in is its
-`ccswitch://v1/import` deep link, which shows the user a confirmation dialog. The links carry the
-key, so they are printed masked and handed over only by an explicit action: `--open` passes them to
-xdg-open/open/start, and they are written to a 0600 file in taotoken's config directory. Only when
-a pre-3.8 `config.json` (v2 shape) is the live store is a provider entry added there directly.
+`ccswitch://v1/import` deep link, which shows the user a confirmation dialog. The links carry the key, so
+they are printed masked and handed over only by an explicit action (`init --open`), one at a time: the
+import dialog holds a single request. They are also written to a 0600 file in taotoken's config directory.
+Only when a pre-3.8 `config.json` (v2 shape) is the live store is a provider entry added there directly,
+and never while CC Switch runs (it keeps that file in memory and rewrites all of it on save).
+The store is read (read-only) to tell the version and to skip a link whose endpoint CC Switch already has.
 """
 
 from __future__ import annotations
 
 import copy
+import os
+import shlex
 import subprocess
 import sys
 import time
-from dataclasses import dataclass
-from pathlib import Path
-from urllib.parse import quote, urlencode
+from urllib.parse import quote, urlsplit
 
+from taotoken_cli import processes
 from taotoken_cli.clients.base import (
     ClientState,
     Detection,
@@ -29,28 +32,24 @@ from taotoken_cli.clients.base import (
     read_text,
     text_change,
 )
-from taotoken_cli.errors import ConfigFileError
+from taotoken_cli.clients.ccswitch_store import APP_LABELS, APPS, CCSwitchPaths, Store, paths_under, read_store
+from taotoken_cli.errors import ConfigFileError, TaotokenError
+from taotoken_cli.exitcodes import Exit
 from taotoken_cli.fileplan import Plan
+from taotoken_cli.masking import mask_key
 
 NAME = "cc-switch"
 LABEL = "CC Switch"
 PROVIDER_ID = "taotoken"
 PROVIDER_NAME = "TaoToken"
 LINKS_FILE = "cc-switch-import.txt"
-APPS = ("claude", "codex")
-
-
-@dataclass(frozen=True)
-class CCSwitchPaths:
-    home: Path  # ~/.cc-switch (CC Switch ignores CLAUDE_CONFIG_DIR / CODEX_HOME)
-    db: Path  # 3.8+: the source of truth
-    legacy_config: Path  # <= 3.7: config.json, v2 shape
-    settings: Path  # device settings (currentProviderClaude, …)
+# The executable's names: `cc-switch` (Linux packages and the binary inside the AppImage, cc-switch.exe) and
+# the product name `CC Switch` (macOS app bundle, Windows installer); compared without case, spaces or dashes.
+PROCESS_NAMES = ("cc-switch", "CC Switch")
 
 
 def paths(machine: Machine) -> CCSwitchPaths:
-    home = machine.home / ".cc-switch"
-    return CCSwitchPaths(home, home / "cc-switch.db", home / "config.json", home / "settings.json")
+    return paths_under(machine.home)
 
 
 def detect(machine: Machine) -> Detection:
@@ -67,26 +66,135 @@ def store_kind(where: CCSwitchPaths) -> str:
 
 
 def read(machine: Machine) -> ClientState:
+    """The JSON files (cheap); the store itself, database included, is `store(machine)`."""
     where = paths(machine)
     files = {"legacy_config": read_json(where.legacy_config), "settings": read_json(where.settings)}
     return ClientState(NAME, detect(machine), files, notes=[f"store: {store_kind(where)}"])
 
 
+def store(machine: Machine) -> Store:
+    """CC Switch's store, read only: its version, its providers, the current ones (see ccswitch_store)."""
+    return read_store(paths(machine))
+
+
+# ------------------------------------------------------------------------------------------------- links
+
+def homepage(triple: Triple) -> str:
+    """The provider's website: the base URL's origin. CC Switch 3.7.0–3.9.1 refuse a link without one."""
+    parts = urlsplit(triple.base_url)
+    return f"{parts.scheme}://{parts.netloc}"
+
+
+def encode(value: str) -> str:
+    """Percent-encode everything but unreserved characters: CC Switch reads the query with url's
+    `query_pairs()`, where `+` is a space (so `+` goes as %2B, a space as %20)."""
+    return quote(value, safe="")
+
+
+def endpoint(triple: Triple, app: str) -> str:
+    """Claude gets the bare root (it appends /v1/messages); Codex root + /v1, used verbatim."""
+    return triple.anthropic_base if app == "claude" else triple.openai_base
+
+
 def import_links(triple: Triple) -> dict[str, str]:
-    """The deep links for Claude (endpoint = root) and Codex (endpoint = root + /v1, used verbatim)."""
-    common = {"resource": "provider", "name": PROVIDER_NAME}
-    claude = {"app": "claude", **common, "endpoint": triple.anthropic_base, "apiKey": triple.api_key,
-              "model": triple.model, "haikuModel": triple.model}
-    codex = {"app": "codex", **common, "endpoint": triple.openai_base, "apiKey": triple.api_key,
-             "model": triple.model}
-    return {app: "ccswitch://v1/import?" + urlencode(params, quote_via=quote)
-            for app, params in (("claude", claude), ("codex", codex))}
+    """One deep link per app. No `enabled=true`: that would switch CC Switch to TaoToken (rewriting the live
+    files) without the user choosing it."""
+    links = {}
+    for app in APPS:
+        params = {"app": app, "resource": "provider", "name": PROVIDER_NAME, "homepage": homepage(triple),
+                  "endpoint": endpoint(triple, app), "apiKey": triple.api_key, "model": triple.model}
+        if app == "claude":
+            params["haikuModel"] = triple.model
+        links[app] = "ccswitch://v1/import?" + "&".join(f"{k}={encode(v)}" for k, v in params.items())
+    return links
 
 
-def codex_config_text(triple: Triple) -> str:
-    return (f'model_provider = "{PROVIDER_ID}"\nmodel = "{triple.model}"\n\n[model_providers.{PROVIDER_ID}]\n'
-            f'name = "{PROVIDER_NAME}"\nbase_url = "{triple.openai_base}"\nwire_api = "responses"\n'
-            "requires_openai_auth = true\n")
+def mask_link(link: str, key: str) -> str:
+    """The link as it may be printed: the key (as encoded in it) masked."""
+    return link.replace(encode(key), mask_key(key))
+
+
+def links_file_text(links: dict[str, str], links_path) -> str:
+    grep = f"grep '^ccswitch://.*app=claude' {shlex.quote(str(links_path))}"
+    return ("# CC Switch import links written by `taotoken init`. They contain your API key: keep this file private.\n"
+            "# CC Switch's import dialog holds one link at a time: open one, confirm it in CC Switch, then the next.\n"
+            "# Open the Claude link (app=codex for Codex; macOS: open instead of xdg-open):\n"
+            f'#   xdg-open "$({grep})"\n'
+            "# or let taotoken hand them over one by one: taotoken init --target cc-switch --open\n"
+            + "".join(f"{u}\n" for u in links.values()))
+
+
+def pending_links(triple: Triple, machine: Machine, only: str | None = None) -> tuple[dict[str, str], list[str]]:
+    """The links worth handing over (`only` that app, or all), and a note for each one left out: CC Switch
+    already has a provider with that endpoint (a second import would duplicate it)."""
+    found = store(machine)
+    links, notes = {}, []
+    for app, link in import_links(triple).items():
+        if only and app != only:
+            continue
+        same = found.same_endpoint(app, endpoint(triple, app))
+        if same:
+            stale = [p for p in same if (p.api_key or "").strip() != triple.api_key]
+            notes.append(f"CC Switch already has a {APP_LABELS[app]} provider with endpoint {endpoint(triple, app)}: "
+                         f"{', '.join(p.describe() for p in same)}; not handing over the {APP_LABELS[app]} link again"
+                         + (" (it holds another key: paste the current one into it in CC Switch)" if stale else ""))
+            continue
+        if found.problem:
+            notes.append(f"could not check CC Switch's {APP_LABELS[app]} providers for this endpoint "
+                         f"({found.problem}); if the import would duplicate one, cancel it in the dialog")
+        links[app] = link
+    return links, notes
+
+
+def open_link(url: str) -> str | None:
+    """Hand a link to the desktop's URL opener; returns an error message or None."""
+    if sys.platform.startswith("win"):
+        try:  # not `cmd /c start`: cmd.exe would cut the link at its first `&`
+            os.startfile(url)  # type: ignore[attr-defined]  # Windows only
+        except OSError as exc:
+            return f"Windows could not open the link ({exc.strerror or type(exc).__name__})"  # never the link
+        return None
+    command = ["open", url] if sys.platform == "darwin" else ["xdg-open", url]
+    try:
+        proc = subprocess.run(command, capture_output=True, timeout=15, check=False)
+    except FileNotFoundError:
+        return f"{command[0]} is not available on this machine"
+    except subprocess.TimeoutExpired:
+        return f"{command[0]} did not return within 15 s"
+    if proc.returncode != 0:
+        return f"{command[0]} exited with status {proc.returncode}"
+    return None
+
+
+# ---------------------------------------------------------------------------------------------- the plan
+
+def plan(triple: Triple, machine: Machine, options: PlanOptions = PlanOptions()) -> Plan:
+    where = paths(machine)
+    current = read_store(where)
+    result = Plan()
+    links = import_links(triple)
+    links_path = machine.config_dir / LINKS_FILE
+    result.add(text_change(read_text(links_path), links_file_text(links, links_path), target=NAME, secret=True,
+                           summary=["CC Switch import links for Claude and Codex (contain the key; mode 0600)"]))
+    if current.kind == "legacy-json":
+        result.notes.append(f"{current.describe()}; TaoToken is added to that file directly")
+        result.extend(_plan_legacy(triple, where))
+    else:
+        result.notes.append(current.describe())
+        for app in APPS:
+            same = current.same_endpoint(app, endpoint(triple, app))
+            if same:
+                result.notes.append(f"CC Switch already has a {APP_LABELS[app]} provider with endpoint "
+                                    f"{endpoint(triple, app)} ({', '.join(p.describe() for p in same)}): its link "
+                                    "is not handed over again")
+        result.notes.append("CC Switch: hand it the import links with `taotoken init --target cc-switch --open` "
+                            f"(or from {links_path}); CC Switch shows a confirmation dialog for each"
+                            + ("" if current.kind == "sqlite" else " — start CC Switch once first"))
+    result.warnings.append(
+        "CC Switch manages ~/.claude/settings.json and ~/.codex/config.toml + auth.json: switching providers in "
+        "CC Switch rewrites those files (after saving their current content into the provider that was selected), "
+        "so select TaoToken inside CC Switch instead of relying on the direct edits")
+    return result
 
 
 def provider_entries(triple: Triple) -> dict[str, dict]:
@@ -101,29 +209,10 @@ def provider_entries(triple: Triple) -> dict[str, dict]:
     }
 
 
-def plan(triple: Triple, machine: Machine, options: PlanOptions = PlanOptions()) -> Plan:
-    where = paths(machine)
-    result = Plan()
-    links = import_links(triple)
-    links_path = machine.config_dir / LINKS_FILE
-    body = ("# CC Switch import links written by `taotoken init`. They contain your API key: keep this file "
-            "private.\n# Open one to add TaoToken to CC Switch (it asks for confirmation), e.g.\n"
-            f"#   xdg-open \"$(grep 'app=claude' {links_path})\"\n" + "".join(f"{u}\n" for u in links.values()))
-    links_file = read_text(links_path)
-    result.add(text_change(links_file, body, target=NAME, secret=True,
-                           summary=["CC Switch import links for Claude and Codex (contain the key; mode 0600)"]))
-    kind = store_kind(where)
-    if kind == "legacy-json":
-        result.extend(_plan_legacy(triple, where))
-    else:
-        result.notes.append("CC Switch: open the import links with `taotoken init --target cc-switch --open` "
-                            f"(or from {links_path}); CC Switch shows a confirmation dialog for each"
-                            + ("" if kind == "sqlite" else " — start CC Switch once first if it is not installed"))
-    result.warnings.append(
-        "CC Switch manages ~/.claude/settings.json and ~/.codex/config.toml + auth.json: switching providers in "
-        "CC Switch rewrites those files (after saving their current content into the provider that was selected), "
-        "so select TaoToken inside CC Switch instead of relying on the direct edits")
-    return result
+def codex_config_text(triple: Triple) -> str:
+    return (f'model_provider = "{PROVIDER_ID}"\nmodel = "{triple.model}"\n\n[model_providers.{PROVIDER_ID}]\n'
+            f'name = "{PROVIDER_NAME}"\nbase_url = "{triple.openai_base}"\nwire_api = "responses"\n'
+            "requires_openai_auth = true\n")
 
 
 def _plan_legacy(triple: Triple, where: CCSwitchPaths) -> Plan:
@@ -151,12 +240,30 @@ def _plan_legacy(triple: Triple, where: CCSwitchPaths) -> Plan:
                 continue
             merged = {**old, **entry}
         else:
-            merged = {**entry, "websiteUrl": "https://taotoken.net", "category": "custom", "createdAt": now_ms}
+            merged = {**entry, "websiteUrl": homepage(triple), "category": "custom", "createdAt": now_ms}
         providers[PROVIDER_ID] = merged
         summary.append(f"{'updated' if old else 'added'} provider {PROVIDER_ID!r} for {app} (not selected: "
                        "choose it in CC Switch to activate it)")
+    if data != file.data:
+        _refuse_while_running(where, result)
     result.add(json_change(file, data, target=NAME, summary=summary, secret=True))
     return result
+
+
+def _refuse_while_running(where: CCSwitchPaths, result: Plan) -> None:
+    """CC Switch < 3.8 holds config.json in memory and writes the whole of it on every save: an entry added
+    while it runs is invisible to it and erased at its next save."""
+    running = processes.find(PROCESS_NAMES)
+    if running is None:
+        result.warnings.append(f"could not tell whether CC Switch is running: quit it before applying, or it erases "
+                               f"TaoToken's entry in {where.legacy_config} at its next save")
+    elif running:
+        which = ", ".join(f"pid {p.pid} {p.name}" for p in running)
+        raise TaotokenError(
+            f"CC Switch is running ({which}): it keeps {where.legacy_config} in memory and rewrites the whole file "
+            "when it saves, which would erase TaoToken's entry; nothing was written",
+            "quit CC Switch (tray menu → Quit; closing its window leaves it running), then run the same "
+            "`taotoken init` again", Exit.FAILURE)
 
 
 def _strings(value) -> list[str]:
@@ -165,22 +272,3 @@ def _strings(value) -> list[str]:
     if isinstance(value, dict):
         return [s for v in value.values() for s in _strings(v)]
     return []
-
-
-def open_link(url: str) -> str | None:
-    """Hand a link to the desktop's URL opener; returns an error message or None."""
-    if sys.platform == "darwin":
-        command = ["open", url]
-    elif sys.platform.startswith("win"):
-        command = ["cmd", "/c", "start", "", url]
-    else:
-        command = ["xdg-open", url]
-    try:
-        proc = subprocess.run(command, capture_output=True, timeout=15, check=False)
-    except FileNotFoundError:
-        return f"{command[0]} is not available on this machine"
-    except subprocess.TimeoutExpired:
-        return f"{command[0]} did not return within 15 s"
-    if proc.returncode != 0:
-        return f"{command[0]} exited with status {proc.returncode}"
-    return None

@@ -2,7 +2,7 @@
 
 Codex appends /responses to base_url and never inserts /v1, so base_url is root + /v1; only
 wire_api = "responses" is accepted. The key reaches Codex one of three ways (`auth_mode`):
-  env       env_key = "TAOTOKEN_API_KEY" (the shell target exports it)          [default]
+  env       env_key = "OPENAI_API_KEY" (the shell target exports it)            [default]
   auth-json requires_openai_auth = true + auth.json OPENAI_API_KEY (replaces a ChatGPT login)
   inline    experimental_bearer_token = "<key>" (plaintext in config.toml)
 """
@@ -35,7 +35,7 @@ NAME = "codex"
 LABEL = "Codex"
 PROVIDER_ID = "taotoken"
 PROVIDER_NAME = "TaoToken"
-ENV_KEY = "TAOTOKEN_API_KEY"
+ENV_KEY = "OPENAI_API_KEY"  # exported by the shell target's env.sh (never a TAOTOKEN_* variable: see clients.shell)
 AUTH_MODES = ("env", "auth-json", "inline")
 # Keys that choose where the key comes from; exactly one scheme may be active.
 _KEY_SOURCES = ("env_key", "experimental_bearer_token", "requires_openai_auth", "auth")

@@ -70,13 +70,20 @@ def parse_env_sh(text: str) -> dict[str, str]:
     return values
 
 
+# What other programs read from the environment. Never a TAOTOKEN_* variable: taotoken itself reads its
+# config.toml, and an exported TAOTOKEN_* value would override it, so a later `taotoken config set` would be
+# shadowed in every shell that sourced this file.
+EXPORTED = ("OPENAI_BASE_URL", "OPENAI_API_KEY")
+OLD_EXPORTS = ("TAOTOKEN_BASE_URL", "TAOTOKEN_API_KEY", "TAOTOKEN_MODEL")  # what taotoken 0.1.0 exported here
+
+
 def exports(triple: Triple) -> dict[str, str]:
-    return {"TAOTOKEN_BASE_URL": triple.base_url, "TAOTOKEN_API_KEY": triple.api_key,
-            "TAOTOKEN_MODEL": triple.model, "OPENAI_BASE_URL": triple.openai_base, "OPENAI_API_KEY": triple.api_key}
+    return {"OPENAI_BASE_URL": triple.openai_base, "OPENAI_API_KEY": triple.api_key}
 
 
-_HEADER = ("# Written by `taotoken init`: the TaoToken base URL, key and model for shells and SDK scripts.\n"
-           "# It holds the API key: keep it private (mode 0600). Re-run `taotoken init` to change it.\n")
+_HEADER = ("# Written by `taotoken init`: the TaoToken base URL (root + /v1) and key for OpenAI SDK scripts and\n"
+           "# Codex. It holds the API key: keep it private (mode 0600). Change it with `taotoken config set`,\n"
+           "# which updates this file too (taotoken itself reads config.toml, not these variables).\n")
 
 
 def env_sh_text(triple: Triple) -> str:
@@ -128,8 +135,7 @@ def plan(triple: Triple, machine: Machine, options: PlanOptions = PlanOptions())
     result = Plan()
     env_file = read_text(where.env_sh)
     result.add(text_change(env_file, env_sh_text(triple), target=NAME, secret=True,
-                           summary=["export TAOTOKEN_BASE_URL/API_KEY/MODEL, OPENAI_BASE_URL (root + /v1) and "
-                                    "OPENAI_API_KEY (mode 0600)"]))
+                           summary=["export OPENAI_BASE_URL (root + /v1) and OPENAI_API_KEY (mode 0600)"]))
     for rc in rc_files(where, env):
         result.add(_rc_change(read_text(rc), source_line(where.env_sh), f"source {where.env_sh} (one marked line)"))
     if wants_fish(where, env):

@@ -38,12 +38,26 @@ def path() -> None:
 def set_value(
     key: str = typer.Argument(..., help="base_url, api_key, model or default_profile."),
     value: str = typer.Argument(..., help="The value; for api_key use '-' to type it hidden (or pipe it in)."),
+    yes: bool = typer.Option(False, "--yes", "-y", help="Also update every copy init wrote without asking."),
+    no_sync: bool = typer.Option(False, "--no-sync", help="Change only taotoken's own config file."),
     profile: str | None = _options.PROFILE,
 ) -> None:
-    """Set one value in the config file (cleaned first; every change is reported)."""
-    from taotoken_cli.config.edit import set_value
+    """Set one value (cleaned first); base URL, key and model reach every client init wrote."""
+    from taotoken_cli.config.update import set_value
 
-    set_value(_options.io(), key, value, profile)
+    raise typer.Exit(set_value(_options.io(), key, value, profile, yes=yes, sync=not no_sync))
+
+
+@config_app.command("sync")
+def sync(
+    yes: bool = typer.Option(False, "--yes", "-y", help="Apply without asking (for scripts)."),
+    dry_run: bool = typer.Option(False, "--dry-run", help="Show unified diffs (key masked); write nothing."),
+    profile: str | None = _options.PROFILE,
+) -> None:
+    """Bring every copy init wrote (client files, env.sh, CC Switch links) in step with the config."""
+    from taotoken_cli.config.update import sync
+
+    raise typer.Exit(sync(_options.io(), profile, yes=yes, dry_run=dry_run))
 
 
 @config_app.command("profiles")

@@ -27,7 +27,10 @@ def init(
                               "(.claude/settings.local.json of this git repository)."),
     codex_auth: str = typer.Option("env", "--codex-auth", help="How Codex gets the key: env (env_key + shell "
                                    "target), auth-json (auth.json; replaces a ChatGPT login) or inline (plaintext)."),
-    open_links: bool = typer.Option(False, "--open", help="Hand the CC Switch import links to xdg-open/open/start."),
+    open_links: bool = typer.Option(False, "--open", help="Hand the CC Switch import links to xdg-open/open/start, "
+                                    "one at a time (Enter between them)."),
+    open_app: str | None = typer.Option(None, "--open-app", metavar="APP", help="Hand over only this app's CC "
+                                        "Switch link: claude or codex (implies --open)."),
     profile: str | None = _options.PROFILE,
 ) -> None:
     """Write base URL, key and model into every AI client's real config (dry-run, backups, undo)."""
@@ -36,5 +39,6 @@ def init(
 
     request = InitRequest(base_url=base_url, api_key=key, model=model, key_from_flag=key is not None,
                           key_stdin=key_stdin, targets=list(target), all_targets=all_targets, scope=scope,
-                          codex_auth=codex_auth, open_links=open_links, profile=profile)
+                          codex_auth=codex_auth, open_links=open_links or open_app is not None,
+                          open_app=open_app, profile=profile)
     raise typer.Exit(run(InitOptions(request, yes=yes, dry_run=dry_run, undo=undo, force=force), _options.io()))

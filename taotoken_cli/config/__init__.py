@@ -1,5 +1,6 @@
-"""taotoken's own configuration: the one loader every command uses (`loader`), editing the file
-(`edit`) and showing it (`view`). The loader's public names are re-exported here."""
+"""taotoken's own configuration: the one loader every command uses (`loader`), where a value comes from
+(`origins`), editing the file's text (`edit`), changing a value everywhere it is copied (`update`: `config set`,
+`config sync`) and showing it (`view`). The loader's public names are re-exported here."""
 
 from taotoken_cli.config.loader import (
     DEFAULT_PROFILE,

@@ -1,5 +1,5 @@
-"""Editing taotoken's own config file: `render_config_update` (tomlkit keeps comments and layout) and
-the core of `taotoken config set`."""
+"""Editing the text of taotoken's own config file: `render_config_update` (tomlkit keeps comments, order and
+layout). Planning a change over every copy of the triple is `config.update`."""
 
 from __future__ import annotations
 
@@ -7,17 +7,7 @@ import re
 from collections.abc import Mapping
 from pathlib import Path
 
-from taotoken_cli.config.loader import (
-    Overrides,
-    clean_value,
-    config_path,
-    load_settings,
-    read_config_file,
-)
-from taotoken_cli.errors import ConfigFileError, InputError, TaotokenError
-from taotoken_cli.fsutil import atomic_write
-from taotoken_cli.iostreams import IOStreams
-from taotoken_cli.masking import mask_key, remember_secret
+from taotoken_cli.errors import ConfigFileError, InputError
 
 _PROFILE_NAME_RE = re.compile(r"^[A-Za-z0-9_.\-]{1,64}$")
 
@@ -78,52 +68,3 @@ def render_config_update(current_text: str, path: Path, profile: str, updates: M
     if routes:
         _apply(_table(table, "routes"), routes)
     return tomlkit.dumps(doc)
-
-
-def set_value(io: IOStreams, key: str, value: str, profile: str | None) -> None:
-    """`taotoken config set KEY VALUE`: one value into the profile, cleaned first; every change reported.
-
-    For the key, VALUE `-` asks for it: hidden input on a terminal, the whole of stdin otherwise."""
-    out = io.out
-    if key not in SETTABLE_KEYS:
-        raise InputError(f"unknown setting {key!r}", f"choose one of: {', '.join(SETTABLE_KEYS)}"
-                         " (routes: `taotoken route set KIND=MODEL`)")
-    if key == "api_key" and value == "-":
-        value = io.prompter.secret("API key")
-        remember_secret(value)
-    elif key == "api_key":
-        remember_secret(value)
-        out.error_line("warning: a key given as an argument lands in your shell history; "
-                       "prefer `taotoken config set api_key -` and paste it")
-    path = config_path(io.env)
-    current = read_config_file(path)  # raises with line/column when the file is broken
-    del current
-    text = path.read_text(encoding="utf-8") if path.exists() else ""
-    settings = load_settings(Overrides(profile=profile), io.env)
-    target_profile = settings.profile
-    if key == "default_profile":
-        new_text = render_config_update(text, path, validate_profile_name(value), {},
-                                        default_profile=validate_profile_name(value))
-        shown = value
-    else:
-        validate_profile_name(target_profile)
-        cleaned = clean_value(key, value, settings.value(key).origin)
-        if cleaned.error:
-            raise InputError(cleaned.error, cleaned.fix)
-        for note in cleaned.notes:
-            out.error_line(f"note: {note}")
-        new_text = render_config_update(text, path, target_profile, {key: cleaned.value})
-        shown = mask_key(cleaned.value) if key == "api_key" else cleaned.value
-    if new_text == text:
-        out.line(f"{key} is already {shown} — nothing changed")
-        return
-    try:
-        atomic_write(path, new_text, secret=True)
-    except OSError as exc:
-        raise TaotokenError(f"cannot write {path}: {exc.strerror or exc}",
-                            f"check that {path.parent} is writable") from None
-    where = "" if key == "default_profile" else f" in profile {target_profile!r}"
-    out.line(f"set {key} = {shown}{where} ({path})")
-    if key != "default_profile" and settings.value(key).origin.kind == "env":
-        out.error_line(f"note: {settings.value(key).origin.detail} is set in your environment and "
-                       "takes precedence over the file")

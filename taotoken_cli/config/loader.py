@@ -193,11 +193,13 @@ def profile_table(data: Mapping[str, Any], profile: str) -> dict[str, Any]:
     return dict(table) if isinstance(table, Mapping) else {}
 
 
-def load_settings(overrides: Overrides | None = None, env: Mapping[str, str] | None = None) -> Settings:
+def load_settings(overrides: Overrides | None = None, env: Mapping[str, str] | None = None, *,
+                  text: str | None = None) -> Settings:
+    """Resolve the settings; `text` stands in for the config file's content (a change about to be written)."""
     overrides = overrides or Overrides()
     env = os.environ if env is None else env
     path = config_path(env)
-    data = read_config_file(path)
+    data = read_config_file(path) if text is None else tomllib.loads(text)
     file_label = str(path)
 
     if overrides.profile:

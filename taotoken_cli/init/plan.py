@@ -5,30 +5,26 @@ confirms and applies the plan; `view` renders it.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from taotoken_cli import fileplan
 from taotoken_cli.clients import CLIENTS, ccswitch, codex
-from taotoken_cli.clients.base import Machine, PlanOptions, Triple, read_text, text_change
+from taotoken_cli.clients.base import Machine, PlanOptions, Triple
 from taotoken_cli.config import (
     ENV_API_KEY,
     ENV_BASE_URL,
     ENV_MODEL,
     LABELS,
     Overrides,
-    config_path,
     load_settings,
 )
-from taotoken_cli.config.edit import render_config_update
-from taotoken_cli.errors import ConfigFileError, InputError, TaotokenError
-from taotoken_cli.exitcodes import Exit
-from taotoken_cli.fileplan import FileChange, Plan
+from taotoken_cli.copies import OWN, Record, plan_copies, read_record, record_change
+from taotoken_cli.errors import InputError
+from taotoken_cli.fileplan import Plan
 from taotoken_cli.init import wizard
 from taotoken_cli.iostreams import IOStreams, Prompter
-from taotoken_cli.masking import mask_key, remember_secret
+from taotoken_cli.masking import remember_secret
 
-OWN = "own"
 TARGETS = tuple(CLIENTS)
 
 
@@ -43,7 +39,8 @@ class InitRequest:
     all_targets: bool = False
     scope: str = "user"
     codex_auth: str = "env"
-    open_links: bool = False
+    open_links: bool = False  # hand the CC Switch links over (one at a time)
+    open_app: str | None = None  # only this app's link (claude | codex)
     profile: str | None = None
 
 
@@ -56,6 +53,7 @@ class InitPlan:
     hygiene: list[str]  # what input hygiene changed or distrusts, reported to the user
     target_notes: list[str]  # why these targets
     links: dict[str, str]  # CC Switch import links (contain the key; printed masked)
+    blocker: InputError | None = None  # a choice the user must make before this plan is applied (shown by a dry run)
 
 
 # ------------------------------------------------------------------------------------------- triple
@@ -105,10 +103,11 @@ def resolve_triple(request: InitRequest, io: IOStreams) -> tuple[Triple, str, li
 
 # ------------------------------------------------------------------------------------------ targets
 
-def choose_targets(request: InitRequest, machine: Machine, prompter: Prompter | None = None, *,
-                   assume_yes: bool = False, key_exported: bool = False) -> tuple[list[str], list[str]]:
-    """The clients to write (asked, flagged or detected), and why. The shell target is never implied: Codex
-    with `--codex-auth env` needs it, so it is asked for on a terminal, and otherwise named as missing."""
+def choose_targets(request: InitRequest, machine: Machine, profile: str, prompter: Prompter | None = None, *,
+                   assume_yes: bool = False,
+                   key_exported: bool = False) -> tuple[list[str], list[str], InputError | None]:
+    """The clients to write (asked, flagged, detected, or kept in step from an earlier init), why, and what keeps
+    this plan from being applied (a choice only the user can make), if anything."""
     notes = []
     unknown = [t for t in request.targets if t not in (*TARGETS, OWN)]
     if unknown:
@@ -128,29 +127,48 @@ def choose_targets(request: InitRequest, machine: Machine, prompter: Prompter | 
         if not chosen:
             notes.append("no AI clients detected: only taotoken's own config is written "
                          "(choose clients with --target NAME or --all)")
+    recorded = read_record(machine)
+    if recorded is not None and recorded.profile == profile:
+        kept = [t for t in recorded.targets if t not in chosen]
+        chosen += kept  # one truth: every copy an earlier init wrote gets the new values too
+        notes.extend(f"{name}: written by an earlier init, kept in step" for name in kept)
+    elif recorded is not None:
+        notes.append(f"the copies of profile {recorded.profile!r} ({', '.join(recorded.targets)}) are no longer kept "
+                     f"in step: from now on they follow profile {profile!r} wherever this run writes them")
     if request.open_links and "cc-switch" not in chosen:
         chosen.append("cc-switch")
         notes.append("cc-switch: added because of --open")
+    blocker = None
     if "codex" in chosen and request.codex_auth == "env" and "shell" not in chosen:
-        if key_exported:
-            notes.append(f"codex: reads the key from ${ENV_API_KEY}, which is set here: keep it exported in your "
-                         "shell's start-up file (or add --target shell)")
-        elif prompter is not None and prompter.interactive and not assume_yes:
-            if prompter.confirm(f"Codex reads the key from an environment variable (${ENV_API_KEY}); add the shell "
-                                "target, which exports it (and OPENAI_*) in every new shell?", default=True):
-                chosen.append("shell")
-                notes.append(f"shell: chosen, so that Codex finds ${ENV_API_KEY}")
-            else:
-                notes.append(f"warning: codex: nothing exports ${ENV_API_KEY}, so Codex will have no key; export it "
-                             "yourself, or run again with --codex-auth auth-json")
+        blocker = _codex_key_source(chosen, notes, prompter, assume_yes=assume_yes, key_exported=key_exported)
+    return chosen, notes, blocker
+
+
+def _codex_key_source(chosen: list[str], notes: list[str], prompter: Prompter | None, *, assume_yes: bool,
+                      key_exported: bool) -> InputError | None:
+    """Codex with `--codex-auth env` reads the key from a variable only the shell target exports, to every shell:
+    that target is never implied. On a terminal it is asked for; otherwise the plan cannot be applied until the
+    user chooses, and the returned error says exactly how (a dry run still shows the plan)."""
+    codex_key = "$" + codex.ENV_KEY
+    if key_exported:
+        notes.append(f"codex: reads the key from {codex_key}, which is set here: keep it exported in your "
+                     "shell's start-up file (or add --target shell)")
+        return None
+    if prompter is not None and prompter.interactive and not assume_yes:
+        if prompter.confirm(f"Codex reads the key from an environment variable ({codex_key}); add the shell "
+                            "target, which exports it (and OPENAI_BASE_URL) in every new shell?", default=True):
+            chosen.append("shell")
+            notes.append(f"shell: chosen, so that Codex finds {codex_key}")
         else:
-            wanted = " ".join(f"--target {t}" for t in [*chosen, "shell"])
-            raise InputError(f"Codex reads the key from ${ENV_API_KEY} (--codex-auth env), and no target chosen "
-                             "exports it",
-                             f"choose how Codex gets the key: `taotoken init {wanted} …` (env.sh exports "
-                             f"{ENV_API_KEY} and OPENAI_* in every new shell), or `--codex-auth auth-json` (the key "
-                             "goes into ~/.codex/auth.json)")
-    return chosen, notes
+            notes.append(f"warning: codex: nothing exports {codex_key}, so Codex will have no key; export it "
+                         "yourself, or run again with --codex-auth auth-json")
+        return None
+    wanted = " ".join(f"--target {t}" for t in [*chosen, "shell"])
+    how = (f"`taotoken init {wanted} …` (env.sh exports {codex.ENV_KEY} and OPENAI_BASE_URL in every new shell), "
+           "or `--codex-auth auth-json` (the key goes into ~/.codex/auth.json)")
+    notes.append(f"warning: codex: reads the key from {codex_key}, and no target chosen exports it; choose: {how}")
+    return InputError(f"Codex reads the key from {codex_key} (--codex-auth env), and no target chosen exports it",
+                      f"choose how Codex gets the key: {how}")
 
 
 # --------------------------------------------------------------------------------------------- plan
@@ -160,52 +178,16 @@ def build(request: InitRequest, io: IOStreams, *, assume_yes: bool = False) -> I
         raise InputError(f"unknown --scope {request.scope!r}", "use --scope user or --scope project")
     if request.codex_auth not in codex.AUTH_MODES:
         raise InputError(f"unknown --codex-auth {request.codex_auth!r}", f"use one of: {', '.join(codex.AUTH_MODES)}")
+    if request.open_app not in (None, *ccswitch.APPS):
+        raise InputError(f"unknown --open-app {request.open_app!r}", "use --open-app claude or --open-app codex")
     triple, profile, hygiene = resolve_triple(request, io)
     machine = Machine.of(io.env, io.cwd)
-    targets, target_notes = choose_targets(request, machine, io.prompter, assume_yes=assume_yes,
-                                           key_exported=io.env.get(ENV_API_KEY) == triple.api_key)
+    targets, target_notes, blocker = choose_targets(request, machine, profile, io.prompter, assume_yes=assume_yes,
+                                                    key_exported=io.env.get(codex.ENV_KEY) == triple.api_key)
     options = PlanOptions(scope=request.scope, codex_auth=request.codex_auth)
-    plan = Plan()
-    errors: list[ConfigFileError] = []
-
-    def collect(make: Callable[[], Plan | FileChange]) -> None:
-        try:
-            made = make()
-        except ConfigFileError as exc:
-            errors.append(exc)
-            return
-        if isinstance(made, Plan):
-            plan.extend(made)
-        else:
-            plan.add(made)
-
-    collect(lambda: own_config_change(triple, profile, machine))
-    for target in targets:
-        collect(lambda client=CLIENTS[target]: client.plan(triple, machine, options))
-    if len(errors) == 1:
-        raise errors[0]
-    if errors:
-        raise TaotokenError(
-            f"{len(errors)} files cannot be parsed; nothing was written:\n"
-            + "\n".join(f"  {e.message}\n    fix: {e.fix}" for e in errors),
-            "fix each file at the position shown (or move it away), then run again", Exit.CONFIG,
-            code="config.unparsable")
-    for secret in plan.secrets:
-        remember_secret(secret)
+    plan = plan_copies(triple, targets, options, machine, own_profile=profile)
+    plan.add(record_change(Record(profile, tuple(targets), options), machine))
     fileplan.add_git_warnings(plan)
     links = ccswitch.import_links(triple) if "cc-switch" in targets else {}
-    return InitPlan(triple, profile, targets, plan, hygiene, target_notes, links)
-
-
-def own_config_change(triple: Triple, profile: str, machine: Machine) -> FileChange:
-    from taotoken_cli.config import read_config_file
-
-    path = config_path(machine.env)
-    read_config_file(path)  # a broken file stops the run with line:column
-    current = read_text(path)
-    text = current.text or ""
-    new_text = render_config_update(text, path, profile, {"base_url": triple.base_url, "api_key": triple.api_key,
-                                                          "model": triple.model})
-    summary = [f"profile {profile!r}: base_url = {triple.base_url!r}, api_key = {mask_key(triple.api_key)}, "
-               f"model = {triple.model!r}"]
-    return text_change(current, new_text, target=OWN, summary=summary, secret=True)
+    remember_secret(ccswitch.encode(triple.api_key))  # the key as the links carry it
+    return InitPlan(triple, profile, targets, plan, hygiene, target_notes, links, blocker)

@@ -2,18 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from taotoken_cli import fileplan
 from taotoken_cli.clients import ccswitch
-from taotoken_cli.clients.base import Machine
+from taotoken_cli.clients.base import Machine, Triple
 from taotoken_cli.config import config_dir
 from taotoken_cli.exitcodes import Exit
 from taotoken_cli.init import view
 from taotoken_cli.init.plan import InitRequest, build
 from taotoken_cli.iostreams import IOStreams
-from taotoken_cli.output import Output
 
 
 @dataclass
@@ -35,6 +33,8 @@ def run(options: InitOptions, io: IOStreams) -> int:
         planned = build(options.request, io, assume_yes=options.yes)
         view.render_plan(out, planned, dry_run=options.dry_run)
         view.render_notes(out, planned.plan)
+        if planned.blocker is not None and not options.dry_run:
+            raise planned.blocker
         apply = not planned.plan.is_noop and not options.dry_run and io.prompter.confirm(
             "Apply these changes?", assume_yes=options.yes)
     except KeyboardInterrupt:
@@ -51,16 +51,23 @@ def run(options: InitOptions, io: IOStreams) -> int:
     else:
         view.render_applied(out, fileplan.apply(planned.plan, own_dir))
     if options.request.open_links and planned.links:
-        open_links(out, planned.links, own_dir)
-    view.render_next(out, planned, Machine.of(io.env, io.cwd))
+        open_links(io, planned.triple, options.request.open_app)
+    view.render_next_command(out, planned, Machine.of(io.env, io.cwd))
     return Exit.OK
 
 
-def open_links(out: Output, links: Mapping[str, str], own_dir) -> None:
-    for app, link in links.items():
-        problem = ccswitch.open_link(link)
-        if problem:
-            out.error_line(f"warning: could not open the CC Switch link for {app}: {problem}; the links are in "
-                           f"{own_dir / ccswitch.LINKS_FILE}")
-        else:
-            out.line(f"opened the CC Switch import link for {app}: confirm it in CC Switch")
+def open_links(io: IOStreams, triple: Triple, only: str | None) -> None:
+    """Hand the CC Switch links over one at a time: its import dialog holds one request, so the next waits for
+    Enter on a terminal, or for another run without one. A link whose endpoint CC Switch has is left out."""
+    links, notes = ccswitch.pending_links(triple, Machine.of(io.env, io.cwd), only)
+    view.render_link_notes(io.out, notes)
+    apps = list(links)
+    for app, next_app in zip(apps, [*apps[1:], None], strict=False):
+        problem = ccswitch.open_link(links[app])
+        view.render_opened(io.out, app, problem, config_dir(io.env) / ccswitch.LINKS_FILE)
+        if problem or next_app is None:
+            return
+        if not io.prompter.pause(f"Confirm the {ccswitch.APP_LABELS[app]} import in CC Switch; next: the "
+                                 f"{ccswitch.APP_LABELS[next_app]} link"):
+            view.render_next_link(io.out, app, next_app)
+            return

@@ -7,7 +7,7 @@ import os
 from pathlib import Path
 
 from taotoken_cli import fileplan
-from taotoken_cli.clients import shell
+from taotoken_cli.clients import ccswitch, shell
 from taotoken_cli.clients.base import Machine
 from taotoken_cli.fileplan import Plan
 from taotoken_cli.init.plan import InitPlan
@@ -30,7 +30,7 @@ def render_plan(out: Output, init: InitPlan, *, dry_run: bool) -> None:
     if init.links:
         out.line("CC Switch import links (key masked; use --open to hand them to CC Switch):")
         for app, link in init.links.items():
-            out.line(f"  {app}: {masked_link(link, triple.api_key)}")
+            out.line(f"  {app}: {ccswitch.mask_link(link, triple.api_key)}")
     if init.plan.is_noop:
         return
     out.line("")
@@ -38,29 +38,8 @@ def render_plan(out: Output, init: InitPlan, *, dry_run: bool) -> None:
         out.line(fileplan.plan_diff(init.plan).rstrip("\n"))
         out.line("")
     out.line("changes:")
-    for change in init.plan.pending:
-        verb = "create" if change.creates else "update"
-        extra = ""
-        if change.secret and change.creates:
-            extra = " (holds the key: 0600)"
-        elif change.secret and _group_or_world_bits(change.path):
-            extra = " (holds the key: mode tightened to 0600)"
-        out.line(f"  {verb} {change.path}  [{change.target}]{extra}")
-        for line in change.summary:
-            out.line(f"      {line}")
-
-
-def masked_link(link: str, key: str) -> str:
-    from urllib.parse import quote
-
-    return link.replace(quote(key, safe=""), mask_key(key))
-
-
-def _group_or_world_bits(path: Path) -> bool:
-    try:
-        return bool(os.stat(path).st_mode & 0o077)
-    except OSError:
-        return False
+    for line in fileplan.change_lines(init.plan):
+        out.line(line)
 
 
 def render_notes(out: Output, plan: Plan) -> None:
@@ -69,6 +48,27 @@ def render_notes(out: Output, plan: Plan) -> None:
         out.line(f"note: {note}")
     for warning in plan.warnings:
         out.error_line(f"warning: {warning}")
+
+
+def render_link_notes(out: Output, notes: list[str]) -> None:
+    for note in notes:
+        out.line(f"note: {note}")
+
+
+def render_opened(out: Output, app: str, problem: str | None, links_path: Path) -> None:
+    label = ccswitch.APP_LABELS[app]
+    if problem:
+        out.error_line(f"warning: could not hand the {label} link to CC Switch: {problem}; the links are in "
+                       f"{links_path}")
+    else:
+        out.line(f"handed the {label} import link to CC Switch: confirm it in CC Switch's dialog")
+
+
+def render_next_link(out: Output, app: str, next_app: str) -> None:
+    """Without a terminal nothing can wait for the user: the next link goes in a later run."""
+    out.line(f"CC Switch's import dialog holds one link at a time: confirm the {ccswitch.APP_LABELS[app]} import "
+             f"there, then hand over the {ccswitch.APP_LABELS[next_app]} link with: "
+             f"taotoken init --target cc-switch --open-app {next_app}")
 
 
 def render_applied(out: Output, result: fileplan.ApplyResult) -> None:
@@ -88,16 +88,16 @@ def render_undo(out: Output, result: fileplan.UndoResult) -> None:
     out.line(f"undid the run saved in {result.backup_dir}")
 
 
-def render_next(out: Output, init: InitPlan, machine: Machine) -> None:
-    """The command to run next: check the new setup; in this shell, load env.sh first when it was written."""
+def render_next_command(out: Output, init: InitPlan, machine: Machine) -> None:
+    """What to run next: check the setup; and in this shell, load env.sh when it was written."""
+    out.line("next: taotoken check   (one request: base URL, key and model)")
     if "shell" in init.targets:
         paths = shell.paths(machine)
         fish = machine.env.get("SHELL", "").endswith("fish")
-        source = f"source {_home_relative(paths.env_fish, machine)}" if fish else \
-            f". {_home_relative(paths.env_sh, machine)}"
-        out.line(f"next: {source}   (this shell; new shells load it themselves), then: taotoken check")
-    else:
-        out.line("next: taotoken check   (one request: base URL, key and model)")
+        source = (f"source {_home_relative(paths.env_fish, machine)}" if fish
+                  else f". {_home_relative(paths.env_sh, machine)}")
+        out.line(f"      {source}   (for Codex and SDK scripts started from this shell; new shells load it "
+                 "themselves)")
 
 
 def _home_relative(path: Path, machine: Machine) -> str:

@@ -5,46 +5,30 @@ from __future__ import annotations
 from urllib.parse import urlsplit
 
 from taotoken_cli import DEFAULT_BASE_URL, hygiene
-from taotoken_cli.config import ENV_API_KEY, ENV_BASE_URL, ENV_MODEL, Value
+from taotoken_cli.config import ENV_API_KEY, ENV_MODEL, Value
 from taotoken_cli.config.edit import render_config_update
+from taotoken_cli.config.origins import describe, fix_at_source
 from taotoken_cli.doctor.context import DoctorContext
 from taotoken_cli.doctor.model import Repair, Result
 from taotoken_cli.doctor.registry import check
-from taotoken_cli.errors import ConfigFileError, InputError
+from taotoken_cli.errors import ConfigFileError, InputError, TaotokenError
 from taotoken_cli.fsutil import is_world_readable
 from taotoken_cli.masking import mask_key
 
 SECTION = "Configuration"
-_ENV_FOR = {"base_url": ENV_BASE_URL, "api_key": ENV_API_KEY, "model": ENV_MODEL}
 # Paths of web pages people copy instead of the API root.
 _WEB_PAGE_PATHS = ("/console", "/dashboard", "/login", "/register", "/token", "/tokens", "/keys", "/panel",
                    "/pricing", "/docs", "/topup", "/log", "/setting")
 _OFFICIAL_HOST = urlsplit(DEFAULT_BASE_URL).hostname or ""
 
 
-def origin_text(item: Value) -> str:
-    kind, detail = item.origin.kind, item.origin.detail
-    if kind == "env":
-        return f"from ${detail}"
-    if kind == "file":
-        return f"from {detail}"
-    if kind == "flag":
-        return f"from {detail}"
-    return "built-in default" if kind == "default" else "not set"
+def origin_text(ctx: DoctorContext, item: Value) -> str:
+    return "from " + describe(item, ctx.env) if item.origin.kind in ("env", "file", "flag") else describe(item, ctx.env)
 
 
 def set_fix(ctx: DoctorContext, name: str, value: str | None) -> str:
-    """The command that sets `name` where it currently comes from (the key itself is never shown)."""
-    item = ctx.settings.value(name)
-    shown = value if name != "api_key" else "sk-…"
-    if item.origin.kind == "env":
-        return f"export {_ENV_FOR[name]}={shown}   (and correct it where it is set, e.g. ~/.bashrc)"
-    if item.origin.kind == "flag":
-        return f"pass --{name.replace('_', '-')} {shown}"
-    if name == "api_key":
-        return "taotoken config set api_key -   (then paste the key)"
-    return f"taotoken config set {name} {shown}" + (f" --profile {ctx.settings.profile}"
-                                                    if ctx.settings.profile != "default" else "")
+    """The instruction that sets `name` where its value really comes from (the key itself is never shown)."""
+    return fix_at_source(ctx.settings, name, value, ctx.env)
 
 
 def file_repair(ctx: DoctorContext, name: str, value: str) -> list[Repair]:
@@ -102,7 +86,7 @@ def _website_instead_of_api(url: str) -> str | None:
 @check("config.base_url", SECTION, "Base URL")
 def base_url(ctx: DoctorContext) -> Result:
     item = ctx.settings.base_url
-    where = origin_text(item)
+    where = origin_text(ctx, item)
     if item.error:
         return Result.fail(f"base URL {item.raw!r} ({where}) cannot be used: {item.error}",
                            fixes=[item.fix or set_fix(ctx, "base_url", DEFAULT_BASE_URL)])
@@ -139,7 +123,7 @@ def base_url(ctx: DoctorContext) -> Result:
 @check("config.api_key", SECTION, "API key")
 def api_key(ctx: DoctorContext) -> Result:
     item = ctx.settings.api_key
-    where = origin_text(item)
+    where = origin_text(ctx, item)
     if item.origin.kind == "unset":
         return Result.fail("no API key configured", fixes=["taotoken init", f"export {ENV_API_KEY}=sk-…"])
     if item.error:
@@ -174,7 +158,7 @@ def api_key(ctx: DoctorContext) -> Result:
 @check("config.model", SECTION, "Model")
 def model(ctx: DoctorContext) -> Result:
     item = ctx.settings.model
-    where = origin_text(item)
+    where = origin_text(ctx, item)
     if item.origin.kind == "unset":
         return Result.fail("no model configured",
                            fixes=["taotoken config set model <model-id>   (gateway.model lists your models)",
@@ -206,3 +190,29 @@ def _loopback(ctx: DoctorContext, url: str, where: str, details: list[str]) -> R
         return Result.ok(f"{url} ({where}): a local gateway or relay listens there", details=details)
     return Result.fail(f"base URL {url} ({where}) points at this machine, but nothing listens on {host}:{port}",
                        details=details + ["usually left over from an old local proxy or relay"], fixes=[fix])
+
+
+@check("config.copies", SECTION, "Copies of the triple in step")
+def copies(ctx: DoctorContext) -> Result:
+    """Every file init wrote (client configs, env.sh, the CC Switch links) holds the values taotoken uses."""
+    from taotoken_cli.config.update import stale_note
+    from taotoken_cli.copies import SYNC_COMMAND, plan_sync, triple_of
+
+    if ctx.settings_error is not None:
+        return Result.skipped("the config file does not parse (see config.file)", blocked_by="config.file")
+    triple = triple_of(ctx.settings)
+    if triple is None:
+        return Result.skipped("base URL, key or model is missing (see above)")
+    try:
+        sync = plan_sync(triple, ctx.settings.profile, ctx.machine)
+    except TaotokenError as exc:  # a client file that does not parse: its own check in Clients says where
+        return Result.skipped(f"cannot compare: {exc.message.splitlines()[0]} (see Clients)")
+    if sync.record is None:
+        return Result.skipped("init has not written any client yet")
+    if sync.record.profile != ctx.settings.profile:
+        return Result.ok(f"the clients hold profile {sync.record.profile!r} (this run checks {ctx.settings.profile!r})")
+    if not sync.stale:
+        return Result.ok(f"{', '.join(sync.record.targets) or 'no clients'}: every copy holds the same values")
+    return Result.warn(stale_note(sync, ctx.env),
+                       details=[f"{change.path}: {'; '.join(change.summary)}" for change in sync.stale],
+                       fixes=[f"{SYNC_COMMAND}   (or: taotoken doctor --fix)"])

@@ -8,6 +8,7 @@ from urllib.parse import urlsplit
 
 from taotoken_cli import hygiene
 from taotoken_cli.config import ENV_CONFIG, ENV_PROFILE, FIELDS, profile_table, read_config_file
+from taotoken_cli.config.origins import fix_at_source
 from taotoken_cli.doctor.context import DoctorContext
 from taotoken_cli.doctor.model import Result, folded
 from taotoken_cli.doctor.registry import check
@@ -74,8 +75,8 @@ def taotoken_vars(ctx: DoctorContext) -> Result:
                     show = mask_key if field == "api_key" else str
                     problems.append(f"{item.origin.detail}={show(item.value)} overrides {field}={show(file_value)} "
                                     f"in {ctx.settings.config_path}")
-                    fixes.append(f"unset {item.origin.detail}   (or: taotoken config set {field} …, "
-                                 "so both agree)")
+                    fixes.append(fix_at_source(ctx.settings, field, None if field == "api_key" else file_value,
+                                               ctx.env))
     profile = ctx.env.get(ENV_PROFILE)
     if profile and ctx.settings.profiles and profile not in ctx.settings.profiles:
         problems.append(f"{ENV_PROFILE}={profile} names a profile that is not in the config file")

@@ -1,41 +1,195 @@
-"""CC Switch's check: it manages the same files as Claude Code and Codex."""
+"""CC Switch's checks: it rewrites Claude Code's and Codex's files when it switches providers, so what counts is
+which provider it has selected for each app whose files it manages, and what its TaoToken provider stores.
+
+Its store is read only (the database through a `mode=ro` URI; see clients/ccswitch_store.py). The current
+provider comes from settings.json `currentProvider<App>`, else the database's `is_current`, else the legacy
+config.json `<app>.current`. Only apps whose files exist here are checked: CC Switch with no Codex file writes
+nothing Codex reads.
+"""
 
 from __future__ import annotations
 
-from taotoken_cli.clients import ccswitch, claude_code, codex
-from taotoken_cli.doctor.checks.clients.common import SECTION, client_state, parse_failure
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from taotoken_cli.clients import ccswitch
+from taotoken_cli.clients.ccswitch_store import Store, StoredProvider, live_files
+from taotoken_cli.doctor.checks.clients.common import (
+    CLAUDE_FORM,
+    CODEX_FORM,
+    clean_root,
+    client_base_url_result,
+    client_check,
+    client_state,
+    codex_url_why,
+    parse_failure,
+)
 from taotoken_cli.doctor.context import DoctorContext
-from taotoken_cli.doctor.model import Result
-from taotoken_cli.doctor.registry import check
+from taotoken_cli.doctor.model import Issues, Result, Status
+from taotoken_cli.masking import mask_key
 
 
-@check("ccswitch.managed", SECTION, "CC Switch manages the same files")
-def ccswitch_managed(ctx: DoctorContext) -> Result:
-    where = ccswitch.paths(ctx.machine)
-    kind = ccswitch.store_kind(where)
-    if kind == "none":
-        return Result.skipped("CC Switch not found (no ~/.cc-switch)")
-    state = client_state(ctx, ccswitch.NAME)
-    settings = state.files["settings"]
+@dataclass(frozen=True)
+class CCSwitch:
+    store: Store
+    current: dict[str, tuple[str | None, str]]  # app -> (current provider id, where that came from)
+    managed: dict[str, list[Path]]  # app -> the files of it CC Switch rewrites that exist here
+
+    def details(self) -> list[str]:
+        lines = [self.store.describe()]
+        for app, (pid, source) in self.current.items():
+            if app in self.managed:
+                lines.append(f"current {ccswitch.APP_LABELS[app]} provider: {pid or '(none)'} (from {source})")
+        return lines
+
+
+def ccswitch_found(ctx: DoctorContext) -> CCSwitch | Result:
+    store = ctx.memo("ccswitch:store", lambda: ccswitch.store(ctx.machine))
+    if store.kind == "none":
+        return Result.skipped(f"CC Switch not found (no cc-switch.db or config.json in {store.paths.home})")
+    settings = client_state(ctx, ccswitch.NAME).files["settings"]
     if settings.error:
         return parse_failure(settings)
     data = settings.data if isinstance(settings.data, dict) else {}
-    current = {app: data.get(f"currentProvider{app.capitalize()}") for app in ("claude", "codex")}
-    managed = []
-    claude_settings = claude_code.paths(ctx.machine).settings
-    codex_config = codex.paths(ctx.machine).config
-    if claude_settings.exists():
-        managed.append(str(claude_settings))
-    if codex_config.exists():
-        managed.append(str(codex_config))
-    details = [f"store: {kind} in {where.home}"] + [f"current {app} provider: {pid}" for app, pid in current.items()
-                                                     if pid]
-    if not managed:
+    current = {app: store.current(app, data) for app in ccswitch.APPS}
+    managed = {app: existing for app, files in live_files(store.paths, ctx.machine.home, data).items()
+               if (existing := [f for f in files if f.exists()])}
+    return CCSwitch(store, current, managed)
+
+
+def is_taotoken(ctx: DoctorContext, provider: StoredProvider) -> bool:
+    """Named TaoToken, or pointing at the root taotoken uses."""
+    if "taotoken" in f"{provider.name} {provider.id}".lower():
+        return True
+    return bool(ctx.base_url and provider.endpoint and clean_root(provider.endpoint)[0] == ctx.base_url)
+
+
+@client_check("ccswitch.managed", "CC Switch manages the same files", ccswitch_found)
+def ccswitch_managed(ctx: DoctorContext, found: CCSwitch) -> Result:
+    store, details = found.store, found.details()
+    if not found.managed:
         return Result.ok("CC Switch is installed; it manages no client file here yet", details=details)
-    if all(pid and "taotoken" in str(pid).lower() for app, pid in current.items() if app in ("claude", "codex")):
-        return Result.ok("TaoToken is CC Switch's current provider for Claude Code and Codex", details=details)
-    return Result.warn(f"CC Switch manages {', '.join(managed)}: its next provider switch overwrites edits made "
-                       "there (and absorbs them into the current provider)",
-                       details=details,
-                       fixes=["add TaoToken as a CC Switch provider and switch to it there (taotoken init writes the "
-                              "ccswitch://v1/import links), instead of editing those files by hand"])
+    issues = Issues(details=details)
+    elsewhere = []
+    for app, files in found.managed.items():
+        label, (pid, _) = ccswitch.APP_LABELS[app], found.current[app]
+        ours = [p for p in store.providers_for(app) if is_taotoken(ctx, p)]
+        if pid is None and store.problem:
+            issues.warn(f"CC Switch's current {label} provider is unknown: {store.problem}",
+                        fixes=["run `taotoken doctor -c ccswitch` again once CC Switch is idle"])
+        elif not (any(p.id == pid for p in ours) or (pid and "taotoken" in pid.lower())):
+            elsewhere.extend(str(f) for f in files)
+            add = f"taotoken init --target cc-switch --open-app {app}"
+            issues.fixes.append(f"select TaoToken for {label} in CC Switch" if ours else
+                                f"select TaoToken for {label} in CC Switch (if it is missing: {add})" if store.problem
+                                else f"add TaoToken to CC Switch for {label}: {add} (then select it there)")
+    if elsewhere:
+        issues.warn(f"CC Switch manages {', '.join(elsewhere)}: its next provider switch overwrites edits made there "
+                    "(and absorbs them into the current provider)")
+    apps = " and ".join(ccswitch.APP_LABELS[app] for app in found.managed)
+    return issues.result(f"TaoToken is CC Switch's current provider for {apps}")
+
+
+def taotoken_providers(app: str) -> Callable[[DoctorContext], list[StoredProvider] | Result]:
+    """A resolver for the check of `app`: CC Switch's TaoToken providers for it (the current one, when it is
+    one of them), or why there is nothing to check."""
+
+    def resolve(ctx: DoctorContext) -> list[StoredProvider] | Result:
+        found = ccswitch_found(ctx)
+        if isinstance(found, Result):  # not installed, or settings.json does not parse (reported once, there)
+            return found if found.status is Status.SKIPPED else Result.skipped("see ccswitch.managed")
+        label = ccswitch.APP_LABELS[app]
+        if app not in found.managed:
+            return Result.skipped(f"CC Switch manages no {label} file here")
+        if found.store.problem:
+            return Result.skipped("CC Switch's providers could not be read (see ccswitch.managed)")
+        ours = [p for p in found.store.providers_for(app) if is_taotoken(ctx, p)]
+        if not ours:
+            return Result.skipped(f"CC Switch has no TaoToken provider for {label} (see ccswitch.managed)")
+        return [p for p in ours if p.id == found.current[app][0]] or ours
+
+    return resolve
+
+
+def _summary(providers: list[StoredProvider], form: str) -> str:
+    return "; ".join(f"{p.describe()}: {p.endpoint} ({form}), key {mask_key(p.api_key)}, model {p.model or '(default)'}"
+                     for p in providers)
+
+
+def _edit(provider: StoredProvider) -> str:
+    return f"in CC Switch, edit the {ccswitch.APP_LABELS[provider.app]} provider {provider.describe()}"
+
+
+def _check_key(ctx: DoctorContext, provider: StoredProvider, field: str, issues: Issues) -> None:
+    stored = provider.api_key
+    where = f"{provider.describe()} {field}"
+    if stored is None:
+        issues.fail(f"{where} is empty: requests go out without a key (401)",
+                    fixes=[f"{_edit(provider)}: paste the key ({mask_key(ctx.api_key)})"])
+    elif ctx.api_key and stored.strip() != ctx.api_key:
+        issues.fail(f"{where} is {mask_key(stored)}, taotoken's key is {mask_key(ctx.api_key)}",
+                    fixes=[f"{_edit(provider)}: paste the current key ({mask_key(ctx.api_key)})"])
+
+
+def _check_model(ctx: DoctorContext, provider: StoredProvider, issues: Issues) -> None:
+    if provider.model and ctx.model and provider.model != ctx.model:
+        issues.details.append(f"{provider.describe()} model = {provider.model} (taotoken's model is {ctx.model})")
+
+
+@client_check("ccswitch.claude", "CC Switch's TaoToken provider for Claude Code", taotoken_providers("claude"))
+def ccswitch_claude(ctx: DoctorContext, providers: list[StoredProvider]) -> Result:
+    issues = Issues()
+    for provider in providers:
+        if provider.problem:
+            issues.fail(f"{provider.describe()}: {provider.problem}", fixes=[f"{_edit(provider)} and save it"])
+            continue
+        value = provider.env.get("ANTHROPIC_BASE_URL")
+        if not isinstance(value, str) or not value.strip():
+            issues.fail(f"{provider.describe()} stores no ANTHROPIC_BASE_URL: Claude Code would call Anthropic",
+                        fixes=[f"{_edit(provider)}: API endpoint {ctx.base_url}"])
+        else:
+            def why(wanted: str, changes: list[str], value: str = value) -> str:
+                if value.strip().rstrip("/").endswith("/v1"):
+                    return "ends in /v1: Claude Code appends /v1/messages itself (404)"
+                return "is not the bare API root: " + "; ".join(changes)
+
+            issues.add_result(client_base_url_result(
+                ctx, f"{provider.describe()} ANTHROPIC_BASE_URL = {value!r}", value, CLAUDE_FORM, why=why,
+                set_fix=lambda url, p=provider: f"{_edit(p)}: API endpoint {url}"))
+        _check_key(ctx, provider, "ANTHROPIC_API_KEY" if "ANTHROPIC_AUTH_TOKEN" not in provider.env and
+                   "ANTHROPIC_API_KEY" in provider.env else "ANTHROPIC_AUTH_TOKEN", issues)
+        _check_model(ctx, provider, issues)
+    return issues.result(_summary(providers, "bare root, as Claude Code needs"))
+
+
+@client_check("ccswitch.codex", "CC Switch's TaoToken provider for Codex", taotoken_providers("codex"))
+def ccswitch_codex(ctx: DoctorContext, providers: list[StoredProvider]) -> Result:
+    issues = Issues()
+    for provider in providers:
+        _, problem = provider.codex_config()
+        chosen, table = provider.codex_provider()
+        if provider.problem or problem:
+            issues.fail(f"{provider.describe()}: {provider.problem or problem}",
+                        fixes=[f"{_edit(provider)} and save it"])
+            continue
+        if not table:
+            issues.fail(f"{provider.describe()}: model_provider = {chosen!r} has no [model_providers] table",
+                        fixes=[f"{_edit(provider)}, or delete it and run: taotoken init --target cc-switch "
+                               "--open-app codex"])
+            continue
+        value = table.get("base_url")
+        if not isinstance(value, str) or not value.strip():
+            issues.fail(f"{provider.describe()}: [model_providers.{chosen}] has no base_url",
+                        fixes=[f"{_edit(provider)}: API endpoint {ctx.base_url}/v1"])
+        else:
+            issues.add_result(client_base_url_result(
+                ctx, f"{provider.describe()} base_url = {value!r}", value, CODEX_FORM, why=codex_url_why,
+                set_fix=lambda url, p=provider: f"{_edit(p)}: API endpoint {url}"))
+        if table.get("wire_api", "responses") != "responses":
+            issues.fail(f'{provider.describe()}: wire_api = "{table.get("wire_api")}": Codex refuses to start '
+                        '(only "responses" is supported)',
+                        fixes=[f'{_edit(provider)}: set wire_api = "responses" in its config'])
+        _check_key(ctx, provider, "auth.OPENAI_API_KEY", issues)
+        _check_model(ctx, provider, issues)
+    return issues.result(_summary(providers, "root + /v1, as Codex needs"))

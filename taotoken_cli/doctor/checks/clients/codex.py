@@ -15,6 +15,7 @@ from taotoken_cli.doctor.checks.clients.common import (
     SECTION,
     client_base_url_result,
     client_check,
+    codex_url_why,
     installed,
     json_repair,
     parse_failure,
@@ -91,10 +92,6 @@ def codex_base_url(ctx: DoctorContext, codex: Codex) -> Result:
     if not isinstance(value, str) or not value:
         return Result.fail(f"{table} has no base_url in {path}", fixes=["taotoken init"])
 
-    def why(wanted: str, changes: list[str]) -> str:
-        return "; ".join(c for c in changes if "trailing /v1" not in c) or \
-            "lacks /v1: Codex calls <base_url>/responses and never adds /v1"
-
     def repair(url: str) -> Repair:
         def edit(doc) -> None:
             doc["model_providers"][codex.provider_id]["base_url"] = url
@@ -102,7 +99,7 @@ def codex_base_url(ctx: DoctorContext, codex: Codex) -> Result:
         return toml_repair(path, f"set {table} base_url to {url}", edit)
 
     return client_base_url_result(
-        ctx, f"{table} base_url = {value!r}", value, CODEX_FORM, why=why,
+        ctx, f"{table} base_url = {value!r}", value, CODEX_FORM, why=codex_url_why,
         set_fix=lambda url: f'set base_url = "{url}" in {table} of {path}', repair=repair,
         differs=f"{table} base_url = {value} differs from taotoken's base URL {ctx.base_url}/v1")
 

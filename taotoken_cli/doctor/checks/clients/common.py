@@ -126,6 +126,12 @@ class UrlForm:
     trims: bool = False  # whitespace around the value does not count against the form
 
 
+def codex_url_why(wanted: str, changes: list[str]) -> str:
+    """Why a Codex base_url is not in Codex's form (for client_base_url_result)."""
+    return "; ".join(c for c in changes if "trailing /v1" not in c) or \
+        "lacks /v1: Codex calls <base_url>/responses and never adds /v1"
+
+
 CLAUDE_FORM = UrlForm("Claude Code", "", "bare root", trims=True)  # appends /v1/messages itself
 CODEX_FORM = UrlForm("Codex", "/v1", "root + /v1")  # calls <base_url>/responses
 CLINE_FORM = UrlForm("Cline", "/v1", "root + /v1", same_root_fix="taotoken init")  # calls <baseUrl>/chat/completions

@@ -1,0 +1,161 @@
+"""`taotoken config set` and `taotoken config sync`: change the triple once, and every copy `init` wrote follows.
+
+A change is planned over taotoken's config and every recorded copy (taotoken_cli.copies), shown, confirmed
+(`--yes` for scripts) and applied through fileplan (backups; `taotoken init --undo` reverts). Without a terminal
+and without `--yes`, `config set` changes only taotoken's own file, as it always did, and names the copies that
+are now stale and the one command that brings them in step.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from taotoken_cli import fileplan
+from taotoken_cli.clients.base import Machine
+from taotoken_cli.config.edit import SETTABLE_KEYS, render_config_update, validate_profile_name
+from taotoken_cli.config.loader import FIELDS, Overrides, clean_value, config_path, load_settings
+from taotoken_cli.config.origins import describe, fix_at_source, tilde
+from taotoken_cli.copies import OWN, SYNC_COMMAND, Sync, plan_sync, triple_of
+from taotoken_cli.errors import InputError, TaotokenError
+from taotoken_cli.exitcodes import Exit
+from taotoken_cli.fileplan import FileChange, Plan, read_current
+from taotoken_cli.fsutil import atomic_write
+from taotoken_cli.iostreams import IOStreams
+from taotoken_cli.masking import mask_key, remember_secret
+from taotoken_cli.output import Output
+
+
+def set_value(io: IOStreams, key: str, value: str, profile: str | None, *, yes: bool = False,
+              sync: bool = True) -> int:
+    """One value into the profile, cleaned first; base URL, key and model reach every copy init wrote.
+
+    For the key, VALUE `-` asks for it: hidden input on a terminal, the whole of stdin otherwise."""
+    out = io.out
+    if key not in SETTABLE_KEYS:
+        raise InputError(f"unknown setting {key!r}", f"choose one of: {', '.join(SETTABLE_KEYS)}"
+                         " (routes: `taotoken route set KIND=MODEL`)")
+    if key == "api_key" and value == "-":
+        value = io.prompter.secret("API key")
+        remember_secret(value)
+    elif key == "api_key":
+        remember_secret(value)
+        out.error_line("warning: a key given as an argument lands in your shell history; "
+                       "prefer `taotoken config set api_key -` and paste it")
+    settings = load_settings(Overrides(profile=profile), io.env)  # raises with line/column on a broken file
+    path = config_path(io.env)
+    before = read_current(path)
+    text = (before or b"").decode("utf-8")
+    if key == "default_profile":
+        new_text = render_config_update(text, path, validate_profile_name(value), {},
+                                        default_profile=validate_profile_name(value))
+        shown = value
+    else:
+        validate_profile_name(settings.profile)
+        cleaned = clean_value(key, value, settings.value(key).origin)
+        if cleaned.error:
+            raise InputError(cleaned.error, cleaned.fix)
+        for note in cleaned.notes:
+            out.error_line(f"note: {note}")
+        new_text = render_config_update(text, path, settings.profile, {key: cleaned.value})
+        shown = mask_key(cleaned.value) if key == "api_key" else cleaned.value
+    where = "" if key == "default_profile" else f" in profile {settings.profile!r}"
+    own = FileChange(path, before, new_text.encode("utf-8"), secret=True, target=OWN,
+                     summary=[f"set {key} = {shown}{where}"])
+    copies = Sync(None, None, Plan())
+    if key in FIELDS and sync:
+        after = load_settings(Overrides(profile=profile), io.env, text=new_text)
+        copies = plan_sync(triple_of(after), after.profile, Machine.of(io.env, io.cwd))
+        if settings.value(key).origin.kind == "env":
+            out.error_line(f"warning: {fix_at_source(settings, key, shown, io.env)}")
+    if not copies.stale:
+        if own.changed:
+            _write(path, new_text)
+            out.line(f"set {key} = {shown}{where} ({path})")
+        else:
+            out.line(f"{key} is already {shown} — nothing changed")
+        return Exit.OK
+    if not (yes or io.prompter.interactive):  # a script: taotoken's own file only, as before; say what is stale
+        if own.changed:
+            _write(path, new_text)
+            out.line(f"set {key} = {shown}{where} ({path})")
+        _name_stale(out, copies, io.env)
+        return Exit.OK
+    plan = Plan([own], notes=copies.plan.notes, warnings=copies.plan.warnings, secrets=copies.plan.secrets)
+    plan.extend(Plan(copies.stale))
+    return _confirm_and_apply(io, plan, yes=yes, command=f"taotoken config set {key}")
+
+
+def sync(io: IOStreams, profile: str | None, *, yes: bool = False, dry_run: bool = False) -> int:
+    """`taotoken config sync`: bring every copy init wrote in step with the triple taotoken uses now."""
+    out = io.out
+    settings = load_settings(Overrides(profile=profile), io.env)
+    settings.require("base_url", "api_key", "model")
+    copies = plan_sync(triple_of(settings), settings.profile, Machine.of(io.env, io.cwd))
+    if copies.record is None:
+        out.line("nothing to sync: no client holds a copy written by taotoken (run `taotoken init` to write them)")
+        return Exit.OK
+    if copies.record.profile != settings.profile:
+        raise InputError(f"the clients hold profile {copies.record.profile!r}, not {settings.profile!r}",
+                         f"{SYNC_COMMAND} --profile {copies.record.profile}   (or write profile "
+                         f"{settings.profile!r} into them: taotoken init --profile {settings.profile})")
+    for name in FIELDS:
+        if settings.value(name).origin.kind in ("env", "flag"):
+            out.error_line(f"note: {name} comes from {describe(settings.value(name), io.env)}, not the config file")
+    if not copies.stale:
+        out.line(f"every copy already holds profile {settings.profile!r}'s values "
+                 f"({', '.join(copies.record.targets) or 'no clients'}); nothing to do")
+        return Exit.OK
+    if dry_run:
+        _show(out, copies.plan)
+        out.line(fileplan.plan_diff(copies.plan).rstrip("\n"))
+        out.line("dry run: nothing was written")
+        return Exit.OK
+    return _confirm_and_apply(io, copies.plan, yes=yes, command=SYNC_COMMAND)
+
+
+def stale_note(copies: Sync, env) -> str:
+    """One line naming the copies that no longer hold the triple, and the one command that syncs them."""
+    home = Path(env.get("HOME") or Path.home())
+    files = ", ".join(tilde(change.path, home) for change in copies.stale)
+    return f"{len(copies.stale)} cop{'y' if len(copies.stale) == 1 else 'ies'} still hold the old values: {files}"
+
+
+def _name_stale(out: Output, copies: Sync, env) -> None:
+    out.error_line(f"warning: {stale_note(copies, env)}")
+    out.error_line(f"  bring them in step: {SYNC_COMMAND} --yes   (or run `taotoken config set` on a terminal)")
+
+
+def _show(out: Output, plan: Plan) -> None:
+    out.line("changes:")
+    for line in fileplan.change_lines(plan):
+        out.line(line)
+    for note in plan.notes:
+        out.line(f"note: {note}")
+    for warning in plan.warnings:
+        out.error_line(f"warning: {warning}")
+
+
+def _confirm_and_apply(io: IOStreams, plan: Plan, *, yes: bool, command: str) -> int:
+    out = io.out
+    _show(out, plan)
+    if not io.prompter.confirm("Apply these changes?", assume_yes=yes):
+        out.line("cancelled: nothing was written")
+        return Exit.FAILURE
+    result = fileplan.apply(plan, config_path(io.env).parent, command=command)
+    for change in result.written:
+        out.line(f"wrote {change.path}")
+    out.line(f"backups of the previous versions: {result.backup_dir}")
+    out.line("undo everything this run changed: taotoken init --undo")
+    if any(change.target == "shell" for change in result.written):
+        env_sh = tilde(config_path(io.env).parent / "env.sh", Path(io.env.get("HOME") or Path.home()))
+        out.line(f"open shells still have the old variables: run `. {env_sh}` in each")
+    return Exit.OK
+
+
+def _write(path: Path, text: str) -> None:
+    try:
+        atomic_write(path, text, secret=True)
+    except OSError as exc:
+        raise TaotokenError(f"cannot write {path}: {exc.strerror or exc}",
+                            f"check that {path.parent} is writable") from None
+

@@ -1,0 +1,139 @@
+"""One truth for the triple: taotoken's own config and every client file `init` wrote hold the same base URL,
+key and model, and every later change reaches all of them.
+
+`init` records which targets it wrote (`copies.json` beside config.toml, written through the same plan, so
+`taotoken init --undo` restores it too). `config set`, `config sync`, `init` again and `doctor --fix` re-plan
+every recorded copy from the one triple: a copy is stale exactly when re-planning it would change its file.
+Nothing here writes: callers show, confirm and apply the Plan through fileplan (backups, undo).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from taotoken_cli.clients import CLIENTS
+from taotoken_cli.clients.base import Machine, PlanOptions, Triple, read_text, text_change
+from taotoken_cli.config import Settings, config_path, read_config_file
+from taotoken_cli.config.edit import render_config_update
+from taotoken_cli.errors import ConfigFileError, TaotokenError
+from taotoken_cli.exitcodes import Exit
+from taotoken_cli.fileplan import FileChange, Plan
+from taotoken_cli.masking import mask_key, remember_secret
+
+RECORD_FILE = "copies.json"
+OWN = "own"  # the target name of taotoken's own config.toml in plans
+
+
+@dataclass(frozen=True)
+class Record:
+    """Which targets hold the triple of which profile, and how init wrote them."""
+
+    profile: str
+    targets: tuple[str, ...]
+    options: PlanOptions = PlanOptions()
+
+    def to_json(self) -> str:
+        data = {"version": 1, "profile": self.profile, "targets": list(self.targets),
+                "options": {"scope": self.options.scope, "codex_auth": self.options.codex_auth}}
+        return json.dumps(data, indent=2) + "\n"
+
+
+def record_path(machine: Machine) -> Path:
+    return machine.config_dir / RECORD_FILE
+
+
+def read_record(machine: Machine) -> Record | None:
+    """The record init left, or None (never run, or a file this version cannot read: then nothing is synced)."""
+    try:
+        data = json.loads(record_path(machine).read_text(encoding="utf-8"))
+        targets = tuple(t for t in data["targets"] if t in CLIENTS)
+        options = PlanOptions(**{k: v for k, v in data.get("options", {}).items() if k in ("scope", "codex_auth")})
+        return Record(str(data["profile"]), targets, options)
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def record_change(record: Record, machine: Machine) -> FileChange:
+    current = read_text(record_path(machine))
+    return text_change(current, record.to_json(), target=OWN,
+                       summary=[f"remember the copies of profile {record.profile!r}: {', '.join(record.targets)}"])
+
+
+def own_config_change(triple: Triple, profile: str, machine: Machine) -> FileChange:
+    path = config_path(machine.env)
+    read_config_file(path)  # a broken file stops the run with line:column
+    current = read_text(path)
+    text = current.text or ""
+    new_text = render_config_update(text, path, profile, {"base_url": triple.base_url, "api_key": triple.api_key,
+                                                          "model": triple.model})
+    summary = [f"profile {profile!r}: base_url = {triple.base_url!r}, api_key = {mask_key(triple.api_key)}, "
+               f"model = {triple.model!r}"]
+    return text_change(current, new_text, target=OWN, summary=summary, secret=True)
+
+
+def plan_copies(triple: Triple, targets: Iterable[str], options: PlanOptions, machine: Machine, *,
+                own_profile: str | None = None) -> Plan:
+    """One Plan over every target's files (and taotoken's own config for `own_profile`, when given). Files that do
+    not parse are all named, and nothing is planned."""
+    plan = Plan()
+    errors: list[ConfigFileError] = []
+    if own_profile is not None:
+        try:
+            plan.add(own_config_change(triple, own_profile, machine))
+        except ConfigFileError as exc:
+            errors.append(exc)
+    for target in targets:
+        try:
+            plan.extend(CLIENTS[target].plan(triple, machine, options))
+        except ConfigFileError as exc:
+            errors.append(exc)
+    if len(errors) == 1:
+        raise errors[0]
+    if errors:
+        raise TaotokenError(
+            f"{len(errors)} files cannot be parsed; nothing was written:\n"
+            + "\n".join(f"  {e.message}\n    fix: {e.fix}" for e in errors),
+            "fix each file at the position shown (or move it away), then run again", Exit.CONFIG,
+            code="config.unparsable")
+    for secret in plan.secrets:
+        remember_secret(secret)
+    return plan
+
+
+def triple_of(settings: Settings) -> Triple | None:
+    """The triple taotoken uses now (flags > environment > file), or None when a part is missing or unusable."""
+    values = [settings.value(name) for name in ("base_url", "api_key", "model")]
+    if not all(v.is_set for v in values):
+        return None
+    return Triple(*(v.value for v in values))  # type: ignore[arg-type]
+
+
+@dataclass
+class Sync:
+    """What bringing the recorded copies in step with `triple` would change."""
+
+    record: Record | None
+    triple: Triple | None
+    plan: Plan
+
+    @property
+    def stale(self) -> list[FileChange]:
+        return self.plan.pending
+
+    @property
+    def stale_targets(self) -> list[str]:
+        return list(dict.fromkeys(change.target for change in self.stale))
+
+
+def plan_sync(triple: Triple | None, profile: str, machine: Machine) -> Sync:
+    """Re-plan every copy recorded for `profile` from `triple` (an empty plan when nothing is recorded)."""
+    record = read_record(machine)
+    if record is None or triple is None or record.profile != profile:
+        return Sync(record, triple, Plan())
+    return Sync(record, triple, plan_copies(triple, record.targets, record.options, machine))
+
+
+SYNC_COMMAND = "taotoken config sync"
