@@ -341,10 +341,11 @@ def test_allow_unlisted_makes_an_unlisted_model_a_note(httpserver, env, run, mon
     assert result.returncode == 0
     assert "model qwen-mx NOT listed (close: qwen-max) (allowed: --allow-unlisted)" in result.stdout
     assert run("check", "-q", "--allow-unlisted").returncode == 0
-    chat = run("check", "--chat", "--allow-unlisted", "--json").assert_clean()  # the chat decides then
-    data = json.loads(chat.stdout)
-    assert chat.returncode == 0 and data["ok"] is True and data["model_listed"] is False
-    assert data["chat"]["status"] == 200
+    for args in (["--chat", "--allow-unlisted"], ["--chat"]):  # with --chat the chat decides: this one answers
+        chat = run("check", *args, "--json").assert_clean()
+        data = json.loads(chat.stdout)
+        assert chat.returncode == 0 and data["ok"] is True and data["model_listed"] is False
+        assert data["chat"]["status"] == 200
 
 
 def test_an_empty_list_names_the_way_out_for_gateways_that_hide_models(httpserver, env, run, monkeypatch):

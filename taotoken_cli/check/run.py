@@ -82,7 +82,9 @@ def run_check(options: CheckOptions, env: dict[str, str] | None = None) -> Check
             if not result.model_listed:
                 result.close_matches = close_model_matches(result.model, ids)
                 result.unlisted_allowed = options.allow_unlisted
-                if not options.allow_unlisted:
+                # With --chat the chat decides: its answer names the cause better (a model this key may not
+                # use, no channel), and a model that answers is served, listed or not.
+                if not options.allow_unlisted and not (options.chat or options.stream):
                     result.diagnosis = model_not_listed(result, context)
                     return result
         if (options.chat or options.stream) and result.model:
