@@ -9,6 +9,7 @@ PROFILE = typer.Option(None, "--profile", "-p", envvar=None, help="Profile to us
 BASE_URL = typer.Option(None, "--base-url", help="Override the base URL (API root, e.g. https://taotoken.net/api).")
 MODEL = typer.Option(None, "--model", "-m", help="Override the model ID.")
 JSON = typer.Option(False, "--json", help="Print a stable JSON object instead of text.")
+NO_PROXY = typer.Option(False, "--no-proxy", help="Ignore HTTP(S)_PROXY/ALL_PROXY from the environment.")
 
 
 def io():

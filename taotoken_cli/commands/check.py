@@ -25,7 +25,7 @@ def check(
     code: bool = typer.Option(False, "--code", help="Print only the HTTP status (000 when there was no response)."),
     json_out: bool = _options.JSON,
     timeout: float = typer.Option(DEFAULT_TIMEOUT_S, "--timeout", "-t", min=0.1, help="Total time limit in seconds."),
-    no_proxy: bool = typer.Option(False, "--no-proxy", help="Ignore HTTP(S)_PROXY/ALL_PROXY from the environment."),
+    no_proxy: bool = _options.NO_PROXY,
     profile: str | None = _options.PROFILE,
     base_url: str | None = _options.BASE_URL,
 ) -> None:

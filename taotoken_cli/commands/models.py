@@ -17,7 +17,7 @@ def models(
                                          "(case-insensitive), or matching a glob such as 'gpt-4*'."),
     json_out: bool = _options.JSON,
     timeout: float = typer.Option(DEFAULT_TIMEOUT_S, "--timeout", "-t", min=0.1, help="Time limit in seconds."),
-    no_proxy: bool = typer.Option(False, "--no-proxy", help="Ignore HTTP(S)_PROXY/ALL_PROXY from the environment."),
+    no_proxy: bool = _options.NO_PROXY,
     profile: str | None = _options.PROFILE,
     base_url: str | None = _options.BASE_URL,
 ) -> None:
