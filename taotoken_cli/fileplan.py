@@ -16,7 +16,6 @@ import json
 import os
 import shutil
 import stat
-import subprocess
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -146,15 +145,9 @@ def plan_diff(plan: Plan) -> str:
 
 def git_tracked(path: Path) -> bool:
     """True when the file is tracked by git (quietly False when git is absent or it is not a repo)."""
-    real = resolve_target(path)
-    if not real.parent.is_dir():
-        return False
-    try:
-        proc = subprocess.run(["git", "ls-files", "--error-unmatch", "--", real.name], cwd=real.parent,
-                              capture_output=True, timeout=5, check=False)
-    except (OSError, subprocess.SubprocessError):
-        return False
-    return proc.returncode == 0
+    from taotoken_cli import gitrepo
+
+    return gitrepo.tracked(path)
 
 
 def add_git_warnings(plan: Plan) -> None:

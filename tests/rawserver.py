@@ -215,7 +215,7 @@ MODES: dict[str, Handler] = {
     "reset_mid_headers": reset_mid_headers, "drip_headers": drip_headers, "drip_body": drip_body,
     "endless_body": endless_body, "invalid_utf8": invalid_utf8, "invalid_json": invalid_json,
     "gzip_error": gzip_error, "redirect": redirect, "stream_no_done": stream_no_done, "proxy_403": proxy_403,
-    "forwarding_proxy": forwarding_proxy,
+    "forwarding_proxy": forwarding_proxy, "forward": forwarding_proxy,
 }
 
 

@@ -189,3 +189,10 @@ def test_an_empty_list_says_so_on_a_terminal(home, env, httpserver) -> None:
     assert "the gateway lists no models for key sk-SE…WXYZ" in out and "taotoken check --allow-unlisted" in out
     assert "warning: the configured model 'gpt-4o-mini' is not listed; fix: taotoken config set model <a listed ID>" \
         in err
+
+
+def test_the_fix_for_an_unlisted_model_names_where_it_is_set(run, served, monkeypatch) -> None:
+    monkeypatch.setenv("TAOTOKEN_MODEL", "gpt-4o-mnii")
+    data = json.loads(run("models", "--json").stdout)
+    [model] = [item for item in data["unlisted"] if item["use"] == "model"]
+    assert model["close_matches"] == [MODEL] and model["fix"].startswith(f"export TAOTOKEN_MODEL={MODEL}")

@@ -53,7 +53,7 @@ def test_no_proxy_in_use_means_the_answer_is_not_the_proxys():
 
 def test_proxy_refused_names_the_proxy_and_its_marks():
     diagnosis = answer(403, SQUID)
-    assert any(f"the proxy {PROXY} answered itself" in d and "x-squid-error: ERR_ACCESS_DENIED 0" in d
+    assert any(f"from the proxy {PROXY}, not from the gateway" in d and "X-Squid-Error: ERR_ACCESS_DENIED 0" in d
                for d in diagnosis.details)
     assert diagnosis.server_message == "ERROR: The requested URL could not be retrieved"
     assert diagnosis.entry.exit == Exit.NETWORK
@@ -77,7 +77,7 @@ def test_check_through_a_proxy_that_refuses_plain_http(env, run):
         data = json.loads(run("check", "--json").assert_clean().stdout)
         assert proxy.requests and proxy.requests[0].startswith(b"GET http://gateway.test/api/v1/models")
     assert result.returncode == Exit.NETWORK == data["exit_code"] and data["code"] == "proxy.refused"
-    assert "proxy.refused: The proxy answered itself" in result.stderr
+    assert "proxy.refused: The proxy answered the request itself" in result.stderr
     assert "lacks a permission" not in result.stderr and "auth.forbidden" not in result.stderr
     assert "bypass it: export NO_PROXY=gateway.test" in result.stderr
 
@@ -108,7 +108,7 @@ def test_a_gateway_403_passed_on_by_a_proxy_stays_the_gateways(env, run, httpser
 def test_explain_proxy_refused(run):
     result = run("explain", "proxy.refused").assert_clean()
     assert result.returncode == 0
-    assert result.stdout.startswith("proxy.refused — The proxy answered itself instead of passing the request on")
+    assert result.stdout.startswith("proxy.refused — The proxy answered the request itself; the gateway never saw it")
     assert "exit status: 7 (network)" in result.stdout
     data = json.loads(run("explain", "proxy.refused", "--json").stdout)
     assert data["code"] == "proxy.refused" and data["exit_code"] == 7 and "request_id" not in data

@@ -7,6 +7,7 @@ a start-up budget.
 
 from __future__ import annotations
 
+import os
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -62,9 +63,10 @@ def run_check(options: CheckOptions, env: dict[str, str] | None = None) -> Check
         result.notes.extend(settings.value(name).notes)
         result.labelled_notes.extend(settings.value(name).labelled_notes(LABELS[name]))
 
+    from taotoken_cli.config.origins import setters
     from taotoken_cli.gateway import budgeted
 
-    context = {"model": result.model or ""}
+    context = {"model": result.model or "", **setters(settings, env if env is not None else os.environ)}
     with budgeted(base, key, options.timeout_s, trust_env=not options.no_proxy, env=env) as gateway:
         context.update({"base": base, "openai_base": gateway.endpoints.openai_base})
         listing = fetch_model_list(gateway, context)

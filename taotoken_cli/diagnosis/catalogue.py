@@ -220,14 +220,17 @@ _ENTRIES = (
           ("ALL_PROXY/HTTPS_PROXY is socks5://… (Clash, mihomo) and the socksio package is not installed",),
           ('pip install "httpx[socks]"   (in the environment taotoken runs in)',
            "or exempt the gateway: export NO_PROXY={host}", "or test directly: taotoken check --no-proxy")),
+    Entry("proxy.refused", "The proxy answered the request itself; the gateway never saw it", Exit.NETWORK,
+          ("the proxy's rules block the gateway's host (its own 403 page: a corporate deny list, a Clash/mihomo "
+           "REJECT rule)",
+           "the proxy cannot reach the gateway and answers 502/503/504 itself",
+           "the proxy refused the tunnel (CONNECT) to an https gateway"),
+          ("let the proxy {proxy} pass {host} (a rule for it in Clash/squid, or ask its administrator), or bypass "
+           "it: export NO_PROXY={host}",
+           "compare directly: taotoken check --no-proxy")),
     Entry("proxy.auth_required", "The proxy requires authentication (407)", Exit.NETWORK,
           ("the proxy URL lacks user:password",),
           ("put the credentials in the proxy URL (http://user:pass@host:port), or: taotoken check --no-proxy",)),
-    Entry("proxy.refused", "The proxy answered itself instead of passing the request on", Exit.NETWORK,
-          ("the proxy's rules block the gateway's host (its own 403 page, not the gateway's)",
-           "the proxy could not reach the gateway (its own 502/503/504 page)"),
-          ("let the proxy {proxy} pass {host} (a rule for it in Clash/squid), or bypass it: export NO_PROXY={host}",
-           "compare directly: taotoken check --no-proxy")),
     # --- network ----------------------------------------------------------------------------------
     Entry("net.dns", "The gateway's host name does not resolve", Exit.NETWORK,
           ("the host name in the base URL is misspelled", "no network or DNS server is reachable"),

@@ -15,9 +15,10 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from taotoken_cli.diagnosis import proxy_answer
 from taotoken_cli.diagnosis.body import SERVER_MESSAGE_LIMIT, ErrorBody, parse_body
 from taotoken_cli.diagnosis.catalogue import CONDITIONS, Entry, get
-from taotoken_cli.diagnosis.evidence import named_model, parse_retry_after, proxy_marks, request_id
+from taotoken_cli.diagnosis.evidence import named_model, parse_retry_after, request_id
 from taotoken_cli.gateway import Observation
 
 
@@ -55,6 +56,7 @@ class Diagnosis:
                 out.append(_fill(fix, self.context))
             elif fix.otherwise:
                 out.append(_fill(fix.otherwise, self.context))
+        out = [at_source(fix, self.context) for fix in out]
         return list(dict.fromkeys(out))  # the situation's own fix may repeat a catalogue line
 
     def causes(self) -> list[str]:
@@ -66,6 +68,20 @@ class Diagnosis:
                 "retry_after_s": self.retry_after_s, "causes": self.causes(),
                 "fixes": self.fixes(), "details": self.details, "request_id": self.request_id,
                 "model": self.model}
+
+
+_CONFIG_SET = re.compile(r"taotoken config set (base_url|api_key|model) (\S+)")
+
+
+def at_source(fix: str, context: dict[str, str]) -> str:
+    """The catalogue says `taotoken config set NAME VALUE`; where NAME's value does not come from the config file
+    (context `set:NAME`, see config.origins.setters), the instruction that sets it where it does comes instead —
+    otherwise the user follows the fix and the value that really wins stays as it was."""
+    def replace(match: re.Match) -> str:
+        setter = context.get(f"set:{match.group(1)}")
+        return setter.replace("{value}", match.group(2)) if setter else match.group(0)
+
+    return _CONFIG_SET.sub(replace, fix)
 
 
 def _fill(text: str, context: dict[str, str]) -> str:
@@ -223,7 +239,6 @@ EXCEPTION_RULES: tuple[ExceptionRule, ...] = (
 )
 
 # What a proxy's own error page looks like; a JSON error envelope is the gateway's, passed on.
-_PROXY_PAGE_SHAPES = ("html", "empty", "text")
 
 # Chat/Responses/Messages success shapes, by `expect`.
 _ENDPOINT_SUFFIXES = ("/chat/completions", "/completions", "/responses", "/messages", "/models")
@@ -388,6 +403,10 @@ def _add_answer_evidence(diagnosis: Diagnosis, obs: Observation, message: str | 
 def _decide(obs: Observation, expect: str, ctx: dict[str, str]) -> tuple[str | None, str | None, list[str]]:
     details: list[str] = []
     if obs.error is not None:
+        marks = proxy_answer.evidence(obs)  # e.g. the proxy refused the CONNECT with its own status
+        if marks:
+            details.append(f"the proxy {obs.proxy} answered itself, not the gateway: {'; '.join(marks)}")
+            return proxy_answer.CODE, exception_message(obs.error), details
         code = classify_exception(obs.error, obs.proxy)
         if obs.stream is not None and obs.stream.content_deltas and code == "net.reset":
             details.append(f"{obs.stream.content_deltas} content chunk(s) arrived before the connection ended")
@@ -412,10 +431,10 @@ def _decide(obs: Observation, expect: str, ctx: dict[str, str]) -> tuple[str | N
 
     body = parse_body(obs)
     host = ctx.get("host", "")
-    marks = proxy_marks(obs.headers) if obs.proxy and status >= 400 and body.shape in _PROXY_PAGE_SHAPES else []
+    marks = proxy_answer.evidence(obs)
     if marks:
-        details.append(f"the proxy {obs.proxy} answered itself, not the gateway ({'; '.join(marks)})")
-        return "proxy.refused", body.message or f"HTTP {status} from the proxy", details
+        details.append(f"HTTP {status} from the proxy {obs.proxy}, not from the gateway: {'; '.join(marks)}")
+        return proxy_answer.CODE, body.message or f"HTTP {status} from the proxy", details
     if body.shape == "html":
         if 200 <= status < 300 or status in (404, 405):
             return "url.html_page", body.message, details

@@ -104,18 +104,3 @@ def named_model(message: str | None) -> str | None:
     return None
 
 
-def proxy_marks(headers: Mapping[str, str]) -> list[str]:
-    """The headers saying the local proxy wrote this answer itself; empty when nothing says so.
-
-    Via alone proves only that a proxy passed the answer on, so it counts only when no other server
-    (nginx, the gateway) signed the answer."""
-    if any(name.startswith(_GATEWAY_HEADER_PREFIXES) for name in headers):
-        return []
-    marks = [f"{name}: {value}" for name, value in headers.items()
-             if name.startswith(_PROXY_HEADER_PREFIXES)]
-    server = headers.get("server", "")
-    if server and any(word in server.lower() for word in _PROXY_SERVERS):
-        marks.insert(0, f"server: {server}")
-    elif headers.get("via") and (marks or not server):
-        marks.append(f"via: {headers['via']}")
-    return marks

@@ -36,13 +36,7 @@ class Unlisted:
     route: str | None
     model: str
     close_matches: list[str] = field(default_factory=list)
-
-    @property
-    def fix(self) -> str:
-        target = self.close_matches[0] if self.close_matches else "<a listed ID>"
-        if self.use == "route":
-            return f"taotoken route set {self.route}={target}"
-        return f"taotoken config set model {target}"
+    fix: str = ""  # the instruction that changes it where it is set (`route set`, or where the model comes from)
 
     def to_dict(self) -> dict[str, Any]:
         return {"use": self.use, "route": self.route, "model": self.model, "close_matches": self.close_matches,

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from taotoken_cli.config import LABELS, Overrides, load_settings
+from taotoken_cli.config.origins import fix_at_source
 from taotoken_cli.diagnosis.listing import GLOB_CHARACTERS, config_diagnosis, fetch_model_list, match_models
 from taotoken_cli.diagnosis.models import close_model_matches
 from taotoken_cli.errors import TaotokenError
@@ -62,8 +63,13 @@ def collect(options: ModelsOptions, env: Mapping[str, str]) -> ModelsReport:
         report.close_matches = close_model_matches(wanted, ids) if wanted else []
     uses = ([("model", None, report.configured_model)] if report.configured_model else []) + [
         ("route", key, model) for key, model in report.routes.items()]
-    report.unlisted = [Unlisted(use, route, model, close_model_matches(model, ids, limit=3))
-                       for use, route, model in uses if model not in ids]
+    for use, route, model in uses:
+        if model not in ids:
+            close = close_model_matches(model, ids, limit=3)
+            target = close[0] if close else "<a listed ID>"
+            fix = (f"taotoken route set {route}={target}" if route is not None
+                   else fix_at_source(settings, "model", target, env))
+            report.unlisted.append(Unlisted(use, route, model, close, fix))
     return report
 
 

@@ -10,6 +10,7 @@ through the shared catalogue, so a model without a channel is told apart from a 
 
 from __future__ import annotations
 
+import os
 import re
 from collections import Counter
 from collections.abc import Mapping
@@ -154,7 +155,10 @@ def sample_once(gateway, model: str, index: int, context: dict[str, str], route:
     obs = gateway.chat(model, prompt="Say OK.", max_tokens=1)
     headers = {name: obs.headers[name] for name in IDENTIFYING_HEADERS if obs.headers.get(name)}
     sample = Sample(index, obs.status, round(obs.elapsed_s, 3), FAILED, headers=headers)
-    diagnosis = classify(obs, expect="chat", context={**context, "model": model})
+    context = {**context, "model": model}
+    if route is not None:  # the routing table chose this model, not the profile's model setting
+        context.pop("set:model", None)
+    diagnosis = classify(obs, expect="chat", context=context)
     body = obs.json()
     if isinstance(body, dict):
         sample.response_id = body.get("id") if isinstance(body.get("id"), str) else None
@@ -208,6 +212,9 @@ def run_verify(settings, choice, *, samples: int, all_routes: bool,
     base = settings.base_url.value
     with Gateway(base, settings.api_key.value, connect_timeout=min(3.0, request_timeout),
                  read_timeout=request_timeout, request_timeout=request_timeout, env=env) as gateway:
-        context = {"base": base, "openai_base": gateway.endpoints.openai_base,
+        from taotoken_cli.config.origins import setters
+
+        context = {**setters(settings, os.environ if env is None else env),
+                   "base": base, "openai_base": gateway.endpoints.openai_base,
                    "host": urlsplit(base).hostname or "", "config": str(settings.config_path)}
         return verify_routes(gateway, targets, samples, context)

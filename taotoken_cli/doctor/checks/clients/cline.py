@@ -23,15 +23,9 @@ from taotoken_cli.doctor.model import Issues, Repair, Result
 from taotoken_cli.doctor.registry import check
 from taotoken_cli.masking import mask_key
 
-_VSCODE_DIRS = ("Code", "Code - Insiders", "VSCodium", "Cursor", "Windsurf")
-
 
 def vscode_settings_files(ctx: DoctorContext) -> list[Path]:
-    config_home = Path(ctx.env.get("XDG_CONFIG_HOME") or ctx.home / ".config")
-    mac = ctx.home / "Library" / "Application Support"
-    roots = [config_home, mac] + ([Path(ctx.env["APPDATA"])] if ctx.env.get("APPDATA") else [])
-    return [root / name / "User" / "settings.json" for root in roots for name in _VSCODE_DIRS
-            if (root / name / "User" / "settings.json").exists()]
+    return [d / "settings.json" for d in cline_client.vscode_user_dirs(ctx.machine) if (d / "settings.json").exists()]
 
 
 _CLINE_KEY_RE = re.compile(r'^\s*"(cline\.[A-Za-z0-9_.]+)"\s*:', re.MULTILINE)
