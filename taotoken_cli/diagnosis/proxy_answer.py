@@ -34,7 +34,7 @@ def evidence(obs: Observation) -> list[str]:
         return []
     if obs.error is not None:
         match = _CONNECT_STATUS.match(str(obs.error))
-        if type(obs.error).__name__ == "ProxyError" and match:
+        if type(obs.error).__name__ == "ProxyError" and match and match.group(1) != "407":  # 407: a login
             return [f"the proxy answered the tunnel request (CONNECT) with {str(obs.error).strip()}"]
         return []
     if obs.status is None or obs.status < 400:
