@@ -36,7 +36,7 @@ def run(options: InitOptions, io: IOStreams) -> int:
         if planned.blocker is not None and not options.dry_run:
             raise planned.blocker
         apply = not planned.plan.is_noop and not options.dry_run and io.prompter.confirm(
-            "Apply these changes?", assume_yes=options.yes)
+            "Apply these changes?", assume_yes=options.yes, dry_run_hint=True)
     except KeyboardInterrupt:
         out.error_line("\ncancelled: nothing was written")
         return Exit.INTERRUPTED
