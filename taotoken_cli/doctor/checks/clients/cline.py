@@ -3,11 +3,11 @@ Cline never reads."""
 
 from __future__ import annotations
 
-import re
-from collections.abc import Callable
 from pathlib import Path
 
+from taotoken_cli import jsonc
 from taotoken_cli.clients import cline as cline_client
+from taotoken_cli.clients import vscode
 from taotoken_cli.doctor.checks.clients.common import (
     CLINE_FORM,
     SECTION,
@@ -22,37 +22,6 @@ from taotoken_cli.doctor.context import DoctorContext
 from taotoken_cli.doctor.model import Issues, Repair, Result
 from taotoken_cli.doctor.registry import check
 from taotoken_cli.masking import mask_key
-
-_VSCODE_DIRS = ("Code", "Code - Insiders", "VSCodium", "Cursor", "Windsurf")
-
-
-def vscode_settings_files(ctx: DoctorContext) -> list[Path]:
-    config_home = Path(ctx.env.get("XDG_CONFIG_HOME") or ctx.home / ".config")
-    mac = ctx.home / "Library" / "Application Support"
-    roots = [config_home, mac] + ([Path(ctx.env["APPDATA"])] if ctx.env.get("APPDATA") else [])
-    return [root / name / "User" / "settings.json" for root in roots for name in _VSCODE_DIRS
-            if (root / name / "User" / "settings.json").exists()]
-
-
-_CLINE_KEY_RE = re.compile(r'^\s*"(cline\.[A-Za-z0-9_.]+)"\s*:', re.MULTILINE)
-# A whole one-line entry with a scalar value, which can be removed without touching anything else.
-_ONE_LINE_ENTRY = r'^[ \t]*"{key}"\s*:\s*("(?:[^"\\]|\\.)*"|-?\d[\d.eE+-]*|true|false|null)\s*,?[ \t]*\r?\n'
-
-
-def _remove_cline_keys(keys: list[str]) -> Callable[[str], str]:
-    def transform(text: str) -> str:
-        for key in keys:
-            match = re.search(_ONE_LINE_ENTRY.format(key=re.escape(key)), text, flags=re.MULTILINE)
-            if match is None:
-                continue
-            head, tail = text[:match.start()], text[match.end():]
-            if tail.lstrip().startswith("}") and head.rstrip().endswith(","):
-                # It was the last entry: drop the comma before it too, so the file stays strict JSON.
-                stripped = head.rstrip()
-                head = stripped[:-1] + head[len(stripped):]
-            text = head + tail
-        return text
-    return transform
 
 
 def _cline_base_url(ctx: DoctorContext, base: str, path: Path, provider_key: str, schema_fix: list[str]) -> Result:
@@ -131,26 +100,30 @@ def cline_providers(ctx: DoctorContext) -> Result:
 
 @check("cline.vscode", SECTION, "Cline keys in VS Code settings.json")
 def cline_vscode(ctx: DoctorContext) -> Result:
-    files = vscode_settings_files(ctx)
+    files = vscode.settings_files(ctx.machine)
     if not files:
         return Result.skipped("no VS Code user settings.json")
     issues = Issues()
     for path in files:
-        try:
-            text = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError):
+        file = vscode.read_settings(path)
+        if file.error is not None or not isinstance(file.data, dict):
+            continue  # claude.vscode reports a settings.json that does not parse
+        text = file.text or ""
+        root = jsonc.parse(text, jsonc=True).root
+        found = [(e.key, text.count("\n", 0, e.start) + 1) for e in (root.entries if root else [])
+                 if isinstance(e.key, str) and e.key.startswith("cline.")]
+        if not found:
             continue
-        keys = _CLINE_KEY_RE.findall(text)
-        if not keys:
-            continue
-        lines = [text.count("\n", 0, m.start()) + 1 for m in _CLINE_KEY_RE.finditer(text)]
-        where = ", ".join(f"{k} (line {n})" for k, n in zip(keys, lines, strict=True))
-        transform = _remove_cline_keys(keys)
-        removable = [k for k in keys if k not in _CLINE_KEY_RE.findall(transform(text))]
-        repairs = [Repair(path, f"remove {', '.join(removable)} (never read by Cline)", transform)] if removable \
-            else []
+        keys = sorted({key for key, _ in found})
+
+        def remove(data: dict, keys: list[str] = keys) -> None:
+            for key in keys:
+                data.pop(key, None)
+
+        where = ", ".join(f"{key} (line {line})" for key, line in found)
         issues.warn(f"{path}: {where} — Cline has no settings here and never reads them",
                     fixes=[f"remove the cline.* lines from {path}; configure Cline in "
                            "~/.cline/data/settings/providers.json (taotoken init does it)"],
-                    repairs=repairs)
+                    repairs=[json_repair(path, f"remove {', '.join(keys)} (never read by Cline)", remove,
+                                         allow_comments=True)])
     return issues.result(f"no cline.* keys in {', '.join(str(p) for p in files)}")
