@@ -51,12 +51,14 @@ def paths(machine: Machine) -> ClinePaths:
 
 
 def detect(machine: Machine) -> Detection:
+    from taotoken_cli.clients import vscode
+
     where = paths(machine)
-    extensions = machine.home / ".vscode" / "extensions"
     found = detect_by([where.cline_dir], ["cline"], machine.env)
-    if extensions.is_dir() and any(extensions.glob("saoudrizwan.claude-dev-*")):
+    versions = vscode.extension_versions(machine, vscode.CLINE_EXTENSION)
+    if versions:
         found.found = True
-        found.reasons.append(f"Cline VS Code extension in {extensions}")
+        found.reasons.append(f"Cline VS Code extension {'.'.join(map(str, versions[0][0]))} in {versions[0][1].parent}")
     return found
 
 
