@@ -22,6 +22,7 @@ from typing import Any
 
 from taotoken_cli import jsonc
 from taotoken_cli.errors import ConfigFileError
+from taotoken_cli.jsonsplice import Splicer
 
 
 @dataclass(frozen=True)
@@ -136,8 +137,6 @@ def edit_json(text: str, new_data: Any, *, allow_comments: bool = False) -> str:
     """`text` changed so that it parses to `new_data`, rewriting only the values that differ.
 
     Raises jsonc.JsonSyntaxError when `text` does not parse (callers parse it first and report errors)."""
-    from taotoken_cli.jsonsplice import Splicer
-
     document = jsonc.parse(text, jsonc=allow_comments, focus=())
     if document.root is None:
         return _fresh(text, new_data, keep_comments=True)

@@ -10,19 +10,26 @@ from __future__ import annotations
 
 import json
 import re
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from taotoken_cli import jsonc
 
-if TYPE_CHECKING:
-    from taotoken_cli.jsonedit import JsonStyle
+
+class Style(Protocol):
+    """How the file writes new text (jsonedit.JsonStyle)."""
+
+    indent: str | None  # the indent unit, or None for a file on one line
+    ensure_ascii: bool
+
+    @property
+    def separators(self) -> tuple[str, str]: ...
 
 _COLON = re.compile(r"[ \t]*:[ \t]*")
 _INLINE_GAP = re.compile(r"[ \t]*")
 
 
 class Splicer:
-    def __init__(self, text: str, allow_comments: bool, style: JsonStyle, newline: str) -> None:
+    def __init__(self, text: str, allow_comments: bool, style: Style, newline: str) -> None:
         self.text = text
         self.allow_comments = allow_comments
         self.style = style
