@@ -134,6 +134,18 @@ def codex_url_why(wanted: str, changes: list[str]) -> str:
         "lacks /v1: Codex calls <base_url>/responses and never adds /v1"
 
 
+def claude_url_why(value: str) -> Callable[[str, list[str]], str]:
+    """Why a Claude Code ANTHROPIC_BASE_URL `value` is not the bare root (for client_base_url_result)."""
+
+    def why(_wanted: str, changes: list[str]) -> str:
+        if value.strip().rstrip("/").endswith("/v1"):
+            return ("ends in /v1: Claude Code appends /v1/messages itself and would call "
+                    f"{value.strip().rstrip('/')}/v1/messages (404)")
+        return "is not the bare API root: " + "; ".join(changes)
+
+    return why
+
+
 CLAUDE_FORM = UrlForm("Claude Code", "", "bare root", trims=True)  # appends /v1/messages itself
 CODEX_FORM = UrlForm("Codex", "/v1", "root + /v1")  # calls <base_url>/responses
 CLINE_FORM = UrlForm("Cline", "/v1", "root + /v1", same_root_fix="taotoken init")  # calls <baseUrl>/chat/completions

@@ -10,6 +10,7 @@ from taotoken_cli.clients.base import ConfigFile
 from taotoken_cli.doctor.checks.clients.common import (
     CLAUDE_FORM,
     SECTION,
+    claude_url_why,
     client_base_url_result,
     client_state,
     json_repair,
@@ -102,19 +103,13 @@ def _check_url(ctx: DoctorContext, issues: Issues, file: ConfigFile, env: vscode
         issues.details.append(f"~/.claude/settings.json sets ANTHROPIC_BASE_URL = {cli_value}: inside Claude Code "
                               f"that value wins; the one here reaches the extension's own start-up check")
 
-    def why(wanted: str, changes: list[str]) -> str:
-        if value.strip().rstrip("/").endswith("/v1"):
-            return ("ends in /v1: Claude Code appends /v1/messages itself and would call "
-                    f"{value.strip().rstrip('/')}/v1/messages (404)")
-        return "is not the bare API root: " + "; ".join(changes)
-
     def set_fix(url: str) -> str:
         return f'set the value of ANTHROPIC_BASE_URL in {SETTING} of {file.path} to "{url}"'
 
     holds_key = any(env.get(n) for n in (claude_code.AUTH_TOKEN, claude_code.API_KEY))
     issues.add_result(client_base_url_result(
-        ctx, f"ANTHROPIC_BASE_URL = {value!r} ({SETTING} in {file.path})", value, CLAUDE_FORM, why=why,
-        set_fix=set_fix, unusable_fix=set_fix(f"{ctx.base_url}"),
+        ctx, f"ANTHROPIC_BASE_URL = {value!r} ({SETTING} in {file.path})", value, CLAUDE_FORM,
+        why=claude_url_why(value), set_fix=set_fix, unusable_fix=set_fix(f"{ctx.base_url}"),
         repair=lambda url: _set_value(file.path, entry.index, url, f"set ANTHROPIC_BASE_URL in {SETTING} to {url}",
                                       holds_key)))
 
