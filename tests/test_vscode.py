@@ -202,3 +202,11 @@ def test_cline_vscode_removal_keeps_comments(cli, home) -> None:
     fixed = cli("doctor", "--offline", "-c", "cline.vscode", "--fix", "--yes").assert_clean()
     assert "--fix: repaired 1 file(s)" in fixed.stdout, fixed.output
     assert path.read_text() == '{\n  // mine\n  // old advice\n  "editor.tabSize": 2e0,\n}\n'
+
+
+def test_cline_cli_store_left_over_next_to_providers_json_is_not_checked(cli, home) -> None:
+    own_config(home)
+    cline_file_store(home, {"apiProvider": "openai", "openAiBaseUrl": "https://old.example"}, {})
+    write(home / ".cline" / "data" / "settings" / "providers.json", "{}")
+    found = doctor(cli, "cline.legacy")["cline.legacy"]
+    assert found["status"] == "skipped" and "reads" in found["message"] and "providers.json" in found["message"]

@@ -146,12 +146,14 @@ def cline_legacy(ctx: DoctorContext) -> Result:
     if newest is None and files is None:
         return Result.skipped("no Cline extension and no pre-4.0 store (~/.cline/data/globalState.json)")
     store = cline_legacy_store.store_of(newest) if newest else "file"
+    providers = state.files["providers"]
     if store == "providers":
         return Result.skipped(f"Cline {cline_legacy_store.version_text(newest)} reads providers.json "
                               "(see cline.providers)")
+    if newest is None and providers.exists:  # CLI 3.x reads providers.json; globalState.json is what 2.x left
+        return Result.skipped(f"no Cline extension; the CLI (3.x) reads {providers.path} (see cline.providers)")
     who = f"Cline {cline_legacy_store.version_text(newest)}" if newest else "Cline CLI 2.x"
     issues = Issues()
-    providers = state.files["providers"]
     if newest and providers.exists:
         issues.warn(f"{who} does not read {providers.path} (Cline 4.0+ and CLI 3.x do)",
                     fixes=["update the Cline extension to 4.x (it moves its settings into providers.json)",
