@@ -24,6 +24,7 @@ class Style(Protocol):
     @property
     def separators(self) -> tuple[str, str]: ...
 
+
 _COLON = re.compile(r"[ \t]*:[ \t]*")
 _INLINE_GAP = re.compile(r"[ \t]*")
 
@@ -174,19 +175,22 @@ class Splicer:
 
     # ------------------------------------------------------------------------------------------------ render
 
-    def render(self, value: Any, indent: str | None) -> str:
-        """`value` as JSON text in the file's style: several lines at `indent`, or one line (indent None)."""
+    def render(self, value: Any, indent: str | None, colon: str | None = None) -> str:
+        """`value` as JSON text in the file's style: several lines at `indent`, or one line (indent None);
+        nested members get `colon` between key and value."""
         ascii_only = self.style.ensure_ascii
+        comma, colon = self.style.separators[0], colon or self.style.separators[1]
         if indent is None or not isinstance(value, (dict, list)) or not value:
-            return json.dumps(value, ensure_ascii=ascii_only, separators=self.style.separators)
-        text = json.dumps(value, indent=self.unit, ensure_ascii=ascii_only)
+            return json.dumps(value, ensure_ascii=ascii_only, separators=(comma, colon))
+        text = json.dumps(value, indent=self.unit, ensure_ascii=ascii_only, separators=(",", colon))
         return text.replace("\n", self.newline + indent)
 
     def member_text(self, node: jsonc.Node, key: str | None, value: Any, indent: str | None) -> str:
-        rendered = self.render(value, indent)
+        colon = self.colon(node)
+        rendered = self.render(value, indent, colon)
         if key is None:
             return rendered
-        return json.dumps(key, ensure_ascii=self.style.ensure_ascii) + self.colon(node) + rendered
+        return json.dumps(key, ensure_ascii=self.style.ensure_ascii) + colon + rendered
 
     def colon(self, node: jsonc.Node) -> str:
         for entry in node.entries:
