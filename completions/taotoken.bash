@@ -29,7 +29,7 @@ _taotoken() {
     local words=""
     case "$path" in
         "") words="bench check config demo doctor explain init mock route -V --version -h --help" ;;
-        "/bench") words="-n --requests -c --concurrency -z --duration --rate --warmup --timeout --workers -m --model --prompt --prompt-file --max-tokens --stream --raw --json --base-url -p --profile -h --help" ;;
+        "/bench") words="-n --requests -c --concurrency -z --duration --rate --warmup --timeout --workers -m --model --stream --proxy --no-proxy --max-errors --max-error-rate --sweep --slo --repeat --prompt --prompt-file --max-tokens --dataset --input-tokens --output-tokens --arrival --ramp-up --trace --seed --raw --csv --html --json --base-url -p --profile -h --help" ;;
         "/check") words="--chat --stream -m --model -q --quiet --code --json -t --timeout --no-proxy -p --profile --base-url -h --help" ;;
         "/config") words="path profiles set show sync -h --help" ;;
         "/config/path") words="-h --help" ;;

@@ -257,9 +257,12 @@ MAN_SECTIONS = {
          "machine (refused otherwise, with url.plain_http)."),
         ("NO_COLOR", "Disable colour."),
         ("HTTP_PROXY, HTTPS_PROXY, ALL_PROXY, NO_PROXY", "Proxies used for gateway requests (both cases)."),
-        ("CLAUDE_CONFIG_DIR, CODEX_HOME, CLINE_DIR, CLINE_DATA_DIR, CLINE_PROVIDER_SETTINGS_PATH",
-         "Where the clients keep their configuration; init and doctor honour them."),
-        ("CUDA_VISIBLE_DEVICES, ONEAPI_DEVICE_SELECTOR", "Reported by route devices and doctor."),
+        ("CLAUDE_CONFIG_DIR, CODEX_HOME, CLINE_DIR, CLINE_DATA_DIR, CLINE_PROVIDER_SETTINGS_PATH, "
+         "CLINE_MCP_SETTINGS_PATH", "Where the clients keep their configuration; init and doctor honour them."),
+        ("CUDA_VISIBLE_DEVICES, ONEAPI_DEVICE_SELECTOR", "Reported by route devices and doctor; "
+         "CUDA_VISIBLE_DEVICES is checked against the GPUs the driver has."),
+        ("TAOTOKEN_LIBCUDA", "Path of the CUDA driver library to probe when pycuda is not installed "
+         "(default libcuda.so.1, nvcuda.dll on Windows)."),
     ],
     "FILES": [
         ("~/.config/taotoken/config.toml", "Profiles, the triple and routing tables (mode 0600)."),
@@ -269,6 +272,10 @@ MAN_SECTIONS = {
         ("~/.codex/config.toml, ~/.codex/auth.json", "Codex CLI custom provider."),
         ("~/.cline/data/settings/providers.json", "Cline 4.x extension and CLI 3.x provider settings."),
         ("~/.cc-switch/", "CC Switch; providers are added through its ccswitch:// import link."),
+        ("~/.claude.json, .mcp.json, [mcp_servers.*], cline_mcp_settings.json",
+         "MCP servers: init --target mcp updates the gateway variables of those that point at TaoToken."),
+        ("<project>/.env.taotoken", "Written by init --target project-env (mode 0600, git-excluded); doctor also "
+         "reads .env and .env.local."),
     ],
     "EXAMPLES": [
         ("taotoken init --all --yes --key-stdin < key.txt", "Write the triple into every client."),
@@ -318,7 +325,8 @@ def render_man(tree: Cmd) -> str:
         out.append(f".SH {section}")
         for term, text in rows:
             out += [".TP", "\\fB" + _roff(term) + "\\fR", _roff(text)]
-    out += [".SH SEE ALSO", "The README and docs/SECURITY.md in the taotoken source tree.", ""]
+    out += [".SH SEE ALSO", "The README, the reference in docs/ (one page per command; index: docs/README.md) "
+            "and docs/SECURITY.md in the taotoken source tree.", ""]
     return "\n".join(out)
 
 

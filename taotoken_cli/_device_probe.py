@@ -1,8 +1,12 @@
-"""Device probe that runs in its own interpreter: `python _device_probe.py opencl|cuda`.
+"""Device probe that runs in its own interpreter: `python _device_probe.py opencl|cuda|cuda-driver`.
 
 It is started by `taotoken_cli.devices` as a subprocess (a broken driver can hang or crash the
 interpreter) and prints one JSON object on stdout. Standard library only, no imports from the
 package, no contexts created and no memory allocated on any device: it only reads attributes.
+
+`cuda` asks pycuda first and, when pycuda cannot be imported, the CUDA driver API itself through
+ctypes (`libcuda.so.1`, `nvcuda.dll`; `$TAOTOKEN_LIBCUDA` names another file). `cuda-driver` asks
+only the driver API.
 
 Output: {"status": "present"|"not_installed"|"no_driver"|"broken", "message": str, ...data}
 """
@@ -61,9 +65,10 @@ def probe_opencl() -> dict:
     except Exception as exc:  # pyopencl.LogicError / Error / RuntimeError (PR #826)
         text = f"{type(exc).__name__}: {exc}"
         if "PLATFORM_NOT_FOUND_KHR" in text or "no CL platforms" in text:
-            return {"status": "no_driver", "message": f"no OpenCL platform (no ICD driver installed): {text}"}
-        return {"status": "broken", "message": f"clGetPlatformIDs failed: {text}"}
-    result: dict = {"pyopencl_version": _text(_attr(cl, "VERSION_TEXT")), "platforms": []}
+            return {"source": "pyopencl", "status": "no_driver",
+                    "message": f"no OpenCL platform (no ICD driver installed): {text}"}
+        return {"source": "pyopencl", "status": "broken", "message": f"clGetPlatformIDs failed: {text}"}
+    result: dict = {"source": "pyopencl", "pyopencl_version": _text(_attr(cl, "VERSION_TEXT")), "platforms": []}
     errors: list[str] = []
     for platform in platforms:
         entry = {"name": _text(_attr(platform, "name")) or "", "vendor": _text(_attr(platform, "vendor")) or "",
@@ -101,25 +106,162 @@ def probe_opencl() -> dict:
     return result
 
 
+# -- CUDA -------------------------------------------------------------------------------------
+# pycuda answers first; without it the driver API itself is read through ctypes (libcuda.so.1 is
+# what the NVIDIA driver installs; CUDA_VISIBLE_DEVICES is applied by the driver at cuInit).
+CUDA_ERROR_NO_DEVICE = 100
+NO_DEVICE = "CUDA_ERROR_NO_DEVICE"
+# CUdevice_attribute values (cuda.h)
+_ATTRIBUTES = {"cc_major": 75, "cc_minor": 76, "multiprocessors": 16, "clock_khz": 13,
+               "pci_bus": 33, "pci_device": 34, "pci_domain": 50}
+LIBCUDA_OVERRIDE = "TAOTOKEN_LIBCUDA"  # a path to load instead of the system's (same name in devices.py)
+
+
+def libcuda_name() -> str:
+    override = os.environ.get(LIBCUDA_OVERRIDE)
+    if override:
+        return override
+    if sys.platform == "win32":
+        return "nvcuda.dll"
+    return "libcuda.dylib" if sys.platform == "darwin" else "libcuda.so.1"
+
+
+class CudaError(Exception):
+    def __init__(self, call: str, code: int, name: str | None, text: str | None) -> None:
+        super().__init__(f"{call} failed: " + (f"{name} ({code})" if name else f"CUDA error {code}")
+                         + (f": {text}" if text else ""))
+        self.code, self.name = code, name
+
+
+class DriverAPI:
+    """The handful of driver entry points the probe reads; no context is created."""
+
+    def __init__(self, path: str) -> None:
+        import ctypes
+
+        self.ctypes = ctypes
+        loader = ctypes.WinDLL if sys.platform == "win32" else ctypes.CDLL  # CUDAAPI is __stdcall on Windows
+        self.lib = loader(path)
+        c_int, ptr = ctypes.c_int, ctypes.POINTER
+        self.signatures = {
+            "cuInit": [ctypes.c_uint], "cuDriverGetVersion": [ptr(c_int)], "cuDeviceGetCount": [ptr(c_int)],
+            "cuDeviceGet": [ptr(c_int), c_int], "cuDeviceGetName": [ctypes.c_char_p, c_int, c_int],
+            "cuDeviceTotalMem_v2": [ptr(ctypes.c_size_t), c_int], "cuDeviceGetAttribute": [ptr(c_int), c_int, c_int],
+            "cuDeviceGetUuid": [ctypes.c_char_p, c_int], "cuGetErrorName": [c_int, ptr(ctypes.c_char_p)],
+            "cuGetErrorString": [c_int, ptr(ctypes.c_char_p)]}
+
+    def function(self, name: str):
+        fn = getattr(self.lib, name)  # AttributeError: not a CUDA driver library
+        fn.restype, fn.argtypes = self.ctypes.c_int, self.signatures[name]
+        return fn
+
+    def check(self, name: str, *args) -> None:
+        code = self.function(name)(*args)
+        if code:
+            raise CudaError(name, code, self.error_text("cuGetErrorName", code),
+                            self.error_text("cuGetErrorString", code))
+
+    def error_text(self, name: str, code: int) -> str | None:
+        text = self.ctypes.c_char_p()
+        try:
+            if self.function(name)(code, self.ctypes.byref(text)) or not text.value:
+                return None
+        except AttributeError:
+            return None
+        return text.value.decode("utf-8", "replace")
+
+    def out_int(self, name: str, *args) -> int:
+        value = self.ctypes.c_int()
+        self.check(name, self.ctypes.byref(value), *args)
+        return value.value
+
+    def device(self, ordinal: int) -> dict:
+        ctypes = self.ctypes
+        handle = self.out_int("cuDeviceGet", ordinal)
+        name = ctypes.create_string_buffer(256)
+        self.check("cuDeviceGetName", name, len(name), handle)
+        memory = ctypes.c_size_t()
+        self.check("cuDeviceTotalMem_v2", ctypes.byref(memory), handle)
+        attrs: dict = {}
+        for key, attribute in _ATTRIBUTES.items():
+            try:
+                attrs[key] = self.out_int("cuDeviceGetAttribute", attribute, handle)
+            except CudaError:  # an attribute this driver does not know
+                attrs[key] = None
+        uuid = None
+        raw = ctypes.create_string_buffer(16)
+        try:
+            self.check("cuDeviceGetUuid", raw, handle)
+            h = raw.raw.hex()
+            uuid = f"GPU-{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
+        except (AttributeError, CudaError):  # before CUDA 9.2
+            pass
+        bus = None
+        if attrs["pci_bus"] is not None:
+            bus = f"{attrs['pci_domain'] or 0:04x}:{attrs['pci_bus']:02x}:{attrs['pci_device'] or 0:02x}.0"
+        return cuda_device(ordinal, name.value.decode("utf-8", "replace"), attrs["cc_major"], attrs["cc_minor"],
+                           memory.value, bus, attrs["multiprocessors"], attrs["clock_khz"], uuid)
+
+
+def cuda_device(index: int, name: str, major, minor, memory: int, bus, sms, clock_khz, uuid=None) -> dict:
+    return {"index": index, "name": name.strip(),
+            "compute_capability": f"{major}.{minor}" if major is not None else "?",
+            "total_memory_bytes": int(memory), "pci_bus_id": bus, "multiprocessors": sms,
+            "clock_mhz": round(clock_khz / 1000) if clock_khz else None, "uuid": uuid}
+
+
+def probe_cuda_driver(pycuda_note: dict | None = None) -> dict:
+    """The driver API through ctypes: cuInit, the version, then each device's name, memory and attributes."""
+    path = libcuda_name()
+    result: dict = {"source": "driver_api", "driver_library": path, **(pycuda_note or {})}
+    either = "; pycuda is not installed either" if result.get("pycuda") == "not_installed" else ""
+    try:
+        driver = DriverAPI(path)
+    except OSError as exc:
+        return {**result, "source": None, "status": "no_driver",
+                "message": f"no NVIDIA driver library ({exc}){either}"}
+    try:
+        try:
+            result["driver_version"] = driver.out_int("cuDriverGetVersion")
+        except CudaError:
+            result["driver_version"] = None
+        driver.check("cuInit", 0)
+        count = driver.out_int("cuDeviceGetCount")
+        result["devices"] = [driver.device(index) for index in range(count)]
+    except AttributeError as exc:
+        return {**result, "status": "broken", "message": f"{path} is not a CUDA driver library: {exc}"}
+    except CudaError as exc:
+        result.update(error_name=exc.name, error_code=exc.code)
+        if exc.code == CUDA_ERROR_NO_DEVICE:
+            return {**result, "status": "no_driver",
+                    "message": f"the NVIDIA driver sees no CUDA-capable device ({exc.name or NO_DEVICE})"}
+        return {**result, "status": "broken", "message": str(exc)}
+    if not count:
+        return {**result, "status": "no_driver", "message": "the NVIDIA driver reports 0 CUDA devices"}
+    return {**result, "status": "present", "message": f"{count} CUDA device(s)"}
+
+
 def probe_cuda() -> dict:
     try:
         import pycuda.driver as cuda
     except ImportError as exc:
         if _not_installed(exc, "pycuda"):
-            return {"status": "not_installed", "message": "pycuda is not installed"}
-        if "libcuda.so" in str(exc) or "nvcuda" in str(exc):
-            return {"status": "no_driver", "message": f"the NVIDIA driver library is missing: {exc}"}
-        return {"status": "broken", "message": f"pycuda is installed but cannot be imported: {exc}"}
+            note = {"pycuda": "not_installed", "pycuda_message": "pycuda is not installed"}
+        else:
+            note = {"pycuda": "broken", "pycuda_message": f"pycuda is installed but cannot be imported: {exc}"}
+        return probe_cuda_driver(note)
     except OSError as exc:
-        return {"status": "no_driver", "message": f"the NVIDIA driver library cannot be loaded: {exc}"}
+        return probe_cuda_driver({"pycuda": "broken",
+                                  "pycuda_message": f"pycuda cannot load the driver library: {exc}"})
+    result: dict = {"source": "pycuda", "pycuda": "present", "devices": []}
     try:
         cuda.init()
     except Exception as exc:  # pycuda.driver.Error subclasses; RuntimeError = CUDA_ERROR_NO_DEVICE
         text = str(exc)
         if "no CUDA-capable device" in text or "NO_DEVICE" in text:
-            return {"status": "no_driver", "message": f"the NVIDIA driver sees no CUDA-capable device: {text}"}
-        return {"status": "broken", "message": f"{type(exc).__name__}: {text}"}
-    result: dict = {"devices": []}
+            return {**result, "error_name": NO_DEVICE, "error_code": CUDA_ERROR_NO_DEVICE, "status": "no_driver",
+                    "message": f"the NVIDIA driver sees no CUDA-capable device: {text}"}
+        return {**result, "status": "broken", "message": f"{type(exc).__name__}: {text}"}
     try:
         result["driver_version"] = int(cuda.get_driver_version())
     except Exception:
@@ -133,13 +275,10 @@ def probe_cuda() -> dict:
         for index in range(count):
             device = cuda.Device(index)
             major, minor = device.compute_capability()
-            try:
-                bus = device.pci_bus_id()
-            except Exception:
-                bus = None
-            result["devices"].append({"index": index, "name": str(device.name()).strip(),
-                                      "compute_capability": f"{major}.{minor}",
-                                      "total_memory_bytes": int(device.total_memory()), "pci_bus_id": bus})
+            result["devices"].append(cuda_device(
+                index, str(device.name()), major, minor, int(device.total_memory()), _call(device.pci_bus_id),
+                _pycuda_attribute(cuda, device, "MULTIPROCESSOR_COUNT"),
+                _pycuda_attribute(cuda, device, "CLOCK_RATE")))
     except Exception as exc:
         result.update(status="broken", message=f"{type(exc).__name__}: {exc}")
         return result
@@ -150,11 +289,25 @@ def probe_cuda() -> dict:
     return result
 
 
+def _call(method):
+    try:
+        return method()
+    except Exception:
+        return None
+
+
+def _pycuda_attribute(cuda, device, name: str):
+    try:
+        return int(device.get_attribute(getattr(cuda.device_attribute, name)))
+    except Exception:
+        return None
+
+
 def main(argv: list[str]) -> int:
     backend = argv[1] if len(argv) > 1 else ""
-    probes = {"opencl": probe_opencl, "cuda": probe_cuda}
+    probes = {"opencl": probe_opencl, "cuda": probe_cuda, "cuda-driver": probe_cuda_driver}
     if backend not in probes:
-        sys.stderr.write("usage: _device_probe.py opencl|cuda\n")
+        sys.stderr.write("usage: _device_probe.py opencl|cuda|cuda-driver\n")
         return 2
     try:
         result = probes[backend]()

@@ -9,18 +9,20 @@ Nothing here writes: callers show, confirm and apply the Plan through fileplan (
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
 from taotoken_cli.clients import CLIENTS
-from taotoken_cli.clients.base import Machine, PlanOptions, Triple, read_text, text_change
+from taotoken_cli.clients.base import LayeredClient, Machine, PlanOptions, Triple, read_text, text_change
 from taotoken_cli.config import Settings, config_path, read_config_file
 from taotoken_cli.config.edit import render_config_update
 from taotoken_cli.errors import ConfigFileError, TaotokenError
 from taotoken_cli.exitcodes import Exit
 from taotoken_cli.fileplan import FileChange, Plan
+from taotoken_cli.fsutil import resolve_target
 from taotoken_cli.masking import mask_key, remember_secret
 
 RECORD_FILE = "copies.json"
@@ -36,8 +38,9 @@ class Record:
     options: PlanOptions = PlanOptions()
 
     def to_json(self) -> str:
-        data = {"version": 1, "profile": self.profile, "targets": list(self.targets),
-                "options": {"scope": self.options.scope, "codex_auth": self.options.codex_auth}}
+        options = {name: list(value) if isinstance(value, tuple) else value
+                   for name, value in dataclasses.asdict(self.options).items()}
+        data = {"version": 1, "profile": self.profile, "targets": list(self.targets), "options": options}
         return json.dumps(data, indent=2) + "\n"
 
 
@@ -50,10 +53,22 @@ def read_record(machine: Machine) -> Record | None:
     try:
         data = json.loads(record_path(machine).read_text(encoding="utf-8"))
         targets = tuple(t for t in data["targets"] if t in CLIENTS)
-        options = PlanOptions(**{k: v for k, v in data.get("options", {}).items() if k in ("scope", "codex_auth")})
+        options = PlanOptions(**{field.name: _option(field.type, data["options"][field.name])
+                                 for field in dataclasses.fields(PlanOptions) if field.name in data.get("options", {})})
         return Record(str(data["profile"]), targets, options)
     except (OSError, ValueError, KeyError, TypeError):
         return None
+
+
+def _option(kind: object, value: object) -> object:
+    """One recorded option as PlanOptions holds it (a JSON list becomes a tuple of strings)."""
+    if str(kind).startswith("tuple"):
+        if not isinstance(value, list):
+            raise TypeError("a list was expected")
+        return tuple(str(item) for item in value)
+    if not isinstance(value, str):
+        raise TypeError("a string was expected")
+    return value
 
 
 def record_change(record: Record, machine: Machine) -> FileChange:
@@ -85,9 +100,20 @@ def plan_copies(triple: Triple, targets: Iterable[str], options: PlanOptions, ma
             plan.add(own_config_change(triple, own_profile, machine))
         except ConfigFileError as exc:
             errors.append(exc)
+    layered: list[LayeredClient] = []
     for target in targets:
+        client = CLIENTS[target]
+        if hasattr(client, "plan_over"):
+            layered.append(client)  # type: ignore[arg-type]
+            continue
         try:
-            plan.extend(CLIENTS[target].plan(triple, machine, options))
+            plan.extend(client.plan(triple, machine, options))
+        except ConfigFileError as exc:
+            errors.append(exc)
+    for client in layered:  # last: over what the others planned, one change per file
+        try:
+            _merge(plan, client.plan_over(triple, machine, options,
+                                          {resolve_target(c.path): c.after for c in plan.changes}))
         except ConfigFileError as exc:
             errors.append(exc)
     if len(errors) == 1:
@@ -101,6 +127,20 @@ def plan_copies(triple: Triple, targets: Iterable[str], options: PlanOptions, ma
     for secret in plan.secrets:
         remember_secret(secret)
     return plan
+
+
+def _merge(plan: Plan, layered: Plan) -> None:
+    """Add a layered client's plan: a file already planned takes the new content (it was planned over it)."""
+    planned = {resolve_target(change.path): change for change in plan.changes}
+    for change in layered.changes:
+        earlier = planned.get(resolve_target(change.path))
+        if earlier is None:
+            plan.add(change)
+        else:
+            earlier.after = change.after
+            earlier.summary = [*earlier.summary, *change.summary]
+            earlier.secret = earlier.secret or change.secret
+    plan.extend(Plan([], layered.notes, layered.warnings, layered.secrets))
 
 
 def triple_of(settings: Settings) -> Triple | None:

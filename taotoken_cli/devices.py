@@ -1,14 +1,16 @@
 """The one device-probe module (used by `route` and `doctor`).
 
-Each backend (OpenCL through pyopencl, CUDA through pycuda) is probed in its own interpreter
-(`_device_probe.py`, JSON on stdout) with a timeout, because a broken driver can hang or crash
-the process that loads it. Both probes run concurrently. Nothing here creates a context or
-allocates device memory.
+Each backend is probed in its own interpreter (`_device_probe.py`, JSON on stdout) with a timeout,
+because a broken driver can hang or crash the process that loads it. OpenCL is read through
+pyopencl; CUDA through pycuda when it is installed, otherwise through the CUDA driver API itself
+(ctypes on `libcuda.so.1` / `nvcuda.dll`, or the file `$TAOTOKEN_LIBCUDA` names). The probes run
+concurrently; when CUDA_VISIBLE_DEVICES is set, one more asks the driver without it, so what the
+variable hides can be named. Nothing here creates a context or allocates device memory.
 
 Per backend the outcome is one of:
-- `not_installed`: the Python binding is missing (the fix names the pip extra);
-- `no_driver`: the binding works but there is no platform/driver/device (no OpenCL ICD,
-  `libcuda.so.1` missing, `cuInit failed: no CUDA-capable device`);
+- `not_installed`: the Python binding is missing (OpenCL; the fix names the pip extra);
+- `no_driver`: there is no platform/driver/device (no OpenCL ICD, `libcuda.so.1` missing,
+  CUDA_ERROR_NO_DEVICE);
 - `present`: devices found, with their attributes;
 - `broken`: the probe failed (`failure` = "error" with the message, "crashed", or "timeout").
 """
@@ -27,29 +29,53 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from taotoken_cli.device_selection import (
+    VISIBLE,
+    EnvNote,
+    VisibleDevices,
+    hidden_reason,
+    nvidia_opencl_icd,
+    selection_env_notes,
+    visible_devices,
+    visible_devices_fix,
+)
+
 PROBE_SCRIPT = Path(__file__).with_name("_device_probe.py")
 DEFAULT_TIMEOUT_S = 15.0
 BACKENDS = ("cuda", "opencl")
+CUDA_DRIVER_ONLY = "cuda-driver"  # the probe's mode that skips pycuda
+LIBCUDA_OVERRIDE = "TAOTOKEN_LIBCUDA"
+NO_DEVICE = "CUDA_ERROR_NO_DEVICE"
 
 PRESENT, NOT_INSTALLED, NO_DRIVER, BROKEN = "present", "not_installed", "no_driver", "broken"
 
+PYCUDA_HINT = ("pycuda builds from source: it needs nvcc on PATH (or CUDA_ROOT), a C++ compiler and the Python "
+               "headers; then `pipx inject taotoken pycuda`, `uv tool install taotoken --with pycuda`, or "
+               "`pip install pycuda` in the environment taotoken runs from")
 INSTALL_HINT = {
     "opencl": "pip install 'taotoken[opencl]'   (no GPU driver? `pip install 'taotoken[pocl]'` adds the "
               "PoCL CPU device)",
-    "cuda": "pip install 'taotoken[cuda]'   (needs the CUDA toolkit and the NVIDIA driver)",
+    "cuda": "optional, the CUDA driver API is probed without it: " + PYCUDA_HINT,
 }
 NO_DRIVER_HINT = {
     "opencl": "install an OpenCL ICD driver for your device (NVIDIA driver, Intel compute-runtime, ROCm), "
               "or the PoCL CPU driver: pip install 'taotoken[pocl]'; ICD files live in /etc/OpenCL/vendors "
               "(or $OCL_ICD_VENDORS)",
-    "cuda": "install the NVIDIA driver (provides libcuda.so.1) and check `nvidia-smi`; in containers run with "
-            "the GPU exposed (e.g. docker --gpus all) and no CUDA stub libcuda.so first on LD_LIBRARY_PATH; "
-            "check that CUDA_VISIBLE_DEVICES does not hide every GPU",
+    "cuda": "with an NVIDIA GPU: install the NVIDIA driver (it provides libcuda.so.1) and check `nvidia-smi`; in "
+            "containers run with the GPU exposed (e.g. docker --gpus all) and no CUDA stub libcuda.so first on "
+            f"LD_LIBRARY_PATH; ${LIBCUDA_OVERRIDE}=/path/to/libcuda.so.1 names the library to load",
 }
 BROKEN_HINT = {
     "opencl": "run `clinfo -l` to see what the ICD loader finds; reinstall pyopencl if it cannot be imported",
     "cuda": "run `nvidia-smi`; 'Driver/library version mismatch' means the driver was upgraded without a "
             "reboot; reinstall pycuda if it was built against another CUDA version",
+}
+# Driver errors with a more precise fix than BROKEN_HINT.
+CUDA_ERROR_HINT = {
+    "CUDA_ERROR_STUB_LIBRARY": "a CUDA toolkit stub libcuda.so was loaded instead of the driver's: remove the "
+                               "toolkit's lib64/stubs directory from LD_LIBRARY_PATH",
+    "CUDA_ERROR_SYSTEM_DRIVER_MISMATCH": "the driver library does not match the loaded kernel module: reboot after "
+                                         "a driver upgrade, or drop a cuda-compat libcuda from LD_LIBRARY_PATH",
 }
 
 
@@ -82,6 +108,9 @@ class CudaDevice:
     compute_capability: str  # "8.0"
     total_memory_bytes: int
     pci_bus_id: str | None = None
+    multiprocessors: int | None = None  # SMs
+    clock_mhz: int | None = None
+    uuid: str | None = None  # "GPU-…" (driver API only)
 
 
 @dataclass
@@ -96,6 +125,14 @@ class BackendReport:
     cuda_devices: list[CudaDevice] = field(default_factory=list)  # CUDA
     driver_version: str | None = None  # CUDA: installed driver's CUDA version, e.g. "12.4"
     library_version: str | None = None  # pyopencl version / CUDA version pycuda was built against
+    source: str | None = None  # what answered: "pycuda" | "driver_api" (CUDA), "pyopencl"
+    pycuda: str | None = None  # CUDA: the binding itself: present | not_installed | broken
+    driver_library: str | None = None  # CUDA: the library the driver API was read from
+    error_name: str | None = None  # CUDA: the driver's error, e.g. CUDA_ERROR_NO_DEVICE
+    hidden_by: str | None = None  # a selection variable that hides this backend's devices
+    notes: list[str] = field(default_factory=list)
+    # CUDA with CUDA_VISIBLE_DEVICES set: the GPUs the driver has without it (None: not known)
+    unfiltered_devices: list[CudaDevice] | None = None
 
     @property
     def device_count(self) -> int:
@@ -106,16 +143,6 @@ class BackendReport:
     @property
     def opencl_devices(self) -> list[OpenCLDevice]:
         return [device for platform in self.platforms for device in platform.devices]
-
-
-@dataclass
-class EnvNote:
-    """A device-selection variable and what it means."""
-
-    name: str
-    value: str | None  # None = unset
-    note: str
-    level: str = "info"  # info | warning
 
 
 @dataclass
@@ -133,13 +160,17 @@ class DeviceReport:
                 "env": [asdict(note) for note in self.env]}
 
 
+_CUDA_ONLY = ("cuda_devices", "driver_version", "pycuda", "driver_library", "error_name", "unfiltered_devices")
+
+
 def backend_to_dict(report: BackendReport) -> dict[str, Any]:
     data = asdict(report)
     data["device_count"] = report.device_count
     if report.backend == "cuda":
         del data["platforms"]
     else:
-        del data["cuda_devices"], data["driver_version"]
+        for key in _CUDA_ONLY:
+            del data[key]
     return data
 
 
@@ -149,25 +180,39 @@ def probe_devices(*, timeout_s: float = DEFAULT_TIMEOUT_S, env: Mapping[str, str
                   backends: tuple[str, ...] = BACKENDS, python: str | None = None) -> DeviceReport:
     """Probe CUDA and OpenCL concurrently, each in its own subprocess, and read the selection variables."""
     env = dict(os.environ if env is None else env)
-    with ThreadPoolExecutor(max_workers=len(backends) or 1) as pool:
-        futures = {name: pool.submit(probe_backend, name, timeout_s=timeout_s, env=env, python=python)
-                   for name in backends}
-        results = {name: future.result() for name, future in futures.items()}
+    jobs = {name: (name, env) for name in backends}
+    if "cuda" in backends and VISIBLE in env:
+        # The driver applies CUDA_VISIBLE_DEVICES at cuInit: only a second process without it sees every GPU.
+        jobs["unfiltered"] = (CUDA_DRIVER_ONLY, {k: v for k, v in env.items() if k != VISIBLE})
+    with ThreadPoolExecutor(max_workers=len(jobs) or 1) as pool:
+        futures = {key: pool.submit(probe_backend, mode, timeout_s=timeout_s, env=job_env, python=python)
+                   for key, (mode, job_env) in jobs.items()}
+        results = {key: future.result() for key, future in futures.items()}
+    unfiltered = results.pop("unfiltered", None)
     skipped = {name: BackendReport(name, "skipped", "not probed") for name in BACKENDS if name not in results}
     results.update(skipped)
-    return DeviceReport(cuda=results["cuda"], opencl=results["opencl"], env=selection_env_notes(env))
+    report = DeviceReport(cuda=results["cuda"], opencl=results["opencl"])
+    if unfiltered is not None and unfiltered.source == "driver_api":
+        if unfiltered.status == PRESENT:
+            report.cuda.unfiltered_devices = unfiltered.cuda_devices
+        elif unfiltered.error_name == NO_DEVICE:
+            report.cuda.unfiltered_devices = []
+    explain_selection(report, env)
+    return report
 
 
 def probe_backend(backend: str, *, timeout_s: float = DEFAULT_TIMEOUT_S, env: Mapping[str, str] | None = None,
                   python: str | None = None) -> BackendReport:
-    """Run one probe subprocess; kill its whole process group when it exceeds `timeout_s`."""
-    if backend not in BACKENDS:
+    """Run one probe subprocess (`cuda`, `opencl`, or `cuda-driver`: the driver API without pycuda); kill its
+    whole process group when it exceeds `timeout_s`."""
+    if backend not in (*BACKENDS, CUDA_DRIVER_ONLY):
         raise ValueError(f"unknown backend {backend!r}")
+    mode, backend = backend, backend.split("-")[0]
     env = dict(os.environ if env is None else env)
     env.setdefault("PYTHONIOENCODING", "utf-8")
     started = time.perf_counter()
     try:
-        proc = subprocess.Popen([python or sys.executable, str(PROBE_SCRIPT), backend], stdin=subprocess.DEVNULL,
+        proc = subprocess.Popen([python or sys.executable, str(PROBE_SCRIPT), mode], stdin=subprocess.DEVNULL,
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, start_new_session=True)
     except OSError as exc:
         return BackendReport(backend, BROKEN, f"cannot start the probe: {exc}", BROKEN_HINT[backend], "error")
@@ -214,32 +259,55 @@ def parse_probe_output(backend: str, returncode: int, stdout: bytes, stderr: byt
                              "crashed" if returncode else "error", elapsed_s=elapsed_s)
     status = data["status"]
     report = BackendReport(backend, status, str(data.get("message") or status), elapsed_s=elapsed_s,
-                           failure="error" if status == BROKEN else None)
+                           failure="error" if status == BROKEN else None, source=_str(data.get("source")))
     report.fix = {NOT_INSTALLED: INSTALL_HINT, NO_DRIVER: NO_DRIVER_HINT, BROKEN: BROKEN_HINT}.get(
         status, {}).get(backend)
     if backend == "opencl":
-        report.library_version = data.get("pyopencl_version")
-        for raw in data.get("platforms") or []:
-            platform = OpenCLPlatform(str(raw.get("name", "")), str(raw.get("vendor", "")), str(raw.get("version", "")))
-            for dev in raw.get("devices") or []:
-                platform.devices.append(OpenCLDevice(
-                    name=str(dev.get("name") or ""), type=str(dev.get("type") or "UNKNOWN"),
-                    vendor=str(dev.get("vendor") or ""), driver_version=dev.get("driver_version"),
-                    version=dev.get("version"), global_mem_bytes=_int(dev.get("global_mem_bytes")),
-                    max_mem_alloc_bytes=_int(dev.get("max_mem_alloc_bytes")),
-                    compute_units=_int(dev.get("compute_units")), max_clock_mhz=_int(dev.get("max_clock_mhz")),
-                    platform=platform.name))
-            report.platforms.append(platform)
+        _parse_opencl(report, data)
     else:
-        driver = _int(data.get("driver_version"))
-        report.driver_version = f"{driver // 1000}.{driver % 1000 // 10}" if driver else None
-        report.library_version = data.get("built_against")
-        for dev in data.get("devices") or []:
-            report.cuda_devices.append(CudaDevice(
-                index=_int(dev.get("index")) or 0, name=str(dev.get("name") or ""),
-                compute_capability=str(dev.get("compute_capability") or "?"),
-                total_memory_bytes=_int(dev.get("total_memory_bytes")) or 0, pci_bus_id=dev.get("pci_bus_id")))
+        _parse_cuda(report, data)
     return report
+
+
+def _parse_opencl(report: BackendReport, data: dict[str, Any]) -> None:
+    report.library_version = _str(data.get("pyopencl_version"))
+    for raw in data.get("platforms") or []:
+        platform = OpenCLPlatform(str(raw.get("name", "")), str(raw.get("vendor", "")), str(raw.get("version", "")))
+        for dev in raw.get("devices") or []:
+            platform.devices.append(OpenCLDevice(
+                name=str(dev.get("name") or ""), type=str(dev.get("type") or "UNKNOWN"),
+                vendor=str(dev.get("vendor") or ""), driver_version=dev.get("driver_version"),
+                version=dev.get("version"), global_mem_bytes=_int(dev.get("global_mem_bytes")),
+                max_mem_alloc_bytes=_int(dev.get("max_mem_alloc_bytes")),
+                compute_units=_int(dev.get("compute_units")), max_clock_mhz=_int(dev.get("max_clock_mhz")),
+                platform=platform.name))
+        report.platforms.append(platform)
+
+
+def _parse_cuda(report: BackendReport, data: dict[str, Any]) -> None:
+    driver = _int(data.get("driver_version"))
+    report.driver_version = f"{driver // 1000}.{driver % 1000 // 10}" if driver else None
+    report.library_version = _str(data.get("built_against"))
+    report.pycuda = _str(data.get("pycuda"))
+    report.driver_library = _str(data.get("driver_library"))
+    report.error_name = _str(data.get("error_name"))
+    report.cuda_devices = [cuda_device_from(dev) for dev in data.get("devices") or [] if isinstance(dev, dict)]
+    if report.status == BROKEN and report.error_name in CUDA_ERROR_HINT:
+        report.fix = CUDA_ERROR_HINT[report.error_name]
+    if report.pycuda in (NOT_INSTALLED, BROKEN):  # the driver API was asked instead
+        pycuda = str(data.get("pycuda_message") or f"pycuda: {report.pycuda}")
+        if report.status == PRESENT:
+            report.notes.append(f"{pycuda} (optional: the driver API answered); {PYCUDA_HINT}")
+        elif report.pycuda == BROKEN:
+            report.notes.append(pycuda)
+
+
+def cuda_device_from(dev: dict[str, Any]) -> CudaDevice:
+    return CudaDevice(index=_int(dev.get("index")) or 0, name=str(dev.get("name") or ""),
+                      compute_capability=str(dev.get("compute_capability") or "?"),
+                      total_memory_bytes=_int(dev.get("total_memory_bytes")) or 0,
+                      pci_bus_id=_str(dev.get("pci_bus_id")), multiprocessors=_int(dev.get("multiprocessors")),
+                      clock_mhz=_int(dev.get("clock_mhz")), uuid=_str(dev.get("uuid")))
 
 
 def _int(value: Any) -> int | None:
@@ -249,61 +317,45 @@ def _int(value: Any) -> int | None:
         return None
 
 
-# -- selection variables ----------------------------------------------------------------------
-
-_SYCL_BACKENDS = {"level_zero": "level_zero", "ext_oneapi_level_zero": "level_zero", "opencl": "opencl",
-                  "cuda": "cuda", "ext_oneapi_cuda": "cuda", "hip": "hip", "ext_oneapi_hip": "hip",
-                  "native_cpu": "native_cpu", "ext_oneapi_native_cpu": "native_cpu", "*": "*"}
-_SYCL_TYPES = {"cpu": "cpu", "gpu": "gpu", "acc": "fpga", "fpga": "fpga", "*": "*"}
+def _str(value: Any) -> str | None:
+    return str(value) if value is not None else None
 
 
-def sycl_filter_to_selector(value: str) -> str:
-    """Translate a deprecated SYCL_DEVICE_FILTER (`backend:type:num,…`) to ONEAPI_DEVICE_SELECTOR syntax."""
-    terms: list[str] = []
-    for item in value.split(","):
-        backend, device_type, number = "*", None, None
-        for part in (p.strip().lower() for p in item.split(":") if p.strip()):
-            if part in _SYCL_BACKENDS:
-                backend = _SYCL_BACKENDS[part]
-            elif part in _SYCL_TYPES:
-                device_type = _SYCL_TYPES[part]
-            elif part.isdigit():
-                number = part
-            elif part == "host":
-                backend = None  # the host device no longer exists
-                break
-        if backend is None:
-            continue
-        # The selector indexes devices per backend, so a number only carries over without a type.
-        term = f"{backend}:{device_type or number or '*'}"
-        if term not in terms:
-            terms.append(term)
-    return ";".join(terms) or "*:*"
+# -- what the selection variables hide --------------------------------------------------------
+
+def explain_selection(report: DeviceReport, env: Mapping[str, str]) -> None:
+    """Check CUDA_VISIBLE_DEVICES against what the driver has; when it hides every GPU, say so where the
+    devices are missing (CUDA, and NVIDIA's OpenCL platform, which honours it too)."""
+    value = env.get(VISIBLE)
+    visible = None
+    if value is not None:
+        cuda = report.cuda
+        seen = cuda.device_count if cuda.status == PRESENT else 0 if cuda.error_name == NO_DEVICE else None
+        all_uuids = None if cuda.unfiltered_devices is None else [d.uuid for d in cuda.unfiltered_devices]
+        visible = visible_devices(value, all_uuids=all_uuids, visible_count=seen)
+        if visible.hides_all and visible.total != 0:
+            if cuda.error_name == NO_DEVICE:
+                _hidden_by_visible(cuda, visible, f"{cuda.message}: {hidden_reason(visible)}")
+            if cuda.error_name == NO_DEVICE or cuda.status == "skipped":
+                _nvidia_opencl_hidden(report.opencl, visible, env)
+    report.env = selection_env_notes(env, visible)
 
 
-def selection_env_notes(env: Mapping[str, str]) -> list[EnvNote]:
-    notes: list[EnvNote] = []
-    cvd = env.get("CUDA_VISIBLE_DEVICES")
-    if cvd is None:
-        notes.append(EnvNote("CUDA_VISIBLE_DEVICES", None, "unset: CUDA sees every GPU"))
-    elif cvd.strip() in ("", "-1", "NoDevFiles"):
-        notes.append(EnvNote("CUDA_VISIBLE_DEVICES", cvd, "hides every GPU from CUDA (cuInit reports no "
-                             "CUDA-capable device); unset it to use the GPUs", "warning"))
+def _hidden_by_visible(report: BackendReport, visible: VisibleDevices, message: str) -> None:
+    report.hidden_by, report.message, report.fix = VISIBLE, message, visible_devices_fix(visible)
+
+
+def _nvidia_opencl_hidden(opencl: BackendReport, visible: VisibleDevices, env: Mapping[str, str]) -> None:
+    icd = nvidia_opencl_icd(env)
+    if icd is None or opencl.status not in (PRESENT, NO_DRIVER):
+        return
+    if any("nvidia" in (p.name + p.vendor).lower() for p in opencl.platforms):
+        return
+    reason = f"{hidden_reason(visible)}, and NVIDIA's OpenCL honours it too (its driver is installed: {icd})"
+    if opencl.status == PRESENT:
+        opencl.hidden_by = VISIBLE
+        opencl.notes.append(f"no NVIDIA OpenCL platform: {reason}")
+    elif opencl.platforms:
+        _hidden_by_visible(opencl, visible, f"{opencl.message}; no NVIDIA OpenCL platform: {reason}")
     else:
-        notes.append(EnvNote("CUDA_VISIBLE_DEVICES", cvd, f"CUDA sees only device(s) {cvd}, renumbered from 0"))
-    selector = env.get("ONEAPI_DEVICE_SELECTOR")
-    if selector is None:
-        notes.append(EnvNote("ONEAPI_DEVICE_SELECTOR", None, "unset: SYCL/oneAPI runtimes see every device"))
-    elif not selector.strip():
-        notes.append(EnvNote("ONEAPI_DEVICE_SELECTOR", selector, "set but empty; unset it or give "
-                             "backend:devices, e.g. level_zero:gpu", "warning"))
-    else:
-        notes.append(EnvNote("ONEAPI_DEVICE_SELECTOR", selector, "SYCL/oneAPI runtimes use only the devices it "
-                             "selects (backend:devices; ';' separates terms, '!' excludes)"))
-    legacy = env.get("SYCL_DEVICE_FILTER")
-    if legacy is not None:
-        equivalent = sycl_filter_to_selector(legacy)
-        notes.append(EnvNote("SYCL_DEVICE_FILTER", legacy, "deprecated since 2022 and removed from current DPC++ "
-                             "runtimes (no longer honoured); replace it: unset SYCL_DEVICE_FILTER; export "
-                             f"ONEAPI_DEVICE_SELECTOR='{equivalent}'", "warning"))
-    return notes
+        _hidden_by_visible(opencl, visible, f"no OpenCL platform: {reason}")

@@ -16,7 +16,6 @@ import json
 import os
 import shutil
 import stat
-import subprocess
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -115,6 +114,28 @@ def _lines(text: str) -> list[str]:
     return lines
 
 
+def change_lines(plan: Plan) -> list[str]:
+    """The pending changes as a person reads them: create/update, the file, which target, what it means, and
+    what happens to the mode of a file that holds the key."""
+    lines = []
+    for change in plan.pending:
+        extra = ""
+        if change.secret and change.creates:
+            extra = " (holds the key: 0600)"
+        elif change.secret and _group_or_world_bits(change.path):
+            extra = " (holds the key: mode tightened to 0600)"
+        lines.append(f"  {'create' if change.creates else 'update'} {change.path}  [{change.target}]{extra}")
+        lines += [f"      {line}" for line in change.summary]
+    return lines
+
+
+def _group_or_world_bits(path: Path) -> bool:
+    try:
+        return bool(os.stat(resolve_target(path)).st_mode & 0o077)
+    except OSError:
+        return False
+
+
 def plan_diff(plan: Plan) -> str:
     redact = plan.redactor()
     return "".join(unified_diff(change, redact) for change in plan.pending)
@@ -124,15 +145,9 @@ def plan_diff(plan: Plan) -> str:
 
 def git_tracked(path: Path) -> bool:
     """True when the file is tracked by git (quietly False when git is absent or it is not a repo)."""
-    real = resolve_target(path)
-    if not real.parent.is_dir():
-        return False
-    try:
-        proc = subprocess.run(["git", "ls-files", "--error-unmatch", "--", real.name], cwd=real.parent,
-                              capture_output=True, timeout=5, check=False)
-    except (OSError, subprocess.SubprocessError):
-        return False
-    return proc.returncode == 0
+    from taotoken_cli import gitrepo
+
+    return gitrepo.tracked(path)
 
 
 def add_git_warnings(plan: Plan) -> None:

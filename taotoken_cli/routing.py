@@ -82,7 +82,8 @@ def candidates(report: DeviceReport | None) -> list[Candidate]:
             found.append(Candidate("cuda", f"CUDA GPU {dev.index} {dev.name}", ["cuda", "nvidia", "gpu"],
                                    {"backend": "cuda", "name": dev.name, "index": dev.index,
                                     "compute_capability": dev.compute_capability,
-                                    "memory_bytes": dev.total_memory_bytes}))
+                                    "memory_bytes": dev.total_memory_bytes, "multiprocessors": dev.multiprocessors,
+                                    "clock_mhz": dev.clock_mhz, "source": report.cuda.source}))
     accelerators: list[Candidate] = []
     if report is not None and report.opencl.status == PRESENT:
         for dev in report.opencl.opencl_devices:

@@ -167,7 +167,7 @@ class PtySession:
     def __init__(self, args: list[str], *, cwd: Path, env: dict[str, str] | None = None) -> None:
         self.args, self.cwd = args, cwd
         # A reduced PATH: no `claude`/`codex` binaries of this machine are detected; PYTHONPATH finds the package.
-        self.env = {**os.environ, "PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin", **(env or {})}
+        self.env = {**os.environ, "PYTHONPATH": python_path(), "PATH": "/usr/bin:/bin", **(env or {})}
         self.seen = b""
         self.exit_code: int | None = None
 
@@ -209,3 +209,82 @@ class PtySession:
         _, status = os.waitpid(self.pid, 0)
         os.close(self.fd)
         self.exit_code = os.waitstatus_to_exitcode(status)
+
+
+# -- devices: what a test may assume about this machine's GPUs ------------------------------------------------
+
+_NOT_INSTALLED = "raise ModuleNotFoundError(\"No module named '{0}'\", name='{0}')\n"
+
+
+def hidden_package(root: Path, name: str) -> Path:
+    """A package `name` under `root` that raises exactly what Python raises for a missing one; `root` goes
+    first on PYTHONPATH to hide the real package from a subprocess."""
+    package = root / name
+    package.mkdir(parents=True, exist_ok=True)
+    (package / "__init__.py").write_text(_NOT_INSTALLED.format(name), encoding="utf-8")
+    return root
+
+
+def python_path(*paths: Path | str) -> str:
+    """PYTHONPATH with `paths` first, then the project, then what this process was given (packages installed
+    with --target elsewhere must stay importable in children)."""
+    parts = [str(p) for p in paths] + [str(REPO), os.environ.get("PYTHONPATH", "")]
+    return os.pathsep.join(p for p in parts if p)
+
+
+def _pocl_icds() -> list[Path]:
+    location = Path(os.environ.get("OCL_ICD_VENDORS") or "/etc/OpenCL/vendors")
+    files = sorted(location.glob("*.icd")) if location.is_dir() else [location] if location.is_file() else []
+    return [f for f in files if "pocl" in f.name.lower() or "pocl" in f.read_text(errors="replace").lower()]
+
+
+@pytest.fixture(scope="session")
+def cpu_only_env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    """Environment additions under which this machine looks like one without any GPU, whatever it has:
+    pycuda hidden, no NVIDIA driver library (TAOTOKEN_LIBCUDA names a file that does not exist), and
+    the OpenCL ICD loader pointed at a vendors directory holding only PoCL's ICD files (an ICD shipped
+    inside the pyopencl wheel, as pocl-binary-distribution's is, stays visible as well). GPU drivers
+    stay installed and untouched; they are just not looked up."""
+    root = tmp_path_factory.mktemp("cpu-only")
+    site = hidden_package(root / "site", "pycuda")
+    vendors = root / "vendors"
+    vendors.mkdir()
+    for icd in _pocl_icds():
+        (vendors / icd.name).write_bytes(icd.read_bytes())
+    return {"PYTHONPATH": python_path(site), "TAOTOKEN_LIBCUDA": str(root / "absent" / "libcuda.so.1"),
+            "OCL_ICD_VENDORS": str(vendors)}
+
+
+@pytest.fixture(scope="session")
+def pocl_cpu(cpu_only_env: dict[str, str]):
+    """The real PoCL CPU device through the real pyopencl (report of the OpenCL probe), or a skip that says
+    what is missing. `pip install -e '.[test]'` brings both."""
+    from taotoken_cli.devices import NOT_INSTALLED, PRESENT, probe_backend
+
+    report = probe_backend("opencl", timeout_s=60, env={**os.environ, **cpu_only_env})
+    if report.status == NOT_INSTALLED:
+        pytest.skip("pyopencl is not installed (the test extra brings pyopencl and pocl-binary-distribution)")
+    pocl = [d for d in report.opencl_devices
+            if d.type == "CPU" and any(mark in d.platform.lower() for mark in ("pocl", "portable computing"))]
+    if report.status != PRESENT or not pocl:
+        pytest.skip(f"no PoCL CPU device through OpenCL here ({report.status}: {report.message})")
+    return report
+
+
+@pytest.fixture(scope="session")
+def libcuda_standin(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A stand-in for the NVIDIA driver library, built from tests/data/fake_libcuda.c with the system's C
+    compiler (no CUDA driver can exist on a test machine without a GPU). Skips where none is installed."""
+    import shutil
+
+    if sys.platform == "win32":
+        pytest.skip("the stand-in libcuda is built as an ELF/Mach-O shared library")
+    compiler = next((c for c in (os.environ.get("CC"), "cc", "gcc", "clang") if c and shutil.which(c)), None)
+    if compiler is None:
+        pytest.skip("no C compiler (cc, gcc, clang) to build the stand-in libcuda.so.1")
+    out = tmp_path_factory.mktemp("libcuda") / "libcuda.so.1"
+    source = REPO / "tests/data/fake_libcuda.c"
+    proc = subprocess.run([compiler, "-shared", "-fPIC", "-O1", "-o", str(out), str(source)], capture_output=True,
+                          text=True, timeout=120)
+    assert proc.returncode == 0, f"{compiler} could not build the stand-in libcuda.so.1:\n{proc.stderr}"
+    return out

@@ -1,5 +1,6 @@
 """A small asyncio HTTP server for what pytest-httpserver cannot do: resets, stalls, trickling
-streams, truncated chunked bodies, a proxy that answers 407, a corrupt gzip body.
+streams, truncated chunked bodies, proxies that answer 407 or 403 themselves, a tiny forwarding proxy,
+a corrupt gzip body.
 
 It runs in a background thread on 127.0.0.1, port 0. Each `mode` is a coroutine that gets the
 parsed request and the raw writer, and misbehaves in its own way.
@@ -67,6 +68,46 @@ async def truncated_stream(request: bytes, writer: asyncio.StreamWriter) -> None
 async def proxy_407(request: bytes, writer: asyncio.StreamWriter) -> None:
     writer.write(b"HTTP/1.1 407 Proxy Authentication Required\r\nProxy-Authenticate: Basic realm=\"proxy\"\r\n"
                  b"Content-Length: 0\r\nConnection: close\r\n\r\n")
+    await writer.drain()
+    writer.close()
+
+
+SQUID_DENIED_PAGE = (b"<!DOCTYPE html><html><head><title>ERROR: The requested URL could not be retrieved</title>"
+                     b"</head><body><p>Access control configuration prevents your request from being allowed at "
+                     b"this time.</p></body></html>")
+
+
+async def proxy_403(request: bytes, writer: asyncio.StreamWriter) -> None:
+    """A squid-like proxy whose rules deny the destination: its own 403 page, for plain requests and CONNECT."""
+    writer.write(b"HTTP/1.1 403 Forbidden\r\nServer: squid/5.7\r\nMime-Version: 1.0\r\n"
+                 b"Content-Type: text/html;charset=utf-8\r\nContent-Length: %d\r\n"
+                 b"X-Squid-Error: ERR_ACCESS_DENIED 0\r\nVary: Accept-Language\r\nContent-Language: en\r\n"
+                 b"Via: 1.1 proxy.test (squid/5.7)\r\nConnection: close\r\n\r\n%s"
+                 % (len(SQUID_DENIED_PAGE), SQUID_DENIED_PAGE))
+    await writer.drain()
+    writer.close()
+
+
+async def forwarding_proxy(request: bytes, writer: asyncio.StreamWriter) -> None:
+    """A real (tiny) forward proxy for plain http: sends the request on to its target and relays the
+    answer with a Via header added, as squid does for answers it did not write itself."""
+    from urllib.parse import urlsplit
+
+    head, _, body = request.partition(b"\r\n\r\n")
+    lines = head.split(b"\r\n")
+    method, target, version = lines[0].split(b" ", 2)
+    url = urlsplit(target.decode())
+    path = (url.path or "/") + (f"?{url.query}" if url.query else "")
+    kept = [line for line in lines[1:] if not line.lower().startswith((b"proxy-", b"connection:"))]
+    upstream_request = b"\r\n".join([method + b" " + path.encode() + b" " + version, *kept,
+                                      b"Connection: close"]) + b"\r\n\r\n" + body
+    reader, upstream = await asyncio.open_connection(url.hostname, url.port or 80)
+    upstream.write(upstream_request)
+    await upstream.drain()
+    answer = await reader.read(-1)
+    upstream.close()
+    status_line, _, rest = answer.partition(b"\r\n")
+    writer.write(status_line + b"\r\nVia: 1.1 proxy.test (squid/5.7)\r\n" + rest)
     await writer.drain()
     writer.close()
 
@@ -173,7 +214,8 @@ MODES: dict[str, Handler] = {
     "truncated_stream": truncated_stream, "proxy_407": proxy_407, "bad_gzip": bad_gzip,
     "reset_mid_headers": reset_mid_headers, "drip_headers": drip_headers, "drip_body": drip_body,
     "endless_body": endless_body, "invalid_utf8": invalid_utf8, "invalid_json": invalid_json,
-    "gzip_error": gzip_error, "redirect": redirect, "stream_no_done": stream_no_done,
+    "gzip_error": gzip_error, "redirect": redirect, "stream_no_done": stream_no_done, "proxy_403": proxy_403,
+    "forwarding_proxy": forwarding_proxy, "forward": forwarding_proxy,
 }
 
 

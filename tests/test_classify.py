@@ -13,7 +13,8 @@ from email.utils import format_datetime
 import pytest
 
 from taotoken_cli.diagnosis.catalogue import CATALOGUE, close_codes
-from taotoken_cli.diagnosis.classify import classify, parse_body, parse_retry_after, refine_url_code, url_context
+from taotoken_cli.diagnosis.classify import classify, parse_body, refine_url_code, url_context
+from taotoken_cli.diagnosis.evidence import parse_retry_after
 from taotoken_cli.exitcodes import Exit
 from taotoken_cli.gateway import Observation, StreamSummary
 
@@ -347,3 +348,134 @@ def test_every_entry_is_complete():
 def test_close_codes():
     assert "auth.invalid_key" in close_codes("auth.invalid")
     assert "net.dns" in close_codes("net.dn")
+
+
+# --- fixes that fit the situation ------------------------------------------------------------------
+
+def test_first_fix_of_every_entry_applies_in_every_situation():
+    from taotoken_cli.diagnosis.catalogue import Fix
+
+    for code, entry in CATALOGUE.items():
+        first = entry.fixes[0]
+        assert not isinstance(first, Fix) or first.otherwise, code
+    with pytest.raises(ValueError):
+        Fix("x", when="weather")
+
+
+def test_proxy_fixes_only_when_a_proxy_was_in_use():
+    body = {"error": {"message": "forbidden", "type": "permission_error"}}
+    direct = classify(obs(403, body))
+    assert direct.code == "auth.forbidden" and not any("proxy" in fix for fix in direct.fixes())
+    proxied = Observation("GET", URL, status=403, headers={"content-type": "application/json"},
+                          body=json.dumps(body).encode(), proxy="http://127.0.0.1:7890")
+    assert "try without the proxy http://127.0.0.1:7890: taotoken check --no-proxy" in classify(proxied).fixes()
+    # doctor passes the proxy in the context ("" when none): an empty value is no proxy
+    assert not any("proxy" in fix for fix in classify(obs(403, body), context={"proxy": ""}).fixes())
+
+
+def test_ip_allow_list_fix_without_a_proxy_talks_about_a_vpn():
+    fixes = classify(obs(403, oa("您的 IP 不在令牌允许访问的列表中", "new_api_error", "access_denied"))).fixes()
+    assert any("VPN" in fix for fix in fixes) and not any("--no-proxy" in fix for fix in fixes)
+
+
+@pytest.mark.parametrize("headers,wait_fix", [
+    ({"retry-after": "20"}, "wait 20 s (the gateway's Retry-After), then try again"),
+    ({}, "wait about a minute, then try again (the gateway gave no wait time; limits are usually per minute)"),
+])
+def test_rate_limit_fix_says_whether_a_wait_time_is_known(headers, wait_fix):
+    diagnosis = classify(obs(429, oa("您已达到请求数限制：1分钟内最多请求60次", "new_api_error", ""), headers=headers))
+    assert diagnosis.code == "rate.limited" and diagnosis.fixes()[0] == wait_fix
+
+
+def test_request_id_from_headers_and_bodies():
+    def rid(status, body, headers=None):
+        return classify(obs(status, body, headers=headers)).request_id
+
+    assert rid(500, oa("do request failed" + ONEAPI_RID, "one_api_error", "do_request_failed")) == "2025022112345678"
+    assert rid(500, oa("x", "server_error"), {"x-request-id": "req_abc"}) == "req_abc"
+    assert rid(500, {"type": "error", "error": {"type": "api_error", "message": "boom"}, "request_id": "req_01"}) == \
+        "req_01"
+    assert rid(429, "", {"x-oneapi-request-id": "2025"}) == "2025"
+    assert rid(500, oa("x", "server_error")) is None
+    plain = classify(obs(500, oa("x", "server_error")))
+    assert "request id" not in " ".join(plain.fixes() + plain.details).replace("the gateway sent no request id", "")
+    shown = classify(obs(500, oa("x (request id: 77)", "server_error")))
+    assert not any(d.startswith("request id") for d in shown.details)  # already in the server's words
+
+
+@pytest.mark.parametrize("status,body,code,model", [
+    (503, oa("当前分组 default 下对于模型 gpt-4o-mnii 无可用渠道" + ONEAPI_RID, "one_api_error"), "model.no_channel",
+     "gpt-4o-mnii"),
+    (503, oa("分组 default 下模型 gpt-4o-mnii 无可用渠道（distributor）", "new_api_error", "model_not_found"),
+     "model.no_channel", "gpt-4o-mnii"),
+    (503, oa("获取分组 auto(vip) 下模型 qwen-mx 的可用渠道失败（distributor）：redis down", "new_api_error",
+             "model_not_found"), "model.no_channel", "qwen-mx"),
+    (503, oa("No available channel for model gpt-4o-mnii under group default (distributor) (request id: 9)",
+             "new_api_error", "model_not_found"), "model.no_channel", "gpt-4o-mnii"),
+    (403, {"error": {"message": "该令牌无权使用模型：gpt-4", "type": "one_api_error"}}, "auth.forbidden_model",
+     "gpt-4"),
+    (403, oa("This token has no access to model gpt-9", "new_api_error", ""), "auth.forbidden_model", "gpt-9"),
+    (404, oa("The model `gpt-9` does not exist or you do not have access to it.", code="model_not_found"),
+     "model.not_found", "gpt-9"),
+    (404, {"type": "error", "error": {"type": "not_found_error", "message": "model: claude-x"}}, "model.not_found",
+     "claude-x"),
+    (400, oa("/chat/completions: Invalid model name passed in model=qwen2.5-72b. Call `/v1/models` to view "
+             "available models for your key.", "invalid_request_error", "400"), "model.not_found", "qwen2.5-72b"),
+    (401, oa("Invalid token", "new_api_error", ""), "auth.invalid_key", None),
+])
+def test_the_model_a_message_names(status, body, code, model):
+    diagnosis = classify(obs(status, body))
+    assert diagnosis.code == code and diagnosis.model == model
+    assert diagnosis.to_dict()["model"] == model
+    if model:  # no configured model in the context: the fixes name the one the server named
+        assert any(model in fix for fix in diagnosis.fixes())
+
+
+def test_no_channel_for_a_typo_offers_the_near_miss():
+    from taotoken_cli.diagnosis.models import close_model_matches
+
+    diagnosis = classify(obs(503, oa("分组 default 下模型 gpt-4o-mnii 无可用渠道（distributor）", "new_api_error",
+                                     "model_not_found")), context={"model": "gpt-4o-mnii"})
+    assert close_model_matches(diagnosis.model, ["gpt-4o-mini", "gpt-4o", "claude-3-haiku"]) == ["gpt-4o-mini"]
+    assert "pick a listed model: taotoken models gpt-4o-mnii" in diagnosis.fixes()[0]
+
+
+def test_litellm_key_budget_is_the_keys_own_quota():
+    body = oa("Budget has been exceeded! Key=team-a (sk-...a1b2) Current cost: 5.1, Max budget: 5.0",
+              "budget_exceeded", "400")
+    assert classify(obs(400, body)).code == "quota.key_exhausted"
+    user = oa("Budget has been exceeded! User=u1 in Team=t1 Current cost: 9, Max budget: 8", "budget_exceeded", "400")
+    assert classify(obs(400, user)).code == "quota.exhausted"
+
+
+# --- "did you mean": near-misses only --------------------------------------------------------------
+
+LISTED = ["gpt-4o-mini", "gpt-4o", "gpt-4", "claude-3-haiku", "claude-3-5-sonnet", "deepseek-chat", "qwen-max",
+          "qwen2.5-72b-instruct", "openai/gpt-4.1", "text-embedding-3-small"]
+
+
+@pytest.mark.parametrize("wanted,expected", [
+    ("gpt-4o", []),  # listed: no typo to fix
+    ("GPT-4o", ["gpt-4o"]),  # case
+    ("gpt4o-mini", ["gpt-4o-mini"]),  # separators
+    ("gpt-4o-mni", ["gpt-4o-mini"]),  # a missing letter
+    ("gpt-4o-mnii", ["gpt-4o-mini"]),  # two letters swapped
+    ("claude-3-hiaku", ["claude-3-haiku"]),
+    ("deepseek-chta", ["deepseek-chat"]),
+    ("qwen-mx", ["qwen-max"]),
+    ("gpt-4.1", ["openai/gpt-4.1"]),  # provider prefix
+    ("text-embeding-3-small", ["text-embedding-3-small"]),
+    # different models, not typos
+    ("gpt-4o-nano", []),
+    ("claude-3-5-haiku", []),  # another version
+    ("qwen2.5-7b-instruct", []),  # another size
+    ("gpt-40", []),
+    ("deepseek-coder", []),
+    ("qwen-plus", []),
+    ("o1", []),
+    ("gpt-4o-mini-2024-07-18", []),  # a dated snapshot is another listed ID, not this one misspelled
+])
+def test_close_model_matches(wanted, expected):
+    from taotoken_cli.diagnosis.models import close_model_matches
+
+    assert close_model_matches(wanted, LISTED) == expected

@@ -22,7 +22,7 @@ import pytest
 from taotoken_cli.demo.run import group_gateway_log
 from taotoken_cli.demo.sandbox import Sandbox
 from taotoken_cli.demo.steps import DEMO_KEY, STEP_NAMES
-from tests.conftest import REPO, SENTINEL_KEY
+from tests.conftest import SENTINEL_KEY, python_path
 
 DEAD = "http://127.0.0.1:9"  # the discard port: nothing listens there
 REAL_CLAUDE = '{\n  "env": {"ANTHROPIC_BASE_URL": "https://real.example/api", "ANTHROPIC_AUTH_TOKEN": "%s"}\n}\n'
@@ -77,7 +77,7 @@ def offline_prefix() -> list[str]:
 
 
 def run_demo(*args: str, timeout: float = 120, prefix: list[str] | None = None) -> subprocess.CompletedProcess:
-    env = dict(os.environ, PYTHONPATH=str(REPO))
+    env = dict(os.environ, PYTHONPATH=python_path())
     return subprocess.run([*(prefix or []), sys.executable, "-m", "taotoken_cli", "demo", *args],
                           capture_output=True, text=True, env=env, timeout=timeout)
 
@@ -136,7 +136,7 @@ def test_unknown_step_is_a_usage_error(real_machine):
 def test_ctrl_c_cleans_up(real_machine):
     """Ctrl-C reaches the whole foreground process group (the demo and its current step)."""
     tmpdir = real_machine["tmpdir"]
-    env = dict(os.environ, PYTHONPATH=str(REPO))
+    env = dict(os.environ, PYTHONPATH=python_path())
     proc = subprocess.Popen([sys.executable, "-m", "taotoken_cli", "demo"], stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True, env=env, start_new_session=True)
     watchdog = threading.Timer(60, proc.kill)

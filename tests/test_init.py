@@ -19,7 +19,7 @@ from taotoken_cli.config import tomllib  # tomllib, or tomli on Python 3.10
 from taotoken_cli.errors import TaotokenError
 from taotoken_cli.init import plan as init_core
 from taotoken_cli.iostreams import IOStreams
-from tests.conftest import REPO, SENTINEL_KEY, PtySession
+from tests.conftest import SENTINEL_KEY, PtySession, python_path
 from tests.test_fileplan import snapshot
 
 ROOT = "https://taotoken.net/api"
@@ -403,7 +403,7 @@ def test_file_edited_between_plan_and_apply_stops_the_run(home: Path, existing) 
 
 
 def test_concurrent_runs_never_mix_files(home: Path, existing) -> None:
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    env = {**os.environ, "PYTHONPATH": python_path()}
     procs = []
     for model in ("model-a", "model-b"):
         procs.append(subprocess.Popen(

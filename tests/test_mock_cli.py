@@ -14,13 +14,13 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.conftest import REPO, SENTINEL_KEY
+from tests.conftest import SENTINEL_KEY, python_path
 
 BEARER = {"Authorization": f"Bearer {SENTINEL_KEY}"}
 
 
 def start_mock(home: Path, *args: str, env: dict[str, str] | None = None) -> tuple[subprocess.Popen, str]:
-    full_env = dict(os.environ, PYTHONPATH=str(REPO), TAOTOKEN_API_KEY=SENTINEL_KEY, **(env or {}))
+    full_env = dict(os.environ, PYTHONPATH=python_path(), TAOTOKEN_API_KEY=SENTINEL_KEY, **(env or {}))
     proc = subprocess.Popen([sys.executable, "-m", "taotoken_cli", "mock", "--port", "0", *args],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=full_env, cwd=home)
     first = proc.stdout.readline()  # printed and flushed once listening

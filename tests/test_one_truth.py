@@ -135,3 +135,19 @@ def test_an_export_in_bashrc_is_named_by_the_fix_and_following_it_ends_the_overr
     assert new_env["TAOTOKEN_MODEL"] is None
     report = json.loads(cli("doctor", "--json", "--offline", "-c", "env.taotoken", env=new_env).stdout)
     assert report["checks"][0]["status"] == "ok"
+
+
+def test_a_rejected_key_from_an_export_is_fixed_where_it_is_exported(cli, home, mock_gateway) -> None:
+    """check's 401 names the export that really supplies the key — not `config set api_key -`, which would not
+    win over it — and following that fix as printed makes the check pass."""
+    mock = mock_gateway(models=(MODEL,))
+    assert cli("init", "--yes", "--base-url", mock.url, "--model", MODEL, "--key-stdin",
+               input=SENTINEL_KEY).assert_clean().returncode == 0
+    bashrc = home / ".bashrc"
+    bashrc.write_text("export TAOTOKEN_API_KEY=sk-oldOLDoldOLD0123456789\n")
+    failed = cli("check", env=shell_env(home)).assert_clean()
+    assert failed.returncode == 4 and "auth.invalid_key" in failed.stderr
+    assert "~/.bashrc:1" in failed.stderr and "config set api_key" not in failed.stderr, failed.stderr
+    # Follow it: set the right key there (or delete the line), then a new shell.
+    bashrc.write_text(f"export TAOTOKEN_API_KEY={SENTINEL_KEY}\n")
+    assert cli("check", env=shell_env(home)).assert_clean().returncode == 0

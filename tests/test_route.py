@@ -2,8 +2,9 @@
 
 Every command runs as the real CLI in a subprocess. --verify talks to a real HTTP server on
 127.0.0.1 (pytest-httpserver) that answers like one-api/new-api: the model asked for, a dated
-snapshot of it, another model, or new-api's 503 "no available channel". Devices are the real
-PoCL CPU device (pycuda is not installed here, so CUDA reports "not installed").
+snapshot of it, another model, or new-api's 503 "no available channel". Tests about the automatic
+choice run as on a machine without GPUs (`cpu_only_env`), with the real PoCL CPU device where pyopencl
+and PoCL are installed (skipped, saying so, where they are not).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from itertools import count
 import pytest
 from werkzeug import Request, Response
 
-from tests.conftest import REPO, SENTINEL_KEY
+from tests.conftest import SENTINEL_KEY, hidden_package, python_path
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -108,23 +109,23 @@ def test_set_keeps_comments_and_rejects_bad_input_without_writing(cli, home):
 
 # -- selection and export --------------------------------------------------------------------
 
-def test_auto_selects_the_real_cpu_device_and_explains_why(cli):
+def test_auto_selects_the_real_cpu_device_and_explains_why(cli, cpu_only_env, pocl_cpu):
     set_routes(cli, "cuda=gpu-a100-qwen25-72b-fp16", "gpu=gpu-generic", "cpu=cpu-llama3-8b-int8")
-    result = cli("route").assert_clean()
+    result = cli("route", env=cpu_only_env).assert_clean()
     assert result.returncode == 0, result.output
     assert "model   cpu-llama3-8b-int8" in result.stdout
     assert "no GPU found" in result.stdout and "OpenCL" in result.stdout
-    data = json.loads(cli("route", "--json").stdout)
+    data = json.loads(cli("route", "--json", env=cpu_only_env).stdout)
     assert data["route"] == "cpu" and data["source"] == "auto"
     assert data["device"]["detail"]["compute_units"] >= 1
 
 
-def test_task_device_and_profile_fallback(cli):
+def test_task_device_and_profile_fallback(cli, cpu_only_env):
     set_routes(cli, "code=qwen-coder", "intel=intel-arc-model")
     assert json.loads(cli("route", "--task", "CODE", "--json").stdout)["model"] == "qwen-coder"
     assert json.loads(cli("route", "-d", "intel", "--json").stdout)["route"] == "intel"
     # No route matches a CPU-only machine: the profile's model, with the reason.
-    result = cli("route", "--json", env={"TAOTOKEN_MODEL": "fallback-model"})
+    result = cli("route", "--json", env={**cpu_only_env, "TAOTOKEN_MODEL": "fallback-model"})
     data = json.loads(result.stdout)
     assert (data["model"], data["source"]) == ("fallback-model", "profile")
     assert "no route matches" in data["reason"]
@@ -143,7 +144,7 @@ def test_export_is_safe_for_eval_in_a_real_bash(cli, home):
     tricky = "nv/qwen:7b;$(id)&'q'`x`|z"
     set_routes(cli, f"code={tricky}")
     env = dict(os.environ)
-    env["PYTHONPATH"] = str(REPO)
+    env["PYTHONPATH"] = python_path()
     script = (f'eval "$({sys.executable} -m taotoken_cli route --task code --export --openai)"; '
               'printf "%s|%s" "$TAOTOKEN_MODEL" "$OPENAI_MODEL"')
     proc = subprocess.run(["bash", "-c", script], capture_output=True, text=True, env=env, cwd=home, timeout=60)
@@ -162,22 +163,23 @@ def test_conflicting_options_are_usage_errors(cli):
 
 # -- devices -----------------------------------------------------------------------------------
 
-def test_devices_shows_the_pocl_cpu_and_cuda_not_installed(cli):
-    result = cli("route", "devices", env={"SYCL_DEVICE_FILTER": "opencl:cpu"}).assert_clean()
+def test_devices_shows_the_pocl_cpu_and_no_nvidia_driver(cli, cpu_only_env, pocl_cpu):
+    result = cli("route", "devices", env={**cpu_only_env, "SYCL_DEVICE_FILTER": "opencl:cpu"}).assert_clean()
     assert result.returncode == 0
     assert "OpenCL   CPU" in result.stdout and "pthread" in result.stdout
-    assert "CUDA    not installed" in result.stdout and "pip install 'taotoken[cuda]'" in result.stdout
+    assert "CUDA    no driver/device: no NVIDIA driver library (" in result.stdout
+    assert "; pycuda is not installed either" in result.stdout and "install the NVIDIA driver" in result.stdout
     assert "SYCL_DEVICE_FILTER" in result.stdout and "ONEAPI_DEVICE_SELECTOR='opencl:cpu'" in result.stdout
-    data = json.loads(cli("route", "devices", "--json").stdout)
-    assert data["backends"]["opencl"]["status"] == "present"
-    assert data["backends"]["cuda"]["status"] == "not_installed"
+    data = json.loads(cli("route", "devices", "--json", env=cpu_only_env).stdout)
+    assert data["backends"]["opencl"]["status"] == "present" and data["backends"]["opencl"]["source"] == "pyopencl"
+    cuda = data["backends"]["cuda"]
+    assert (cuda["status"], cuda["source"], cuda["pycuda"]) == ("no_driver", None, "not_installed")
 
 
-def test_devices_without_pyopencl_says_not_installed(cli, tmp_path):
-    fake = tmp_path / "fake" / "pyopencl"
-    fake.mkdir(parents=True)
-    (fake / "__init__.py").write_text("raise ModuleNotFoundError(\"No module named 'pyopencl'\", name='pyopencl')\n")
-    result = cli("route", "devices", env={"PYTHONPATH": f"{tmp_path / 'fake'}{os.pathsep}{REPO}"}).assert_clean()
+def test_devices_without_pyopencl_says_not_installed(cli, tmp_path, cpu_only_env):
+    fake = hidden_package(tmp_path / "fake", "pyopencl")
+    result = cli("route", "devices", env={**cpu_only_env, "PYTHONPATH": python_path(fake, cpu_only_env["PYTHONPATH"])}
+                 ).assert_clean()
     assert result.returncode == 0
     assert "OpenCL  not installed" in result.stdout
     assert "pip install 'taotoken[opencl]'" in result.stdout
@@ -204,9 +206,9 @@ def test_verify_all_routes_equal_dated_different_and_no_channel(cli, env):
     assert result.returncode == 5 == data["exit_code"]
 
 
-def test_verify_text_shows_suffix_match_headers_and_exits_zero(cli, env):
+def test_verify_text_shows_suffix_match_headers_and_exits_zero(cli, env, cpu_only_env):
     set_routes(cli, "gpu=gpt-4o", "cpu=claude-x")
-    result = cli("route", "--verify", "--samples", "2", env=env).assert_clean()  # auto: the PoCL CPU -> cpu
+    result = cli("route", "--verify", "--samples", "2", env={**env, **cpu_only_env}).assert_clean()  # auto: cpu
     assert result.returncode == 0, result.output
     assert "cpu -> claude-x: equal up to a date/version suffix" in result.stdout
     assert "x-oneapi-request-id=" in result.stdout and "openai-processing-ms=42" in result.stdout

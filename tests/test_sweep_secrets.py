@@ -27,7 +27,7 @@ from werkzeug import Request, Response
 from taotoken_cli.app import app
 from taotoken_cli.demo.steps import DEMO_KEY
 from taotoken_cli.mock import FAULTS, NAMED_FAILURES, MockOptions
-from tests.conftest import REPO, SENTINEL_KEY, Result
+from tests.conftest import SENTINEL_KEY, Result, python_path
 
 MODEL = "gpt-4o-mini"
 ROOT = typer.main.get_command(app)
@@ -269,7 +269,7 @@ def test_stall_fault_with_short_limits(run, home, mock_gateway):
 @pytest.mark.parametrize("as_json", [False, True])
 def test_mock_log_never_holds_the_key(home, as_json):
     """`taotoken mock` with the key on its command line, requests with right, wrong and mangled keys."""
-    env = dict(os.environ, PYTHONPATH=str(REPO))
+    env = dict(os.environ, PYTHONPATH=python_path())
     args = [sys.executable, "-m", "taotoken_cli", "mock", "--port", "0", "--key", SENTINEL_KEY, "--fail-rate", "0.5",
             "--fail", "401", "--fail-style", "litellm", *(["--json"] if as_json else [])]
     proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=home)

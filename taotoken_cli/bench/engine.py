@@ -1,15 +1,19 @@
 """The load engine: worker processes, each with its own event loop and its own connections.
 
-The parent splits the load (connections, request counts, the open-loop schedule) across
-`workers` processes; each runs its share on its own asyncio loop with its own keep-alive
-connections (http1.Pool), so no lock, pool or GIL is shared between workers. Workers do their
-warm-up, meet at a barrier, run, and send back bounded statistics (stats.SeriesStats).
+The parent splits the connections across `workers` processes; each runs on its own asyncio loop
+with its own keep-alive connections (http1.Pool), so no pool or GIL is shared between workers.
+What they do share is a Tally in shared memory: the next request number (so `-n` is handed out
+request by request and a slow worker leaves no tail while the others idle), the finished and
+failed counts (the live view, and the abort rules: `--max-errors`, `--max-error-rate`) and the
+abort flag. Workers do their warm-up, meet at a barrier, run, and send back bounded statistics.
 
 Load models
-- closed loop (`-n` / `-z` with `-c`): `c` users send back-to-back, latency from each send.
-- open loop (`--rate R`): request k is scheduled at k/R seconds; latency and TTFT are measured from
-  the scheduled start, so a slow server cannot hide its queueing (no coordinated omission). At most
-  `c` requests are in flight; a request that cannot start on time starts late and is counted.
+- closed loop (`-n` / `-z` with `-c`): `c` users send back-to-back, latency from each send; with a
+  ramp-up the users start one after another across it.
+- open loop (`--rate R`, or a trace): request k is scheduled at the k-th time of a schedule
+  computed before the run (workload.schedule); latency and TTFT are measured from the scheduled
+  start, so a slow server cannot hide its queueing (no coordinated omission). At most `c` requests
+  are in flight; a request that cannot start on time starts late and is counted.
 """
 
 from __future__ import annotations
@@ -19,211 +23,47 @@ import json
 import os
 import sys
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from taotoken_cli.bench import http1
-from taotoken_cli.bench.stats import SeriesStats
+from taotoken_cli.bench.exchange import Exchange, as_httpx_error, decoded
+from taotoken_cli.bench.plan import BodyTemplate, Plan, Share, Tally, prepare, split
+from taotoken_cli.bench.stats import SeriesStats, window_width
 
 _perf = time.perf_counter
 LATE_TOLERANCE_S = 0.005  # an open-loop start later than this past its schedule counts as late
-BODY_LIMIT = 1 << 20  # non-stream bodies are kept only until the request is judged (same bound as gateway)
-
-
-@dataclass(kw_only=True)
-class Load:
-    """What every series of a run shares: the gateway, the request and the load model."""
-
-    root: str
-    api_key: str | None
-    prompt: str = "Say OK."
-    max_tokens: int = 16
-    stream: bool = False
-    requests: int | None = 100
-    duration: float | None = None
-    concurrency: int = 10
-    rate: float | None = None
-    warmup: int = 0
-    timeout: float = 60.0
-    raw_path: str | None = None
-    extra_headers: dict[str, str] = field(default_factory=dict)
-
-
-@dataclass(kw_only=True)
-class Plan(Load):
-    """One series: a model under the load, as the worker processes receive it."""
-
-    model: str
-    connect_timeout: float = 10.0
-    workers: int = 1
-
-    @property
-    def url(self) -> str:
-        from taotoken_cli.gateway import Endpoints
-
-        return Endpoints(self.root.rstrip("/")).chat
-
-    def request_body(self) -> bytes:
-        from taotoken_cli.gateway import chat_request_body
-
-        body = chat_request_body(self.model, prompt=self.prompt, max_tokens=self.max_tokens, stream=self.stream)
-        return json.dumps(body, ensure_ascii=False).encode()
-
-    def headers(self) -> dict[str, str]:
-        from taotoken_cli.gateway import USER_AGENT, Gateway
-
-        headers = Gateway(self.root, self.api_key, extra_headers=self.extra_headers).headers()
-        headers["User-Agent"] = USER_AGENT
-        headers["Content-Type"] = "application/json"
-        return headers
-
-
-@dataclass
-class Share:
-    """One worker's part of the load."""
-
-    index: int
-    workers: int
-    concurrency: int
-    requests: int | None  # closed loop with -n
-    warmup: int
-
-
-def split(plan: Plan) -> list[Share]:
-    workers = max(1, min(plan.workers, plan.concurrency))
-    if plan.requests is not None:
-        workers = max(1, min(workers, plan.requests))
-    conc = [plan.concurrency // workers + (1 if i < plan.concurrency % workers else 0) for i in range(workers)]
-
-    def portion(total: int) -> list[int]:
-        parts = [total * c // plan.concurrency for c in conc]
-        for i in range(total - sum(parts)):
-            parts[i % workers] += 1
-        return parts
-
-    reqs = portion(plan.requests) if plan.requests is not None else [None] * workers
-    warm = portion(plan.warmup)
-    return [Share(i, workers, conc[i], reqs[i], warm[i]) for i in range(workers)]
-
-
-# -- one request ------------------------------------------------------------------------------
-class Exchange:
-    """The sink for one response: stamps and parses bytes as they arrive, keeps no stream text."""
-
-    __slots__ = ("stream", "t_ref", "status", "headers", "body", "sse", "parser", "summary", "last", "gaps",
-                 "head_t", "truncated")
-
-    def __init__(self, stream: bool, t_ref: float) -> None:
-        self.stream = stream
-        self.t_ref = t_ref
-        self.status: int | None = None
-        self.headers: dict[str, str] = {}
-        self.body = bytearray()
-        self.sse = False
-        self.parser = None
-        self.summary = None
-        self.last: float | None = None
-        self.gaps: list[float] = []
-        self.head_t = 0.0
-        self.truncated = False
-
-    def on_head(self, status: int, headers: dict[str, str], t: float) -> None:
-        self.status, self.headers, self.head_t = status, headers, t
-        if self.stream and 200 <= status < 300 and headers.get("content-type", "").startswith("text/event-stream"):
-            from taotoken_cli.gateway import StreamSummary
-            from taotoken_cli.sse import SSEParser
-
-            self.sse = True
-            self.parser = SSEParser()
-            self.summary = StreamSummary()
-
-    def on_body(self, data: bytes, t: float) -> None:
-        if self.sse:
-            self._events(self.parser.feed(data), t)
-        elif len(self.body) < BODY_LIMIT:
-            self.body += data[:BODY_LIMIT - len(self.body)]
-        else:
-            self.truncated = True
-
-    def finish_stream(self, t: float) -> None:
-        if self.sse:
-            self._events(self.parser.close(), t)
-
-    def _events(self, events: list, t: float) -> None:
-        from taotoken_cli.gateway import absorb_event
-
-        summary = self.summary
-        for event in events:
-            before = summary.content_deltas
-            absorb_event(summary, event, t - self.t_ref)
-            summary.text = ""  # bench keeps no response text
-            if summary.content_deltas != before:
-                if self.last is not None:
-                    self.gaps.append(t - self.last)
-                self.last = t
-
-
-def _decoded(ex: Exchange) -> bytes:
-    """The body as the classifier must read it: gzip/deflate undone (bench asks for no encoding, but an
-    error page from a proxy may come compressed anyway), bounded like the body itself."""
-    body = bytes(ex.body)
-    encoding = ex.headers.get("content-encoding", "").strip().lower()
-    if encoding not in ("gzip", "x-gzip", "deflate") or not body:
-        return body
-    import zlib
-
-    try:
-        inflater = zlib.decompressobj(zlib.MAX_WBITS | 32 if encoding != "deflate" else zlib.MAX_WBITS)
-        return inflater.decompress(body, BODY_LIMIT)
-    except zlib.error:
-        return body  # not what the header says: classified as the raw bytes (resp.not_json)
-
-
-def _as_httpx_error(exc: BaseException, connecting: bool) -> BaseException:
-    """The exception httpx would have raised, so classify() reads bench's failures like the gateway client's."""
-    import socket
-    import ssl
-
-    import httpx
-
-    if isinstance(exc, (TimeoutError, asyncio.TimeoutError)):
-        cls = httpx.ConnectTimeout if connecting else httpx.ReadTimeout
-    elif isinstance(exc, (socket.gaierror, ssl.SSLError, ConnectionRefusedError)) or connecting:
-        cls = httpx.ConnectError
-    elif isinstance(exc, http1.ProtocolError) or (isinstance(exc, ConnectionResetError) and not exc.errno):
-        cls = httpx.RemoteProtocolError
-    elif isinstance(exc, OSError):
-        cls = httpx.ReadError
-    else:
-        return exc
-    text = str(exc) or type(exc).__name__
-    if isinstance(exc, (TimeoutError, asyncio.TimeoutError)) and not str(exc):
-        text = "timed out"
-    mapped = cls(text)
-    mapped.__cause__ = exc
-    return mapped
 
 
 class Runner:
     """Runs one worker's share on the current event loop."""
 
-    def __init__(self, plan: Plan, share: Share, progress=None, raw=None) -> None:
+    def __init__(self, plan: Plan, share: Share, tally: Tally, records=None) -> None:
         self.plan = plan
         self.share = share
+        self.tally = tally
         ssl_context = http1.default_ssl_context() if plan.url.startswith("https") else None
-        self.target = http1.Target(plan.url, plan.headers(), plan.request_body(), ssl_context=ssl_context)
+        self.target = http1.Target(plan.url, plan.headers(), plan.request_body(), ssl_context=ssl_context,
+                                   proxy=plan.proxy)
+        self.template = None if plan.workload.fixed else BodyTemplate(plan)
+        if self.template is not None:
+            plan.workload.request(0)  # builds the word pool and imports what drawing needs, before any timing
         self.pool = http1.Pool(self.target, share.concurrency, min(plan.connect_timeout, plan.timeout))
-        self.stats = SeriesStats()
-        self.progress = progress  # shared array of completed counts, one slot per worker
-        self.raw = raw
+        self.stats = SeriesStats(window_width(plan.duration))
+        self.records = records
         self.measuring = False
         self.seq = 0
         self.context = {"base": plan.root, "openai_base": plan.root.rstrip("/") + "/v1", "model": plan.model,
                         "host": self.target.host}
 
-    async def request(self, t_ref: float, scheduled: float | None = None) -> None:
-        """One request; `t_ref` is where latency is measured from (the scheduled start in open loop)."""
+    async def request(self, g: int, t_ref: float, scheduled: float | None = None) -> None:
+        """Request number `g`; `t_ref` is where latency is measured from (the scheduled start in open loop)."""
         plan = self.plan
+        if self.template is None:
+            data, max_tokens = self.target.request_bytes, plan.workload.max_tokens
+        else:
+            prompt, max_tokens = plan.workload.request(g)
+            data = self.target.build(self.template.body(prompt, max_tokens))
         loop = asyncio.get_running_loop()
         ex = Exchange(plan.stream, t_ref)
         error: BaseException | None = None
@@ -236,9 +76,13 @@ class Runner:
                 reused = bool(self.pool._idle)
                 conn = await self.pool.get()
                 connecting = False
+                if conn.fresh and self.measuring:
+                    self.stats.connect.record(conn.connect_s)
+                    if conn.proxy_s is not None:
+                        self.stats.proxy_connect.record(conn.proxy_s)
                 if attempt == 0:
                     sent = _perf()
-                future = conn.send(self.target.request_bytes, ex)
+                future = conn.send(data, ex)
                 timer = loop.call_at(loop.time() + max(0.0, plan.timeout - (_perf() - sent)), conn.abort,
                                      TimeoutError(f"no complete response within {plan.timeout:g} s"))
                 try:
@@ -247,7 +91,7 @@ class Runner:
                     timer.cancel()
                 error = None
                 break
-            except (OSError, TimeoutError, asyncio.TimeoutError, http1.ProtocolError) as exc:
+            except (OSError, TimeoutError, asyncio.TimeoutError, http1.ProtocolError, http1.ProxyError) as exc:
                 error = exc
                 if conn is not None:
                     conn.closed = True
@@ -261,15 +105,12 @@ class Runner:
         if error is None:
             ex.finish_stream(end)
         if self.measuring:
-            late = 0.0
-            if scheduled is not None:
-                late = max(0.0, sent - scheduled)
-            self.record(ex, error, connecting, t_ref, end, late, scheduled is not None)
+            late = max(0.0, sent - scheduled) if scheduled is not None else 0.0
+            self.record(g, ex, error, connecting, t_ref, end, late, scheduled is not None, max_tokens)
 
-    def record(self, ex: Exchange, error: BaseException | None, connecting: bool, t_ref: float, end: float,
-               late: float, open_loop: bool) -> None:
+    def record(self, g: int, ex: Exchange, error: BaseException | None, connecting: bool, t_ref: float, end: float,
+               late: float, open_loop: bool, max_tokens: int) -> None:
         stats = self.stats
-        plan = self.plan
         stats.count_status(ex.status)
         latency = end - t_ref
         if open_loop and late > LATE_TOLERANCE_S:
@@ -287,23 +128,37 @@ class Runner:
                 ok = True  # authority on what counts as a failure
                 if usable is not None:
                     tokens, source, ttft = usable[1:]
+        tpot = (latency - ttft) / (tokens - 1) if ok and ttft is not None and tokens is not None and tokens > 1 \
+            else None
+        good = False
         if ok:
-            self.count_success(latency, tokens, source, ttft, ex.gaps)
+            good = self.count_success(latency, tokens, source, ttft, tpot, ex.gaps)
         else:
             stats.failed += 1
         stats.ended_at = max(stats.ended_at, end)
-        if self.progress is not None:
-            self.progress[self.share.index] += 1
-        if self.raw is not None:
+        stats.windows.add(end - stats.started_at, ok, latency, ttft, tokens)
+        prompt_tokens = self.prompt_tokens(ex) if ok else None
+        if prompt_tokens:
+            stats.input_tokens += prompt_tokens
+        self.tally.finish(not ok)
+        if self.records is not None:
             self.seq += 1
-            line = {"model": plan.model, "worker": self.share.index, "seq": self.seq,
-                    "start_s": round(t_ref - stats.started_at, 6), "latency_ms": round(latency * 1000, 3),
-                    "status": ex.status, "ok": ok, "error": code,
+            line = {"model": self.plan.model, "worker": self.share.index, "seq": self.seq, "index": g,
+                    "start_s": round(t_ref - stats.started_at, 6), "end_s": round(end - stats.started_at, 6),
+                    "latency_ms": round(latency * 1000, 3), "status": ex.status, "ok": ok, "error": code,
                     "ttft_ms": round(ttft * 1000, 3) if ttft is not None else None,
-                    "output_tokens": tokens, "tokens_source": source}
+                    "tpot_ms": round(tpot * 1000, 3) if tpot is not None else None,
+                    "output_tokens": tokens, "tokens_source": source, "input_tokens": prompt_tokens,
+                    "max_tokens": max_tokens, "good": good}
             if open_loop:
                 line["late_ms"] = round(late * 1000, 3)
-            self.raw.write(json.dumps(line).encode() + b"\n")
+            self.records.write(json.dumps(line).encode() + b"\n")
+
+    @staticmethod
+    def prompt_tokens(ex: Exchange) -> int | None:
+        usage = ex.summary.usage if ex.summary is not None else ex.usage
+        value = usage.get("prompt_tokens") if isinstance(usage, dict) else None
+        return value if isinstance(value, int) else None
 
     def usable(self, ex: Exchange) -> tuple[bool, int | None, str | None, float | None] | None:
         """For a 2xx answer: (clean success?, output tokens, where the count came from, TTFT) or None when
@@ -323,14 +178,15 @@ class Runner:
             return None
         if not isinstance(payload, dict) or payload.get("error") or not payload.get("choices"):
             return None
-        usage = payload.get("usage")
-        usage_tokens = usage.get("completion_tokens") if isinstance(usage, dict) else None
+        usage = ex.usage = payload.get("usage") if isinstance(payload.get("usage"), dict) else None
+        usage_tokens = usage.get("completion_tokens") if usage else None
         if isinstance(usage_tokens, int):
             return True, usage_tokens, "usage", None
         return True, None, None, None
 
     def count_success(self, latency: float, tokens: int | None, source: str | None, ttft: float | None,
-                      gaps: list[float]) -> None:
+                      tpot: float | None, gaps: list[float]) -> bool:
+        """Record a success; True when it is also within the per-request SLO limits (goodput)."""
         stats = self.stats
         stats.ok += 1
         stats.latency.record(latency)
@@ -346,19 +202,27 @@ class Runner:
             stats.ttft.record(ttft)
             for gap in gaps:  # inter-token gaps: the first token is not among them
                 stats.itl.record(gap)
-            if tokens is not None and tokens > 1:
-                stats.tpot.record((latency - ttft) / (tokens - 1))
+            if tpot is not None:
+                stats.tpot.record(tpot)
+        limits = self.plan.slo_limits
+        if limits:
+            measured = {"latency": latency, "ttft": ttft, "tpot": tpot,
+                        "itl": sum(gaps) / len(gaps) if gaps else None}
+            if any(measured[name] is not None and measured[name] > limit for name, limit in limits.items()):
+                return False
+        stats.good += 1
+        return True
 
     def classify(self, ex: Exchange, error: BaseException | None, connecting: bool, latency: float) -> str | None:
         """Ask the shared classifier; count the failure under its catalogue code (None: it sees a success)."""
         from taotoken_cli.gateway import Observation
 
         plan = self.plan
-        obs = Observation("POST", self.target.url, status=ex.status, headers=ex.headers, body=_decoded(ex),
+        obs = Observation("POST", self.target.url, status=ex.status, headers=ex.headers, body=decoded(ex),
                           body_truncated=ex.truncated, elapsed_s=latency, stream=ex.summary,
-                          key_sent=bool(plan.api_key))
+                          key_sent=bool(plan.api_key), proxy=plan.proxy_label or plan.proxy)
         if error is not None:
-            obs.error = _as_httpx_error(error, connecting)
+            obs.error = as_httpx_error(error, connecting)
         from taotoken_cli.diagnosis.classify import classify
 
         diagnosis = classify(obs, expect="stream" if plan.stream else "chat", context=dict(self.context))
@@ -372,82 +236,114 @@ class Runner:
         return diagnosis.code
 
     # -- load models -----------------------------------------------------------------------
-    async def closed(self, count: int | None, deadline: float | None, users: int) -> None:
-        remaining = [count]
+    async def warm(self, count: int) -> None:
+        """Warm-up requests (not measured): they open the connections and wake the gateway."""
+        numbers = iter(range(count))
 
         async def user() -> None:
-            while True:
-                if count is not None:
-                    if remaining[0] <= 0:
-                        return
-                    remaining[0] -= 1
-                elif _perf() >= deadline:
-                    return
-                await self.request(_perf())
+            for g in numbers:
+                await self.request(g, _perf())
 
-        await asyncio.gather(*(user() for _ in range(max(1, users))))
+        await asyncio.gather(*(user() for _ in range(max(1, min(self.share.concurrency, count)))))
+
+    async def closed(self, t0: float) -> None:
+        plan, share, tally = self.plan, self.share, self.tally
+        deadline = t0 + plan.duration if plan.duration is not None else None
+        ramp = plan.workload.ramp_up or 0.0
+
+        async def user(number: int) -> None:
+            if ramp:
+                await asyncio.sleep(max(0.0, t0 + number * ramp / plan.concurrency - _perf()))
+            while deadline is None or _perf() < deadline:
+                g = tally.claim()
+                if g is None:
+                    return
+                await self.request(g, _perf())
+
+        await asyncio.gather(*(user(share.first_user + i) for i in range(max(1, share.concurrency))))
 
     async def open(self, t0: float) -> None:
-        plan, share = self.plan, self.share
+        schedule, tally = self.plan.schedule, self.tally
+        assert schedule is not None
         loop = asyncio.get_running_loop()
-        slots = asyncio.Semaphore(share.concurrency)
+        slots = asyncio.Semaphore(self.share.concurrency)
         tasks: set[asyncio.Task] = set()
-        interval = 1.0 / plan.rate
-        k = 0
+
+        async def one(g: int, scheduled: float) -> None:
+            try:
+                await self.request(g, scheduled, scheduled=scheduled)
+            finally:
+                slots.release()
+
         while True:
-            g = share.index + k * share.workers  # this worker's k-th request in the global schedule
-            if plan.requests is not None and g >= plan.requests:
+            await slots.acquire()  # at most c in flight: a request that waits here starts late
+            g = tally.claim()  # the next start of the shared schedule, whichever worker is free
+            if g is None:
+                slots.release()
                 break
-            scheduled = t0 + g * interval
-            if plan.duration is not None and scheduled >= t0 + plan.duration:
-                break
-            k += 1
+            scheduled = t0 + schedule[g]
             delay = scheduled - _perf()
             if delay > 0:
                 await asyncio.sleep(delay)
-            await slots.acquire()  # at most c in flight: a request that waits here starts late
-
-            async def one(s: float = scheduled) -> None:
-                try:
-                    await self.request(s, scheduled=s)
-                finally:
-                    slots.release()
-
-            task = loop.create_task(one())
+            if tally.aborted:
+                slots.release()
+                break
+            task = loop.create_task(one(g, scheduled))
             tasks.add(task)
             task.add_done_callback(tasks.discard)
         if tasks:
             await asyncio.gather(*tasks)
 
 
-async def run_worker(plan: Plan, share: Share, barrier=None, progress=None) -> dict[str, Any]:
-    raw = open(plan.raw_path, "ab", buffering=1 << 16) if plan.raw_path else None  # noqa: SIM115
-    runner = Runner(plan, share, progress, raw)
+async def run_worker(plan: Plan, share: Share, tally: Tally, barrier=None) -> dict[str, Any]:
+    records = None
+    if plan.records_dir:
+        path = os.path.join(plan.records_dir, f"{plan.label}w{share.index}.jsonl")
+        records = open(path, "wb", buffering=1 << 16)  # noqa: SIM115
+    runner = Runner(plan, share, tally, records)
     try:
         if share.warmup:
-            await runner.closed(share.warmup, None, min(share.concurrency, share.warmup))
-        if barrier is not None:
-            barrier.wait(timeout=max(30.0, plan.timeout * 2))  # all workers start measuring together
-        runner.measuring = True
+            await runner.warm(share.warmup)
         t0 = _perf()
+        if barrier is not None:  # all workers start measuring together, from one t0 (one schedule)
+            if barrier.wait(timeout=max(30.0, plan.timeout * 2)) == 0:
+                tally.start.value = _perf() + 0.005
+            barrier.wait(timeout=30.0)
+            t0 = tally.start.value
+            await asyncio.sleep(max(0.0, t0 - _perf()))
+        runner.measuring = True
         runner.stats.started_at = t0
-        if plan.rate:
-            await runner.open(t0)
-        else:
-            deadline = t0 + plan.duration if plan.duration is not None else None
-            await runner.closed(share.requests, deadline, share.concurrency)
+        await (runner.open(t0) if plan.schedule is not None else runner.closed(t0))
         runner.stats.ended_at = max(runner.stats.ended_at, t0)
         runner.stats.connections = runner.pool.opened
     finally:
         runner.pool.close()
-        if raw is not None:
-            raw.close()
+        if records is not None:
+            records.close()
     return runner.stats.to_state()
 
 
-def _worker_main(plan: Plan, share: Share, pipe, barrier, progress) -> None:
+def run_loop(coro):
+    """asyncio.run, on uvloop when it is installed (the `fast` extra) unless TAOTOKEN_BENCH_LOOP=asyncio."""
+    if os.environ.get("TAOTOKEN_BENCH_LOOP", "").lower() != "asyncio":
+        try:
+            import uvloop
+        except ImportError:
+            pass
+        else:
+            loop = uvloop.new_event_loop()
+            try:
+                asyncio.set_event_loop(loop)
+                return loop.run_until_complete(coro)
+            finally:
+                asyncio.set_event_loop(None)
+                loop.close()
+    return asyncio.run(coro)
+
+
+def _worker_main(plan: Plan, share: Share, tally: Tally, pipe, barrier) -> None:
     try:
-        state = asyncio.run(run_worker(plan, share, barrier, progress))
+        state = run_loop(run_worker(plan, share, tally, barrier))
         pipe.send(("ok", state))
     except KeyboardInterrupt:
         pipe.send(("error", "interrupted"))
@@ -464,29 +360,37 @@ def _mp_context():
     return multiprocessing.get_context("fork" if sys.platform.startswith("linux") else "spawn")
 
 
-def run_series(plan: Plan, on_progress=None) -> SeriesStats:
+@dataclass
+class SeriesResult:
+    stats: SeriesStats
+    aborted: str | None  # "max-errors" / "error-rate" when the abort rules stopped the series
+    shares: int
+
+
+def run_series(plan: Plan, on_progress=None) -> SeriesResult:
     """Run one series across worker processes and return the merged statistics.
 
-    `on_progress(done, total_or_None, elapsed_s)` is called about 10 times a second while running.
+    `on_progress(done, failed, total_or_None, elapsed_s)` is called about 10 times a second while running.
     """
+    prepare(plan)
     shares = split(plan)
-    if plan.raw_path:
-        os.makedirs(os.path.dirname(os.path.abspath(plan.raw_path)), exist_ok=True)
     if len(shares) == 1 and on_progress is None:
-        return SeriesStats.from_state(asyncio.run(run_worker(plan, shares[0])))
+        tally = Tally(plan)
+        stats = SeriesStats.from_state(run_loop(run_worker(plan, shares[0], tally)))
+        return SeriesResult(stats, tally.counts()[2], 1)
     ctx = _mp_context()
-    progress = ctx.RawArray("q", len(shares))
+    tally = Tally(plan, ctx)
     barrier = ctx.Barrier(len(shares))
     procs, pipes = [], []
     for share in shares:
         parent_end, child_end = ctx.Pipe(duplex=False)
-        proc = ctx.Process(target=_worker_main, args=(plan, share, child_end, barrier, progress), daemon=True)
+        proc = ctx.Process(target=_worker_main, args=(plan, share, tally, child_end, barrier), daemon=True)
         proc.start()
         child_end.close()
         procs.append(proc)
         pipes.append(parent_end)
     results: list[tuple[str, Any] | None] = [None] * len(shares)
-    total = plan.requests if (plan.requests is not None) else None
+    total = plan.limit
     started = None
     try:
         while any(r is None for r in results):
@@ -501,11 +405,11 @@ def run_series(plan: Plan, on_progress=None) -> SeriesStats:
                 elif results[i] is None and not procs[i].is_alive() and not pipe.poll(0):
                     results[i] = ("error", f"worker {i} exited with code {procs[i].exitcode}")
                     barrier.abort()
-            done = sum(progress)
-            if done and started is None:
+            done, failed, _ = tally.counts()
+            if started is None and tally.values[0]:  # the first measured request has started
                 started = _perf()
             if on_progress is not None:
-                on_progress(done, total, (_perf() - started) if started else 0.0)
+                on_progress(done, failed, total, (_perf() - started) if started else 0.0)
     finally:
         for proc in procs:
             if proc.is_alive() and any(r is None for r in results):
@@ -519,7 +423,7 @@ def run_series(plan: Plan, on_progress=None) -> SeriesStats:
 
         raise TaotokenError(f"a bench worker failed: {errors[0]}",
                             fix="run again with --workers 1 and TAOTOKEN_DEBUG=1 to see where")
-    merged = SeriesStats()
+    merged = SeriesStats(window_width(plan.duration))
     for _, state in results:
         merged.merge(SeriesStats.from_state(state))
-    return merged
+    return SeriesResult(merged, tally.counts()[2], len(shares))

@@ -7,7 +7,8 @@ client does the least work possible per request: the request bytes are built onc
 response is parsed inside `data_received` (no per-chunk tasks or queues), and every byte is
 timestamped when it arrives, before any parsing. Each worker process owns its connections; nothing
 is shared, so nothing serialises on one pool. It speaks only what bench needs: one request at a
-time per connection, Content-Length / chunked / read-until-close bodies, TLS via asyncio.
+time per connection, Content-Length / chunked / read-until-close bodies, TLS via asyncio, and HTTP
+proxies (absolute-form requests for http targets, CONNECT tunnels for https ones).
 
 URLs still come from gateway.Endpoints, headers from gateway (User-Agent, auth), stream parsing from
 sse.SSEParser and error classification from classify — only the transport is bench's own.
@@ -35,10 +36,16 @@ class Sink(Protocol):
 
 
 class Target:
-    """Where requests go and the request bytes, built once (the body is the same for every request)."""
+    """Where requests go and the request head, built once; `request_bytes` is the whole request when every
+    request of a series is the same, `build(body)` otherwise.
+
+    Through an HTTP proxy (`proxy`, e.g. http://127.0.0.1:7890): an http target is asked for in absolute
+    form (`POST http://host/path`) on a connection to the proxy; an https target gets a CONNECT tunnel
+    through the proxy, then TLS with the gateway inside it (what curl and httpx do).
+    """
 
     def __init__(self, url: str, headers: dict[str, str], body: bytes, *, method: str = "POST",
-                 ssl_context: ssl.SSLContext | None = None) -> None:
+                 ssl_context: ssl.SSLContext | None = None, proxy: str | None = None) -> None:
         parts = urlsplit(url)
         if parts.scheme not in ("http", "https"):
             raise ValueError(f"unsupported URL scheme {parts.scheme!r}")
@@ -50,30 +57,59 @@ class Target:
         if parts.query:
             path += "?" + parts.query
         host_header = parts.netloc.rsplit("@", 1)[-1]
+        self.proxy = proxy
+        self.tunnel = False
+        self.connect_host, self.connect_port = self.host, self.port
+        proxy_lines: list[str] = []
+        if proxy:
+            p = urlsplit(proxy)
+            self.connect_host, self.connect_port = p.hostname or "", p.port or 80
+            auth = proxy_authorization(p.username, p.password)
+            proxy_lines = [f"Proxy-Authorization: {auth}"] if auth else []
+            if self.scheme == "https":
+                self.tunnel = True
+                authority = f"{self.host}:{self.port}" if ":" not in self.host else f"[{self.host}]:{self.port}"
+                self.connect_bytes = "\r\n".join([f"CONNECT {authority} HTTP/1.1", f"Host: {authority}",
+                                                   *proxy_lines, "", ""]).encode("latin-1")
+            else:
+                path = f"{parts.scheme}://{host_header}{path}"  # absolute form: the proxy forwards it
         lines = [f"{method} {path} HTTP/1.1", f"Host: {host_header}"]
+        if not self.tunnel:
+            lines += proxy_lines
         lines += [f"{name}: {value}" for name, value in headers.items()]
-        lines += [f"Content-Length: {len(body)}", "", ""]
-        self.request_bytes = "\r\n".join(lines).encode("latin-1") + body
+        self.head = ("\r\n".join(lines) + "\r\n").encode("latin-1")
+        self.request_bytes = self.build(body)
         self.ssl_context = ssl_context if self.scheme == "https" else None
+
+    def build(self, body: bytes) -> bytes:
+        return self.head + b"Content-Length: " + str(len(body)).encode() + b"\r\n\r\n" + body
+
+
+def proxy_authorization(user: str | None, password: str | None) -> str | None:
+    """Basic credentials from a proxy URL's user:password (percent-decoded), as httpx sends them."""
+    if not user and not password:
+        return None
+    import base64
+    from urllib.parse import unquote
+
+    raw = f"{unquote(user or '')}:{unquote(password or '')}".encode()
+    return "Basic " + base64.b64encode(raw).decode()
 
 
 def default_ssl_context() -> ssl.SSLContext:
-    """Same trust as the shared gateway client (httpx): SSL_CERT_FILE, else certifi, else the system store."""
-    import os
+    """Same trust as the shared gateway client (gateway.tls_context: SSL_CERT_FILE, SSL_CERT_DIR, certifi)."""
+    from taotoken_cli.gateway import tls_context
 
-    cafile = os.environ.get("SSL_CERT_FILE")
-    if not cafile:
-        try:
-            import certifi
-
-            cafile = certifi.where()
-        except ImportError:
-            cafile = None
-    return ssl.create_default_context(cafile=cafile)
+    return tls_context()
 
 
 class ProtocolError(Exception):
     """The server sent something that is not HTTP/1.1 as bench reads it."""
+
+
+class ProxyError(Exception):
+    """The proxy itself failed the tunnel: it refused the CONNECT, wants credentials (407), or could not
+    reach the gateway (502/503 of its own)."""
 
 
 # body framing modes
@@ -94,7 +130,11 @@ class Connection(asyncio.Protocol):
         self._remaining = 0
         self._cstate = _C_SIZE
         self._keep_alive = True
+        self._tunnel: asyncio.Future | None = None  # a CONNECT waiting for the proxy's answer
         self.end_time = 0.0
+        self.fresh = True  # opened for the current request (its connect time is the request's)
+        self.connect_s = 0.0  # how long opening this connection took (TCP, CONNECT, TLS)
+        self.proxy_s: float | None = None  # of which the CONNECT exchange with the proxy
 
     # -- asyncio callbacks -------------------------------------------------------------------
     def connection_made(self, transport) -> None:
@@ -102,6 +142,8 @@ class Connection(asyncio.Protocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.closed = True
+        if self._tunnel is not None and not self._tunnel.done():
+            self._tunnel.set_exception(exc or ConnectionResetError("the proxy closed the connection"))
         done = self._done
         if done is None or done.done():
             return
@@ -114,6 +156,9 @@ class Connection(asyncio.Protocol):
 
     def data_received(self, data: bytes) -> None:
         t = _perf()  # stamped before any parsing
+        if self._tunnel is not None:
+            self._tunnel_answer(data)
+            return
         if self._done is None or self._done.done():
             return  # stray bytes after a finished response (or a timed-out one): ignored
         try:
@@ -133,6 +178,32 @@ class Connection(asyncio.Protocol):
 
     def eof_received(self) -> bool | None:
         return None  # close the transport; connection_lost decides if the response was complete
+
+    # -- CONNECT through a proxy --------------------------------------------------------------
+    def handshake(self, data: bytes) -> asyncio.Future:
+        """Send a CONNECT; the future resolves to (status, reason) once the proxy's answer head is in."""
+        self._tunnel = asyncio.get_running_loop().create_future()
+        self._buf.clear()
+        self.transport.write(data)
+        return self._tunnel
+
+    def _tunnel_answer(self, data: bytes) -> None:
+        buf = self._buf
+        buf += data
+        end = buf.find(b"\r\n\r\n")
+        if end < 0:
+            if len(buf) > 65536:
+                self._tunnel.set_exception(ProxyError("the proxy's answer to CONNECT is not HTTP"))
+                self._tunnel = None
+            return
+        status_line = bytes(buf[:end]).split(b"\r\n", 1)[0].decode("latin-1")
+        parts = status_line.split(" ", 2)
+        future, self._tunnel = self._tunnel, None
+        buf.clear()
+        try:
+            future.set_result((int(parts[1]), parts[2] if len(parts) > 2 else ""))
+        except (IndexError, ValueError):
+            future.set_exception(ProxyError(f"the proxy's answer to CONNECT is not HTTP: {status_line[:80]!r}"))
 
     # -- request ---------------------------------------------------------------------------
     def send(self, data: bytes, sink: Sink) -> asyncio.Future:
@@ -284,11 +355,34 @@ class Connection(asyncio.Protocol):
 
 
 async def open_connection(target: Target, timeout: float) -> Connection:
+    """A connection ready for requests: straight to the server, to a forwarding proxy, or through a
+    CONNECT tunnel (then TLS inside it). Its `connect_s` and `proxy_s` say what opening it cost."""
     loop = asyncio.get_running_loop()
-    coro = loop.create_connection(Connection, target.host, target.port, ssl=target.ssl_context,
-                                  server_hostname=target.host if target.ssl_context else None)
-    _transport, conn = await asyncio.wait_for(coro, timeout)
-    return conn
+
+    async def connect() -> Connection:
+        started = _perf()
+        if not target.tunnel:
+            ssl_context = None if target.proxy else target.ssl_context
+            _transport, conn = await loop.create_connection(
+                Connection, target.connect_host, target.connect_port, ssl=ssl_context,
+                server_hostname=target.host if ssl_context else None)
+        else:
+            transport, conn = await loop.create_connection(Connection, target.connect_host, target.connect_port)
+            asked = _perf()
+            try:
+                status, reason = await conn.handshake(target.connect_bytes)
+            except OSError as exc:
+                transport.abort()
+                raise ProxyError(f"the proxy closed the connection on CONNECT {target.host}:{target.port}") from exc
+            conn.proxy_s = _perf() - asked
+            if status != 200:
+                transport.abort()
+                raise ProxyError(f"{status} {reason} from the proxy on CONNECT {target.host}:{target.port}".strip())
+            conn.transport = await loop.start_tls(transport, conn, target.ssl_context, server_hostname=target.host)
+        conn.connect_s = _perf() - started
+        return conn
+
+    return await asyncio.wait_for(connect(), timeout)
 
 
 class Pool:
@@ -302,12 +396,16 @@ class Pool:
         self.opened = 0
 
     async def get(self) -> Connection:
+        """An idle connection, or a new one (then `fresh` is set on it until the next get)."""
         while self._idle:
             conn = self._idle.pop()
             if not conn.closed:
+                conn.fresh = False
                 return conn
         self.opened += 1
-        return await open_connection(self.target, self.connect_timeout)
+        conn = await open_connection(self.target, self.connect_timeout)
+        conn.fresh = True
+        return conn
 
     def put(self, conn: Connection) -> None:
         if not conn.closed:

@@ -1,17 +1,19 @@
-"""Computing the bench report from merged statistics (no rendering here: see bench.render).
+"""Computing the bench report from merged statistics (no rendering here: see view.py).
 
 `BenchReport.to_dict()` is the `--json` contract: every key is always present (None when it does
-not apply), names never change, and times are in milliseconds.
+not apply), names never change (new ones are only added), and times are in milliseconds.
 """
 
 from __future__ import annotations
 
+import statistics
 from dataclasses import dataclass, field
 from typing import Any
 
-from taotoken_cli.bench.engine import Plan
 from taotoken_cli.bench.histogram import Histogram
+from taotoken_cli.bench.plan import Plan
 from taotoken_cli.bench.stats import SeriesStats
+from taotoken_cli.bench.sweep import SLO, evaluate
 
 SCHEMA_VERSION = 1
 
@@ -58,6 +60,60 @@ class ErrorLine:
         return dict(self.__dict__)
 
 
+# the figures compared across repeats: name -> how to read it from one repeat's statistics
+def _per_s(count: int, stats: SeriesStats) -> float | None:
+    return round(count / stats.elapsed, 3) if stats.elapsed > 0 else None
+
+
+def _pct(name: str, p: float):
+    def read(stats: SeriesStats) -> float | None:
+        value = getattr(stats, name).percentile(p)
+        return None if value is None else round(value * 1000, 3)
+
+    return read
+
+
+SPREAD_METRICS = {
+    "requests_per_s": lambda s: _per_s(s.ok + s.failed, s),
+    "goodput_per_s": lambda s: _per_s(s.good, s),
+    "output_tokens_per_s": lambda s: _per_s(s.output_tokens, s),
+    "latency_p50_ms": _pct("latency", 50), "latency_p95_ms": _pct("latency", 95),
+    "ttft_p50_ms": _pct("ttft", 50), "ttft_p95_ms": _pct("ttft", 95), "itl_p50_ms": _pct("itl", 50),
+}
+
+
+def spread(repeats: list[SeriesStats]) -> dict[str, Any]:
+    """Mean, standard deviation, coefficient of variation, min and max of each figure across repeats."""
+    out: dict[str, Any] = {"count": len(repeats)}
+    for name, read in SPREAD_METRICS.items():
+        values = [v for v in (read(s) for s in repeats) if v is not None]
+        if not values:
+            out[name] = None
+            continue
+        mean = statistics.fmean(values)
+        stdev = statistics.stdev(values) if len(values) > 1 else 0.0
+        out[name] = {"values": values, "mean": round(mean, 3), "stdev": round(stdev, 3),
+                     "cv": round(stdev / mean, 4) if mean else None, "min": min(values), "max": max(values)}
+    return out
+
+
+def windows(stats: SeriesStats) -> dict[str, Any]:
+    w = stats.windows
+    rows = []
+    for index in range(max(w.rows) + 1 if w.rows else 0):
+        requests, ok, failed, tokens, latency, ttft = w.rows.get(index) or (0, 0, 0, 0, Histogram(), Histogram())
+        rows.append({"start_s": round(index * w.width, 3), "requests": requests, "ok": ok, "failed": failed,
+                     "requests_per_s": round(requests / w.width, 3),
+                     "output_tokens_per_s": round(tokens / w.width, 3),
+                     "latency_p50_ms": _ms(latency.percentile(50)), "latency_p95_ms": _ms(latency.percentile(95)),
+                     "ttft_p50_ms": _ms(ttft.percentile(50))})
+    return {"width_s": w.width, "rows": rows}
+
+
+def _ms(value: float | None) -> float | None:
+    return None if value is None else round(value * 1000, 3)
+
+
 @dataclass
 class SeriesReport:
     model: str
@@ -82,6 +138,19 @@ class SeriesReport:
     lateness_mean_ms: float | None
     lateness_max_ms: float | None
     connections: int
+    concurrency: int = 0
+    rate: float | None = None
+    input_tokens: int = 0
+    good: int = 0
+    goodput_per_s: float | None = None
+    slo: list[dict[str, Any]] | None = None
+    meets_slo: bool | None = None
+    aborted: dict[str, Any] | None = None
+    connect: Distribution | None = None
+    proxy_connect: Distribution | None = None
+    windows: dict[str, Any] = field(default_factory=dict)
+    repeats: dict[str, Any] | None = None
+    stats: SeriesStats | None = field(default=None, repr=False)  # for the HTML report; not in the JSON
 
     @property
     def top_error(self) -> ErrorLine | None:
@@ -104,6 +173,12 @@ class SeriesReport:
             "top_error_fix": (self.top_error.fixes[0] if self.top_error and self.top_error.fixes else None),
             "late_starts": self.late_starts, "lateness_mean_ms": self.lateness_mean_ms,
             "lateness_max_ms": self.lateness_max_ms, "connections": self.connections,
+            "concurrency": self.concurrency, "rate": self.rate, "input_tokens": self.input_tokens,
+            "good": self.good, "goodput_per_s": self.goodput_per_s, "slo": self.slo, "meets_slo": self.meets_slo,
+            "aborted": self.aborted,
+            "connect_ms": self.connect.to_dict() if self.connect else None,
+            "proxy_connect_ms": self.proxy_connect.to_dict() if self.proxy_connect else None,
+            "windows": self.windows, "repeats": self.repeats,
         }
 
 
@@ -121,6 +196,14 @@ class BenchReport:
     max_tokens: int
     timeout_s: float
     series: list[SeriesReport]
+    proxy: str | None = None  # masked
+    proxy_source: str | None = None  # "--proxy" or the environment variable's name
+    workload: dict[str, Any] = field(default_factory=dict)
+    repeat: int = 1
+    slo: list[SLO] = field(default_factory=list)
+    sweep: dict[str, Any] | None = None
+    max_errors: int | None = None
+    max_error_rate: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -128,8 +211,12 @@ class BenchReport:
             "load": {"mode": self.mode, "requests": self.requests, "duration_s": self.duration_s,
                      "concurrency": self.concurrency, "rate": self.rate, "warmup": self.warmup,
                      "workers": self.workers, "stream": self.stream, "max_tokens": self.max_tokens,
-                     "timeout_s": self.timeout_s},
+                     "timeout_s": self.timeout_s, "repeat": self.repeat, "proxy": self.proxy,
+                     "proxy_source": self.proxy_source, "max_errors": self.max_errors,
+                     "max_error_rate": self.max_error_rate, **self.workload},
             "series": [s.to_dict() for s in self.series],
+            "slo": [s.to_dict() for s in self.slo] or None,
+            "sweep": self.sweep,
         }
 
 
@@ -140,9 +227,12 @@ def _bins(hist: Histogram) -> int:
     return max(1, min(10, int((hist.max - hist.min) / (hist.max * 0.016))))
 
 
-def series_report(plan: Plan, stats: SeriesStats) -> SeriesReport:
+def series_report(plan: Plan, stats: SeriesStats, *, aborted: str | None = None, slos: list[SLO] | None = None,
+                  repeats: list[SeriesStats] | None = None) -> SeriesReport:
+    from taotoken_cli.bench.advice import fitted_fixes
+
     total = stats.ok + stats.failed
-    elapsed = max(0.0, stats.ended_at - stats.started_at) if total else 0.0
+    elapsed = stats.elapsed
     if stats.tokens_from_usage and stats.tokens_counted:
         source = "mixed"
     elif stats.tokens_from_usage:
@@ -151,11 +241,16 @@ def series_report(plan: Plan, stats: SeriesStats) -> SeriesReport:
         source = "counted"
     else:
         source = None
+    ok_per_s = stats.ok / elapsed if elapsed > 0 else None
     errors = [ErrorLine(code, e["count"], round(e["count"] / total, 4) if total else 0.0, e.get("title"),
-                        e.get("status"), e.get("server_message"), e.get("retry_after_s"), list(e.get("fixes") or []))
+                        e.get("status"), e.get("server_message"), e.get("retry_after_s"),
+                        fitted_fixes(code, list(e.get("fixes") or []), concurrency=plan.concurrency, rate=plan.rate,
+                                     timeout=plan.timeout, ok_per_s=ok_per_s, retry_after_s=e.get("retry_after_s"),
+                                     server_message=e.get("server_message")))
               for code, e in stats.errors.items()]
     errors.sort(key=lambda e: (-e.count, e.code))
-    open_loop = bool(plan.rate)
+    open_loop = plan.open_loop
+    checked = evaluate(slos, stats) if slos else None
     return SeriesReport(
         model=plan.model, requests=total, ok=stats.ok, failed=stats.failed,
         success_rate=round(stats.ok / total, 4) if total else None,
@@ -178,16 +273,15 @@ def series_report(plan: Plan, stats: SeriesStats) -> SeriesReport:
                           if open_loop and stats.late_starts else (0.0 if open_loop else None)),
         lateness_max_ms=round(stats.lateness_max * 1000, 3) if open_loop else None,
         connections=stats.connections,
-    )
-
-
-def bench_report(plans: list[Plan], stats: list[SeriesStats]) -> BenchReport:
-    from taotoken_cli.bench.engine import split
-
-    first = plans[0]
-    return BenchReport(
-        url=first.url, mode="open" if first.rate else "closed", requests=first.requests,
-        duration_s=first.duration, concurrency=first.concurrency, rate=first.rate, warmup=first.warmup,
-        workers=len(split(first)), stream=first.stream, max_tokens=first.max_tokens, timeout_s=first.timeout,
-        series=[series_report(p, s) for p, s in zip(plans, stats, strict=True)],
+        concurrency=plan.concurrency, rate=plan.rate, input_tokens=stats.input_tokens,
+        good=stats.good, goodput_per_s=round(stats.good / elapsed, 2) if elapsed > 0 else None,
+        slo=[{"target": slo.text, "value": (round(value, 4) if slo.metric == "error-rate" else _ms(value))
+              if value is not None else None, "ok": ok} for slo, value, ok in checked] if checked else None,
+        meets_slo=all(ok for _, _, ok in checked) and not aborted if checked else None,
+        aborted=({"reason": aborted, "after_requests": total, "failed": stats.failed} if aborted else None),
+        connect=Distribution.of(stats.connect),
+        proxy_connect=Distribution.of(stats.proxy_connect) if plan.proxy and stats.proxy_connect.count else None,
+        windows=windows(stats),
+        repeats=spread(repeats) if repeats and len(repeats) > 1 else None,
+        stats=stats,
     )

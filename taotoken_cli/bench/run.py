@@ -9,11 +9,14 @@ from dataclasses import dataclass, field
 from taotoken_cli.errors import InputError, TaotokenError
 from taotoken_cli.iostreams import IOStreams
 
+DEFAULT_CONCURRENCY = 10
+DEFAULT_MAX_TOKENS = 16
+
 
 @dataclass
 class BenchOptions:
     requests: int | None = None
-    concurrency: int = 10
+    concurrency: int | None = None  # default 10
     duration: str | None = None  # e.g. 30s, 2m, 45 (seconds)
     rate: float | None = None
     warmup: int = 0
@@ -22,16 +25,36 @@ class BenchOptions:
     models: list[str] = field(default_factory=list)
     prompt: str | None = None
     prompt_file: str | None = None
-    max_tokens: int = 16
+    max_tokens: int | None = None  # default 16
     stream: bool = False
     raw: str | None = None
     json_out: bool = False
     base_url: str | None = None
     profile: str | None = None
+    # capacity search
+    sweep: str | None = None
+    slo: list[str] = field(default_factory=list)
+    repeat: int = 1
+    # workload
+    arrival: str | None = None
+    ramp_up: str | None = None
+    seed: int = 1
+    input_tokens: str | None = None
+    output_tokens: str | None = None
+    dataset: str | None = None
+    trace: str | None = None
+    # failing fast
+    max_errors: int | None = None
+    max_error_rate: str | None = None  # a percentage, or "off"; default: stop when every request fails
+    # artifacts and network
+    csv: str | None = None
+    html: str | None = None
+    proxy: str | None = None
+    no_proxy: bool = False
 
 
-def parse_duration(text: str) -> float:
-    """`-z` values: 30s, 2m, 1h, 500ms, or a plain number of seconds."""
+def parse_duration(text: str, option: str = "-z/--duration") -> float:
+    """Durations: 30s, 2m, 1h, 500ms, or a plain number of seconds."""
     raw = text.strip().lower()
     units = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
     for suffix in ("ms", "s", "m", "h"):
@@ -45,8 +68,28 @@ def parse_duration(text: str) -> float:
     except ValueError:
         value = -1.0
     if not value > 0 or value == float("inf"):  # also refuses nan
-        raise InputError(f"-z/--duration {text!r} is not a positive duration", "use e.g. -z 30s, -z 2m or -z 45")
+        flag = option.split("/")[-1]
+        raise InputError(f"{option} {text!r} is not a positive duration",
+                         f"use e.g. {flag} 30s, {flag} 2m or {flag} 45")
     return value
+
+
+def parse_error_rate(text: str) -> float | None:
+    raw = text.strip().lower().rstrip("%").strip()
+    if raw in ("off", "none", "no"):
+        return None
+    try:
+        value = float(raw)
+    except ValueError:
+        value = -1.0
+    if not 0 < value <= 100:
+        raise InputError(f"--max-error-rate {text!r} is not a percentage above 0 and at most 100",
+                         "e.g. --max-error-rate 50% (stop a model once half its requests fail), or off")
+    return value / 100.0
+
+
+def _conflict(a: str, b: str, fix: str) -> InputError:
+    return InputError(f"{a} and {b} both given", fix)
 
 
 def validate(args: BenchOptions) -> None:
@@ -54,7 +97,7 @@ def validate(args: BenchOptions) -> None:
         raise InputError("-n/--requests and -z/--duration both given", "use -n for a request count or -z for a time")
     if args.requests is not None and args.requests < 1:
         raise InputError(f"-n/--requests must be at least 1 (got {args.requests})", "e.g. -n 200")
-    if args.concurrency < 1:
+    if args.concurrency is not None and args.concurrency < 1:
         raise InputError(f"-c/--concurrency must be at least 1 (got {args.concurrency})", "e.g. -c 10")
     if args.rate is not None and args.rate <= 0:
         raise InputError(f"--rate must be a positive number of requests per second (got {args.rate:g})",
@@ -65,26 +108,26 @@ def validate(args: BenchOptions) -> None:
         raise InputError(f"--timeout must be positive (got {args.timeout:g})", "e.g. --timeout 30")
     if args.workers is not None and args.workers < 1:
         raise InputError("--workers must be at least 1", "leave it out to use one worker per core")
-    if args.max_tokens < 1:
+    if args.max_tokens is not None and args.max_tokens < 1:
         raise InputError("--max-tokens must be at least 1", "e.g. --max-tokens 64")
-    if args.prompt is not None and args.prompt_file is not None:
-        raise InputError("--prompt and --prompt-file both given", "use one of them")
-
-
-def read_prompt(args: BenchOptions) -> str:
-    if args.prompt_file is None:
-        return args.prompt if args.prompt is not None else "Say OK."
-    try:
-        with open(os.path.expanduser(args.prompt_file), encoding="utf-8") as fh:
-            text = fh.read()
-    except OSError as exc:
-        raise InputError(f"cannot read --prompt-file {args.prompt_file}: {exc.strerror or exc}",
-                         "give the path of a UTF-8 text file") from None
-    except UnicodeDecodeError:
-        raise InputError(f"--prompt-file {args.prompt_file} is not UTF-8 text", "save the prompt as UTF-8") from None
-    if not text.strip():
-        raise InputError(f"--prompt-file {args.prompt_file} is empty", "put the prompt text in the file")
-    return text
+    if not 1 <= args.repeat <= 100:
+        raise InputError(f"--repeat must be between 1 and 100 (got {args.repeat})", "e.g. --repeat 3")
+    if args.max_errors is not None and args.max_errors < 1:
+        raise InputError("--max-errors must be at least 1", "e.g. --max-errors 50 (stop a model after 50 failures)")
+    prompts = [name for name, value in (("--prompt", args.prompt), ("--prompt-file", args.prompt_file),
+                                        ("--dataset", args.dataset), ("--input-tokens", args.input_tokens),
+                                        ("--trace", args.trace)) if value is not None]
+    if len(prompts) > 1:
+        raise _conflict(prompts[0], prompts[1], "the prompts come from one of them")
+    if args.output_tokens is not None and args.max_tokens is not None:
+        raise _conflict("--output-tokens", "--max-tokens", "--output-tokens draws max_tokens per request; "
+                        "use one of them")
+    if args.trace is not None:
+        for name, value in (("--rate", args.rate), ("--arrival", args.arrival), ("--ramp-up", args.ramp_up)):
+            if value is not None:
+                raise _conflict("--trace", name, "a trace brings its own start times")
+    if args.proxy is not None and args.no_proxy:
+        raise _conflict("--proxy", "--no-proxy", "use one of them")
 
 
 def resolve(args: BenchOptions, env: Mapping[str, str]):
@@ -103,69 +146,217 @@ def resolve(args: BenchOptions, env: Mapping[str, str]):
     return settings, list(dict.fromkeys(models))  # a model given twice runs once
 
 
-def _check_raw_path(path: str) -> str:
-    directory = os.path.dirname(os.path.abspath(path)) or "."
-    if os.path.isdir(path):
-        raise InputError(f"--raw {path} is a directory", "give a file name, e.g. --raw bench.jsonl")
-    if not os.path.isdir(directory) or not os.access(directory, os.W_OK):
-        raise InputError(f"--raw {path}: cannot write in {directory}", "pick a writable directory")
-    return path
-
-
 def run(args: BenchOptions, io: IOStreams) -> int:
     """Run the bench and print the report; returns the exit code."""
     from taotoken_cli.bench import BenchRun, run_bench
-    from taotoken_cli.bench.view import ProgressLine, render_text
+    from taotoken_cli.bench.artifacts import check_writable, write_summary_csv
+    from taotoken_cli.bench.view import render_text
 
-    duration = parse_duration(args.duration) if args.duration is not None else None
     validate(args)
-    prompt = read_prompt(args)
-    raw = _check_raw_path(args.raw) if args.raw else None
+    duration = parse_duration(args.duration) if args.duration is not None else None
+    sweep, slos = _capacity(args)
+    workload = _workload(args, sweep)
+    paths = {option: check_writable(option, path) for option, path in
+             (("--raw", args.raw), ("--csv", args.csv), ("--html", args.html)) if path}
+    if args.html:
+        _require_plotting()
     settings, models = resolve(args, io.env)
-    _refuse_plain_http(settings.base_url.value, bool(settings.api_key.value), io.env)
-    _refuse_proxy(settings.base_url.value, io.env)
+    root = settings.base_url.value
+    _refuse_plain_http(root, bool(settings.api_key.value), io.env)
+    proxy, source = _proxy(args, root, io.env)
     out = io.out
-    options = BenchRun(root=settings.base_url.value, api_key=settings.api_key.value, models=models, prompt=prompt,
-                       max_tokens=args.max_tokens, stream=args.stream,
-                       requests=args.requests if args.requests is not None else 100,
-                       duration=duration, concurrency=args.concurrency, rate=args.rate, warmup=args.warmup,
-                       timeout=args.timeout, workers=args.workers, raw_path=raw)
-    bar: list[ProgressLine] = []
-    on_progress = None
+    options = BenchRun(
+        root=root, api_key=settings.api_key.value, models=models, workload=workload, stream=args.stream,
+        requests=args.requests if args.requests is not None else (None if args.trace else 100), duration=duration,
+        concurrency=args.concurrency or DEFAULT_CONCURRENCY, rate=args.rate, warmup=args.warmup,
+        timeout=args.timeout, workers=args.workers, proxy=proxy, proxy_label=_proxy_label(proxy),
+        proxy_source=source, sweep=sweep, slos=slos, repeat=args.repeat, max_errors=args.max_errors,
+        max_error_rate=parse_error_rate(args.max_error_rate) if args.max_error_rate is not None else 1.0,
+        raw_path=paths.get("--raw"), csv_path=paths.get("--csv"))
+    from taotoken_cli.bench.sweep import request_limits
+
+    options.slo_limits = request_limits(slos)
+    view = None
     if io.stderr_tty:
-        def on_progress(plan):
-            line = ProgressLine(f"{plan.model[:24]:<24}", out.err)
-            bar.append(line)
-            return lambda done, total, elapsed: line(done, total, elapsed, plan.duration)
+        from taotoken_cli.bench.progress import LiveView
+
+        view = LiveView(out.err_console, models, sweep, args.repeat)
     try:
-        report = run_bench(options, on_progress)
+        report = run_bench(options, view)
     finally:
-        if bar:
-            bar[-1].clear()
+        if view is not None:
+            view.close()
+    if args.csv:
+        from taotoken_cli.bench.artifacts import summary_path
+
+        write_summary_csv(summary_path(args.csv), report)
+    if args.html:
+        from taotoken_cli.bench.html_report import write_html
+
+        write_html(args.html, report)
     if args.json_out:
         out.json(report.to_dict())
     else:
-        for line in render_text(report):
+        for line in render_text(report, _width(io)):
             out.line(line)
-    return _exit_code(report)
+    return exit_code(report)
 
 
-def _exit_code(report) -> int:
-    """0 when requests succeeded; when every request of a series failed, the exit code of its top error."""
+def _width(io: IOStreams) -> int:
+    """The terminal's width when stdout is one (at least 80 is assumed), else 80."""
+    if io.stdout_tty:
+        import shutil
+
+        return max(80, min(160, shutil.get_terminal_size((80, 24)).columns))
+    return 80
+
+
+def _capacity(args: BenchOptions):
+    from taotoken_cli.bench.sweep import parse_slo, parse_sweep
+
+    sweep = parse_sweep(args.sweep) if args.sweep is not None else None
+    if sweep is not None:
+        flag, given = (("-c", args.concurrency) if sweep.parameter == "concurrency" else ("--rate", args.rate))
+        if given is not None:
+            raise _conflict("--sweep", flag, f"the sweep sets {flag} at each step; leave {flag} out")
+        if sweep.parameter == "rate" and args.trace is not None:
+            raise _conflict("--sweep rate=…", "--trace", "a trace brings its own start times; sweep c= instead")
+    slos = [parse_slo(text) for text in args.slo]
+    if not args.stream:
+        for slo in slos:
+            if slo.metric in ("ttft", "itl", "tpot"):
+                raise InputError(f"--slo {slo.text} needs --stream (time to first token and inter-token gaps "
+                                 "are measured on streams)", "add --stream")
+    return sweep, slos
+
+
+def _workload(args: BenchOptions, sweep):
+    from taotoken_cli.bench.workload import Workload, parse_arrival, parse_lengths, read_dataset, read_trace
+
+    open_loop = args.rate is not None or (sweep is not None and sweep.parameter == "rate")
+    if args.arrival is not None and not open_loop:
+        raise InputError("--arrival needs an open loop", "add --rate R (or --sweep rate=…)")
+    workload = Workload(prompt=read_prompt(args), max_tokens=args.max_tokens or DEFAULT_MAX_TOKENS, seed=args.seed)
+    if args.arrival is not None:
+        workload.arrival = parse_arrival(args.arrival)
+    if args.ramp_up is not None:
+        workload.ramp_up = parse_duration(args.ramp_up, "--ramp-up")
+    if args.input_tokens is not None:
+        workload.input_tokens = parse_lengths("--input-tokens", args.input_tokens)
+    if args.output_tokens is not None:
+        workload.output_tokens = parse_lengths("--output-tokens", args.output_tokens)
+    if args.dataset is not None:
+        workload.dataset, workload.source = read_dataset(args.dataset), args.dataset
+    if args.trace is not None:
+        workload.trace, workload.source = read_trace(args.trace), args.trace
+    return workload
+
+
+def read_prompt(args: BenchOptions) -> str:
+    if args.prompt_file is None:
+        return args.prompt if args.prompt is not None else "Say OK."
+    try:
+        with open(os.path.expanduser(args.prompt_file), encoding="utf-8") as fh:
+            text = fh.read()
+    except OSError as exc:
+        raise InputError(f"cannot read --prompt-file {args.prompt_file}: {exc.strerror or exc}",
+                         "give the path of a UTF-8 text file") from None
+    except UnicodeDecodeError:
+        raise InputError(f"--prompt-file {args.prompt_file} is not UTF-8 text", "save the prompt as UTF-8") from None
+    if not text.strip():
+        raise InputError(f"--prompt-file {args.prompt_file} is empty", "put the prompt text in the file")
+    return text
+
+
+def _require_plotting() -> None:
+    try:
+        import plotly  # noqa: F401
+    except ImportError:
+        raise InputError("--html needs the plotting library plotly, which is not installed",
+                         'pip install "taotoken[html]"   (in the environment taotoken runs in)') from None
+
+
+def _proxy(args: BenchOptions, root: str, env: Mapping[str, str]) -> tuple[str | None, str | None]:
+    """The HTTP proxy to go through: --proxy, else the environment's (as httpx would choose it)."""
+    from urllib.parse import urlsplit
+
+    if args.no_proxy:
+        return None, None
+    if args.proxy is not None:
+        proxy, source = args.proxy.strip(), "--proxy"
+    else:
+        from taotoken_cli.proxies import proxy_for
+
+        proxy, source = proxy_for(root, env), "environment"
+        if not proxy:
+            return None, None
+    where = "--proxy" if source == "--proxy" else "the proxy set in the environment"
+    try:
+        parts = urlsplit(proxy if "://" in proxy else "http://" + proxy)
+        parts.port  # noqa: B018 - raises ValueError for a bad port
+    except ValueError:
+        raise InputError(f"{where} ({_proxy_label(proxy)}) is not a URL", "e.g. --proxy http://127.0.0.1:7890") \
+            from None
+    if parts.scheme.startswith("socks"):
+        raise InputError(f"{where} is a SOCKS proxy ({_proxy_label(proxy)}); bench speaks to HTTP proxies",
+                         "Clash/mihomo's mixed port speaks HTTP too: --proxy http://127.0.0.1:7890 "
+                         "(or --no-proxy to connect directly)")
+    if parts.scheme != "http" or not parts.hostname:
+        raise InputError(f"{where} ({_proxy_label(proxy)}) is not an http://host:port proxy URL",
+                         "e.g. --proxy http://127.0.0.1:7890 (or --no-proxy to connect directly)")
+    return parts.geturl(), source
+
+
+def _proxy_label(proxy: str | None) -> str | None:
+    """The proxy URL with its password hidden."""
+    if not proxy:
+        return None
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(proxy)
+        if parts.password:
+            host = parts.netloc.rsplit("@", 1)[-1]
+            return parts._replace(netloc=f"{parts.username}:***@{host}").geturl()
+    except ValueError:
+        pass
+    from taotoken_cli.masking import mask_unknown_keys
+
+    return mask_unknown_keys(proxy)
+
+
+def exit_code(report) -> int:
+    """0 when requests succeeded (and the SLOs held). When every request of a series failed, or the error
+    limits stopped it, the exit code of its top error — in a sweep only when a model failed at every step
+    (overload at the top of a sweep is what a sweep looks for). 1 when SLOs were missed: by a single run's
+    series, or at every step of a sweep (no knee)."""
     from taotoken_cli.exitcodes import Exit
 
+    if report.sweep is not None:
+        for model in report.sweep["models"]:
+            steps = [report.series[step["series"]] for step in model["steps"]]
+            if steps and all(s.requests and s.ok == 0 for s in steps):
+                return _error_exit(steps[0])
+        missed = report.slo and any(m["knee"] is None for m in report.sweep["models"])
+        return int(Exit.FAILURE if missed else Exit.OK)
     for series in report.series:
-        if series.requests and series.ok == 0:
-            top = series.top_error
-            if top is not None:
-                try:
-                    from taotoken_cli.diagnosis.catalogue import get
-
-                    return int(get(top.code).exit)
-                except KeyError:
-                    pass
-            return int(Exit.FAILURE)
+        if series.requests and (series.ok == 0 or series.aborted):
+            return _error_exit(series)
+    if report.slo and any(s.meets_slo is False for s in report.series):
+        return int(Exit.FAILURE)
     return int(Exit.OK)
+
+
+def _error_exit(series) -> int:
+    from taotoken_cli.exitcodes import Exit
+
+    top = series.top_error
+    if top is not None:
+        from taotoken_cli.diagnosis.catalogue import CATALOGUE
+
+        if top.code in CATALOGUE:
+            return int(CATALOGUE[top.code].exit)
+    return int(Exit.FAILURE)
 
 
 def _refuse_plain_http(root: str, has_key: bool, env: Mapping[str, str]) -> None:
@@ -178,17 +369,3 @@ def _refuse_plain_http(root: str, has_key: bool, env: Mapping[str, str]) -> None
 
         entry = get("url.plain_http")
         raise TaotokenError(f"{refusal}: {entry.title}", entry.fixes[-1], entry.exit, code=entry.code)
-
-
-def _refuse_proxy(root: str, env: Mapping[str, str]) -> None:
-    """Bench's own HTTP/1.1 transport connects directly; say so instead of silently bypassing a proxy."""
-    from taotoken_cli.proxies import proxy_for
-
-    proxy = proxy_for(root, env)
-    if proxy:
-        from taotoken_cli.masking import mask_unknown_keys
-
-        host = root.split("://", 1)[-1].split("/", 1)[0]
-        raise InputError(f"a proxy is set for {host} ({mask_unknown_keys(proxy)}), and bench connects directly "
-                         "so it measures the gateway, not the proxy",
-                         f"run it with NO_PROXY={host} (or from a machine that reaches the gateway directly)")

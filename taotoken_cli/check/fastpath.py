@@ -58,6 +58,11 @@ def main_fast(argv: list[str]) -> bool:
     options = parse_fast(argv)
     if options is None:
         return False
+    import sys
+
+    # `import httpx` also imports its optional command-line client (click, pygments, rich: ~45 ms) whenever
+    # click happens to be installed (typer < 0.16 needs it); check never uses it, so it is not loaded.
+    sys.modules.setdefault("httpx._main", None)  # type: ignore[arg-type]
     from taotoken_cli.check.run import CheckOptions, run
     from taotoken_cli.guard import run_guarded
     from taotoken_cli.iostreams import IOStreams

@@ -7,6 +7,7 @@ a start-up budget.
 
 from __future__ import annotations
 
+import os
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -69,7 +70,9 @@ def run_check(options: CheckOptions, env: dict[str, str] | None = None) -> Check
     from taotoken_cli.gateway import Gateway
 
     timeout = max(0.1, options.timeout_s)
-    context = {"model": result.model or ""}
+    from taotoken_cli.config.origins import setters
+
+    context = {"model": result.model or "", **setters(settings, env if env is not None else os.environ)}
     with Gateway(base, key, connect_timeout=min(3.0, timeout), read_timeout=timeout,
                  trust_env=not options.no_proxy, total_timeout=timeout, env=env) as gateway:
         context.update({"base": base, "openai_base": gateway.endpoints.openai_base})

@@ -2,10 +2,10 @@
 read, reading a config file into a state `doctor` can inspect, and turning an edited document into a
 FileChange.
 
-Each client module (claude_code, codex, cline, ccswitch, shell) implements `Client`: its `NAME` (the init
-target) and `LABEL`, and `paths(machine)`, `detect(machine)`, `read(machine)` (parsed files, parse errors
-kept, never raised) and `plan(triple, machine, options)` (raises ConfigFileError when a file it must edit
-is broken). `taotoken_cli.clients.CLIENTS` lists them.
+Each client module (claude_code, codex, cline, ccswitch, shell, mcp, project_env) implements `Client`: its
+`NAME` (the init target) and `LABEL`, and `paths(machine)`, `detect(machine)`, `read(machine)` (parsed files,
+parse errors kept, never raised) and `plan(triple, machine, options)` (raises ConfigFileError when a file it
+must edit is broken). `taotoken_cli.clients.CLIENTS` lists them.
 """
 
 from __future__ import annotations
@@ -41,10 +41,16 @@ class Triple:
         return self.base_url + "/v1"
 
 
+# A directory that stands for the file system root when system-wide files are read (Claude Code's managed
+# settings under /etc or /Library): tests and containers point it at a directory of their own.
+ENV_SYSTEM_ROOT = "TAOTOKEN_SYSTEM_ROOT"
+
+
 @dataclass(frozen=True)
 class Machine:
     """Where the clients' files are: the environment (HOME, CODEX_HOME, CLINE_DIR, …), the working directory
-    (project files, the git repository) and taotoken's own config directory (env.sh, the CC Switch links)."""
+    (project files, the git repository), taotoken's own config directory (env.sh, the CC Switch links) and the
+    root that system-wide files are found under (`/`, or $TAOTOKEN_SYSTEM_ROOT)."""
 
     env: Mapping[str, str]
     cwd: Path
@@ -62,6 +68,12 @@ class Machine:
     def home(self) -> Path:
         return home_dir(self.env)
 
+    @property
+    def system_root(self) -> Path:
+        if self.env.get(ENV_SYSTEM_ROOT):
+            return Path(self.env[ENV_SYSTEM_ROOT])
+        return Path(os.environ.get("SYSTEMDRIVE", "C:") + "\\") if os.name == "nt" else Path("/")
+
 
 @dataclass(frozen=True)
 class PlanOptions:
@@ -69,6 +81,9 @@ class PlanOptions:
 
     scope: str = "user"  # Claude Code: user (~/.claude/settings.json) or project (.claude/settings.local.json)
     codex_auth: str = "env"  # Codex: env | auth-json | inline (see clients.codex)
+    # Recorded by init (copies.json), so a later sync from any directory reaches the same copies:
+    taotoken_hosts: tuple[str, ...] = ()  # mcp: host:port TaoToken had; a server still on one is a copy
+    project_dirs: tuple[str, ...] = ()  # project-env: the projects whose .env.taotoken holds the triple
 
 
 @dataclass
@@ -130,6 +145,14 @@ class Client(Protocol):
     def read(self, machine: Machine) -> ClientState: ...
 
     def plan(self, triple: Triple, machine: Machine, options: PlanOptions) -> Plan: ...
+
+
+class LayeredClient(Client, Protocol):
+    """A client whose files other clients write too (clients.mcp): copies.plan_copies plans it last, handing it
+    what the others planned (resolved path -> new content) so each file gets one change holding both edits."""
+
+    def plan_over(self, triple: Triple, machine: Machine, options: PlanOptions,
+                  planned: Mapping[Path, bytes]) -> Plan: ...
 
 
 def environ(env: Mapping[str, str] | None) -> Mapping[str, str]:

@@ -2,16 +2,21 @@
 
 Claude Code appends /v1/messages itself, so ANTHROPIC_BASE_URL is the bare root. The key goes in
 ANTHROPIC_AUTH_TOKEN (sent as Bearer); ANTHROPIC_API_KEY in the same block is a conflict.
+
+Claude Code reads several settings files (managed, project local, project shared, user — highest first); for
+each variable the highest `env` block that sets it wins, and any `env` block wins over the shell.
+`effective_env` resolves that order once, for doctor and init alike.
 """
 
 from __future__ import annotations
 
 import copy
-import subprocess
-from collections.abc import Mapping
+import sys
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from taotoken_cli import gitrepo
 from taotoken_cli.clients.base import (
     ClientState,
     Detection,
@@ -38,6 +43,15 @@ SMALL_FAST_MODEL = "ANTHROPIC_SMALL_FAST_MODEL"  # deprecated alias of the haiku
 ONBOARDING = "hasCompletedOnboarding"
 
 
+# The settings files by role, highest precedence first (reference §1.2; `--settings` on Claude Code's command
+# line ranks between managed and local, but is no file one can look at).
+SETTINGS_ROLES = ("managed", "project_local", "project_settings", "settings")
+PROJECT_ROLES = ("project_local", "project_settings")  # their env applies only after the workspace trust prompt
+SHELL = "shell"
+_MANAGED_UNDER_ROOT = {"darwin": "Library/Application Support/ClaudeCode/managed-settings.json",
+                       "win32": "Program Files/ClaudeCode/managed-settings.json"}
+
+
 @dataclass(frozen=True)
 class ClaudePaths:
     config_dir: Path  # ~/.claude or $CLAUDE_CONFIG_DIR
@@ -46,15 +60,11 @@ class ClaudePaths:
     repo: Path | None  # git repository of the working directory, if any
     project_settings: Path | None  # <repo>/.claude/settings.json (shared, checked in)
     project_local: Path | None  # <repo>/.claude/settings.local.json (personal)
+    managed: Path  # set by an administrator; outranks every other file
 
 
 def git_root(cwd: Path | None = None) -> Path | None:
-    try:
-        proc = subprocess.run(["git", "rev-parse", "--show-toplevel"], cwd=cwd or Path.cwd(), capture_output=True,
-                              text=True, timeout=5, check=False)
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return Path(proc.stdout.strip()) if proc.returncode == 0 and proc.stdout.strip() else None
+    return gitrepo.root(cwd)
 
 
 def _config_dir(env: Mapping[str, str]) -> Path:
@@ -71,6 +81,7 @@ def paths(machine: Machine) -> ClaudePaths:
         config_dir, config_dir / "settings.json", global_config, repo,
         repo / ".claude" / "settings.json" if repo else None,
         repo / ".claude" / "settings.local.json" if repo else None,
+        machine.system_root / _MANAGED_UNDER_ROOT.get(sys.platform, "etc/claude-code/managed-settings.json"),
     )
 
 
@@ -79,9 +90,11 @@ def detect(machine: Machine) -> Detection:
 
 
 def read(machine: Machine) -> ClientState:
-    """Parsed settings files (user, project, local) and ~/.claude.json; parse errors are kept, not raised."""
+    """Parsed settings files (managed, user, project, local) and ~/.claude.json; parse errors are kept, not
+    raised."""
     where = paths(machine)
-    files = {"settings": read_json(where.settings), "global": read_json(where.global_config)}
+    files = {"settings": read_json(where.settings), "global": read_json(where.global_config),
+             "managed": read_json(where.managed)}
     if where.project_settings:
         files["project_settings"] = read_json(where.project_settings)
     if where.project_local:
@@ -93,6 +106,82 @@ def env_block(data: dict | None) -> dict:
     """The `env` object of a parsed settings file ({} when absent)."""
     block = (data or {}).get("env")
     return block if isinstance(block, dict) else {}
+
+
+@dataclass(frozen=True)
+class EnvValue:
+    """One variable as Claude Code sees it: the value, where it comes from (a settings file's role and path, or
+    the shell), and the values it hides — what the lower layers set it to, highest first."""
+
+    name: str
+    value: str
+    role: str  # one of SETTINGS_ROLES, or SHELL
+    path: Path | None  # None: the shell
+    hidden: tuple[EnvValue, ...] = ()
+
+    @property
+    def where(self) -> str:
+        return "the shell" if self.path is None else str(self.path)
+
+    @property
+    def after_trust(self) -> bool:
+        """Applied only once the user accepted the workspace trust prompt (project files)."""
+        return self.role in PROJECT_ROLES
+
+    @property
+    def outranks_user(self) -> bool:
+        """Set by a file that wins over the user settings (managed, or a project file)."""
+        return self.role in ("managed", *PROJECT_ROLES)
+
+    @property
+    def editable(self) -> bool:
+        """A file the user may edit (managed settings belong to an administrator)."""
+        return self.path is not None and self.role != "managed"
+
+
+def effective_env(machine: Machine, state: ClientState | None = None) -> dict[str, EnvValue]:
+    """Every variable Claude Code starts with, resolved in its own order: the shell, then the user, project,
+    local and managed `env` blocks, each overriding the ones before (files that do not parse are skipped: Claude
+    Code ignores them too). `state` is a `read(machine)` already at hand."""
+    files = (state or read(machine)).files
+    layers: list[tuple[str, Path | None, Mapping]] = [(SHELL, None, machine.env)]
+    for role in reversed(SETTINGS_ROLES):
+        file = files.get(role)
+        if file is not None and file.error is None and file.exists:
+            layers.append((role, file.path, env_block(file.data)))
+    effective: dict[str, EnvValue] = {}
+    for role, path, block in layers:
+        for name, value in block.items():
+            if isinstance(value, str):  # non-strings are a settings error (doctor's claude.settings says so)
+                below = effective.get(name)
+                effective[name] = EnvValue(name, value, role, path, (below, *below.hidden) if below else ())
+    return effective
+
+
+def environment(effective: Mapping[str, EnvValue]) -> dict[str, str]:
+    """The plain environment Claude Code's process gets (what its proxy and other settings are read from)."""
+    return {name: item.value for name, item in effective.items()}
+
+
+def same_value(name: str, a: str, b: str) -> bool:
+    """Do two settings of `name` mean the same thing (one base URL root, one key, one model)?"""
+    from taotoken_cli.hygiene import clean_base_url
+
+    if name == BASE_URL:
+        try:
+            return clean_base_url(a).value == clean_base_url(b).value
+        except InputError:
+            return a.strip().rstrip("/") == b.strip().rstrip("/")
+    if name in (AUTH_TOKEN, API_KEY):
+        return a.strip().strip("'\"") == b.strip().strip("'\"")
+    return a.strip() == b.strip()
+
+
+def overridden(effective: Mapping[str, EnvValue], names: Iterable[str], above: str = "settings") -> list[EnvValue]:
+    """The variables among `names` that a file ranking above the `above` role sets (so a value written into
+    that role's file does not reach Claude Code), in the order of `names`."""
+    higher = SETTINGS_ROLES[:SETTINGS_ROLES.index(above)]
+    return [effective[name] for name in names if name in effective and effective[name].role in higher]
 
 
 def plan(triple: Triple, machine: Machine, options: PlanOptions = PlanOptions()) -> Plan:
@@ -147,8 +236,7 @@ def plan(triple: Triple, machine: Machine, options: PlanOptions = PlanOptions())
         result.warnings.append(f"{API_KEY} is exported in your shell: Claude Code would send it as X-Api-Key next to "
                                f"the Bearer token from settings.json — `unset {API_KEY}` and remove it from your "
                                "shell start-up files")
-    if scope == "user":
-        result.warnings.extend(_project_overrides(where))
+    result.warnings.extend(_overrides(machine, "project_local" if scope == "project" else "settings", wanted))
     result.add(json_change(settings, data, target=NAME, summary=summary, secret=True))
 
     onboarding = read_json(where.global_config)
@@ -163,24 +251,24 @@ def plan(triple: Triple, machine: Machine, options: PlanOptions = PlanOptions())
     return result
 
 
-def _project_overrides(where: ClaudePaths) -> list[str]:
-    """Project files outrank the user file: say so when one of them sets the same variables."""
-    warnings = []
-    for path in (where.project_local, where.project_settings):
-        if path is None:
+def _overrides(machine: Machine, written: str, wanted: Mapping[str, str]) -> list[str]:
+    """Files that outrank the one init writes (role `written`) and set one of its variables to another value
+    (or set ANTHROPIC_API_KEY, which init removes): there, init's values do not reach Claude Code."""
+    by_file: dict[tuple[str, Path | None], list[str]] = {}
+    for item in overridden(effective_env(machine), (BASE_URL, AUTH_TOKEN, API_KEY, MODEL, HAIKU_MODEL), written):
+        if item.name in wanted and same_value(item.name, item.value, wanted[item.name]):
             continue
-        file = read_json(path)
-        overridden = sorted(set(env_block(file.data)) & {BASE_URL, AUTH_TOKEN, API_KEY, MODEL, HAIKU_MODEL})
-        if overridden:
-            warnings.append(f"{path} sets {', '.join(overridden)}, which override the user settings inside that "
+        by_file.setdefault((item.role, item.path), []).append(item.name)
+    warnings = []
+    for (role, path), names in by_file.items():
+        if role == "managed":
+            warnings.append(f"{path} (managed settings, set by an administrator) sets {', '.join(names)}, which "
+                            "override every other settings file: ask the administrator to change them there")
+        else:
+            warnings.append(f"{path} sets {', '.join(names)}, which override the user settings inside that "
                             "repository; remove them there or run init with --scope project")
     return warnings
 
 
 def _git_ignored(path: Path) -> bool | None:
-    try:
-        proc = subprocess.run(["git", "check-ignore", "-q", "--", str(path)], cwd=path.parent.parent,
-                              capture_output=True, timeout=5, check=False)
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return {0: True, 1: False}.get(proc.returncode)
+    return gitrepo.ignored(path)

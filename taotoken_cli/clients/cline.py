@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
+from taotoken_cli.clients import vscode
 from taotoken_cli.clients.base import (
     ClientState,
     Detection,
@@ -28,6 +29,8 @@ NAME = "cline"
 LABEL = "Cline"
 PROVIDER_ID = "openai-compatible"
 TOKEN_SOURCE = "manual"
+EXTENSION_ID = vscode.CLINE_EXTENSION
+MCP_SETTINGS = "cline_mcp_settings.json"
 
 
 @dataclass(frozen=True)
@@ -50,9 +53,20 @@ def paths(machine: Machine) -> ClinePaths:
     return ClinePaths(cline_dir, data_dir, providers, data_dir / "globalState.json", data_dir / "secrets.json")
 
 
-def detect(machine: Machine) -> Detection:
-    from taotoken_cli.clients import vscode
+def mcp_settings_paths(machine: Machine) -> list[Path]:
+    """Cline's MCP server files (reference §4.4): the 4.x extension's and the CLI's (CLINE_MCP_SETTINGS_PATH moves
+    it), then each editor's pre-4.0 extension file in its globalStorage."""
+    env = machine.env
+    if env.get("CLINE_MCP_SETTINGS_PATH"):
+        current = Path(env["CLINE_MCP_SETTINGS_PATH"]).expanduser()
+    else:
+        current = paths(machine).data_dir / "settings" / MCP_SETTINGS
+    legacy = [d / "globalStorage" / EXTENSION_ID / "settings" / MCP_SETTINGS
+              for d in vscode.candidate_user_dirs(machine)]
+    return [current, *legacy]
 
+
+def detect(machine: Machine) -> Detection:
     where = paths(machine)
     found = detect_by([where.cline_dir], ["cline"], machine.env)
     versions = vscode.extension_versions(machine, vscode.CLINE_EXTENSION)

@@ -55,6 +55,13 @@ def paths(machine: Machine) -> CodexPaths:
     return CodexPaths(home, home / "config.toml", home / "auth.json")
 
 
+def project_config(machine: Machine) -> Path | None:
+    """The nearest `.codex/config.toml` from the working directory up (not the user's own config)."""
+    user_config = paths(machine).config
+    candidates = [d / ".codex" / "config.toml" for d in (machine.cwd, *machine.cwd.parents)]
+    return next((c for c in candidates if c.exists() and c != user_config), None)
+
+
 def detect(machine: Machine) -> Detection:
     return detect_by([paths(machine).home], ["codex"], machine.env)
 

@@ -33,14 +33,20 @@ STATE_DB = "state.vscdb"
 _VERSION_RE = re.compile(r"-(\d+)\.(\d+)\.(\d+)(?:-[A-Za-z0-9_-]+)?$")
 
 
-def user_dirs(machine: Machine) -> list[Path]:
-    """Existing `<config root>/<flavour>/User` folders (Linux XDG, macOS Application Support, Windows APPDATA)."""
+def candidate_user_dirs(machine: Machine) -> list[Path]:
+    """Every place a VS Code-style editor may keep its `User` folder: Linux (XDG), macOS (Application Support),
+    Windows (%APPDATA%), for each flavour."""
     env = machine.env
     roots = [Path(env.get("XDG_CONFIG_HOME") or machine.home / ".config"),
              machine.home / "Library" / "Application Support"]
     if env.get("APPDATA"):
         roots.append(Path(env["APPDATA"]))
-    return [root / name / "User" for root in roots for name, _ in FLAVOURS if (root / name / "User").is_dir()]
+    return [root / name / "User" for root in roots for name, _ in FLAVOURS]
+
+
+def user_dirs(machine: Machine) -> list[Path]:
+    """The `User` folders that exist."""
+    return [d for d in candidate_user_dirs(machine) if d.is_dir()]
 
 
 def settings_files(machine: Machine) -> list[Path]:

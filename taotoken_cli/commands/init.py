@@ -16,9 +16,10 @@ def init(
     model: str | None = _options.MODEL,
     key: str | None = typer.Option(None, "--key", help="The API key (lands in shell history: prefer --key-stdin)."),
     key_stdin: bool = typer.Option(False, "--key-stdin", help="Read the API key from stdin."),
-    target: list[str] = typer.Option([], "--target", "-t", help="claude-code, codex, cline, cc-switch or shell "
+    target: list[str] = typer.Option([], "--target", "-t", help="claude-code, codex, cline, cc-switch, shell, mcp "
+                                     "(MCP servers that point at TaoToken) or project-env (.env.taotoken here) "
                                      "(repeatable; default: the clients detected here). Own config: always."),
-    all_targets: bool = typer.Option(False, "--all", help="Write every target."),
+    all_targets: bool = typer.Option(False, "--all", help="Write every target (project-env only when named)."),
     yes: bool = typer.Option(False, "--yes", "-y", help="Apply without asking (for scripts)."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Show unified diffs (key masked); write nothing."),
     undo: bool = typer.Option(False, "--undo", help="Restore every file of the last run exactly."),

@@ -50,7 +50,7 @@ def route(
 
 @route_app.command("devices")
 def devices(json_out: bool = _options.JSON, timeout: float = TIMEOUT) -> None:
-    """Probe CUDA (pycuda) and OpenCL (pyopencl) devices and show what each backend found."""
+    """Probe CUDA (pycuda, else the driver API) and OpenCL (pyopencl) devices and show what each found."""
     from taotoken_cli.route.run import devices as show_devices
 
     raise typer.Exit(show_devices(_options.io(), json_out=json_out, timeout_s=timeout))

@@ -242,3 +242,13 @@ def clean_value(name: str, given: str, origin: Origin) -> Value:
     except InputError as exc:
         return Value(None, origin, raw=given, error=exc.message, fix=exc.fix)
     return Value(cleaned.value, origin, raw=given, notes=cleaned.notes)
+
+
+def configured_language(env: Mapping[str, str] | None = None) -> str | None:
+    """`lang` at the top of the config file, read before anything else (a broken file is reported later)."""
+    try:
+        data = tomllib.loads(config_path(env).read_text(encoding="utf-8"))
+    except (OSError, ValueError, UnicodeDecodeError):
+        return None
+    value = data.get("lang")
+    return value if isinstance(value, str) else None

@@ -87,8 +87,16 @@ def fix_at_source(settings: Settings, name: str, value: str | None, env: Mapping
             places = ", ".join(e.shown(home) for e in exports)
             return (f"{variable} is exported in {places} and wins over taotoken's config: delete that line (the "
                     f"config then applies) or set it there to {shown}, then open a new shell")
-        return f"unset {variable}   (it is set in this shell and wins over taotoken's config)"
+        return f"export {variable}={shown}   (it is set in this shell, in no start-up file taotoken found)"
     if item.origin.kind == "flag":
         return f"pass {item.origin.detail} {shown}"
     command = "taotoken config set api_key -" if name == "api_key" else f"taotoken config set {name} {shown}"
     return command + (f" --profile {settings.profile}" if settings.profile != "default" else "")
+
+
+def setters(settings: Settings, env: Mapping[str, str]) -> dict[str, str]:
+    """`set:NAME` -> the instruction that sets NAME where its value comes from, for each of base URL, key and
+    model that does not come from the config file (`{value}` stands for the new value). Diagnoses put these in
+    place of the catalogue's `taotoken config set NAME VALUE` (diagnosis.classify.at_source)."""
+    return {f"set:{name}": fix_at_source(settings, name, None if name == "api_key" else "{value}", env)
+            for name in ENV_FOR if settings.value(name).origin.kind in ("env", "flag")}

@@ -127,10 +127,8 @@ def _name_stale(out: Output, copies: Sync, env) -> None:
 
 def _show(out: Output, plan: Plan) -> None:
     out.line("changes:")
-    for change in plan.pending:
-        out.line(f"  {'create' if change.creates else 'update'} {change.path}  [{change.target}]")
-        for line in change.summary:
-            out.line(f"      {line}")
+    for line in fileplan.change_lines(plan):
+        out.line(line)
     for note in plan.notes:
         out.line(f"note: {note}")
     for warning in plan.warnings:

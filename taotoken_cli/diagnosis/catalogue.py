@@ -2,8 +2,11 @@
 
 Codes are a public contract (`taotoken explain CODE`, `check --json`, bench's error breakdown,
 doctor's findings): never rename one; add new ones instead. Fixes are concrete commands or edits.
-`{base}`, `{openai_base}`, `{model}`, `{host}`, `{proxy}`, `{config}` in fixes are filled in by
-`Diagnosis.fixes()` from the situation at hand.
+`{base}`, `{openai_base}`, `{model}`, `{host}`, `{proxy}`, `{config}`, `{request_id}`, `{retry_after}` in
+fixes are filled in by `Diagnosis.fixes()` from the situation at hand. A fix that only fits some
+situations is a `Fix` with `when=` (a context value that must be known: a proxy in use, a request id
+sent, a wait time given) and an optional `otherwise=` line for when it is not; `explain` shows both.
+An entry's first fix always applies.
 
 `retry` says whether the same request may succeed if simply sent again later: never for quota or
 billing, even though those share status 429 with real rate limits.
@@ -14,6 +17,29 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from taotoken_cli.exitcodes import Exit
+
+# Context values a Fix may depend on, and how `explain` labels the line when it has no situation.
+CONDITIONS: dict[str, tuple[str, str]] = {
+    "proxy": ("when a proxy is in use", "when no proxy is in use"),
+    "request_id": ("when the gateway sent a request id", "when the gateway sent no request id"),
+    "retry_after": ("when the gateway said how long to wait", "when the gateway gave no wait time"),
+}
+
+
+class Fix(str):
+    """A fix line shown only when the context value `when` is known; else `otherwise` (if any) is shown.
+
+    A str, so code that reads an entry's fixes as text keeps working."""
+
+    when: str
+    otherwise: str | None
+
+    def __new__(cls, text: str, *, when: str, otherwise: str | None = None) -> Fix:
+        if when not in CONDITIONS:
+            raise ValueError(f"unknown fix condition {when!r}")
+        fix = super().__new__(cls, text)
+        fix.when, fix.otherwise = when, otherwise
+        return fix
 
 
 @dataclass(frozen=True)
@@ -28,6 +54,7 @@ class Entry:
 
 _SHOW = "taotoken config show --origin"
 _KEYS = "the key list (令牌管理) in the TaoToken console"
+_OTHER_MODEL = "try another model (taotoken models lists them): taotoken check --chat --model <id>"
 
 _ENTRIES = (
     # --- local configuration ------------------------------------------------------------------
@@ -53,8 +80,8 @@ _ENTRIES = (
     Entry("auth.key_not_received", "The gateway says no key arrived, but one was sent", Exit.AUTH,
           ("a proxy or corporate gateway strips the Authorization header",
            "the request went to a different service than the gateway (wrong base URL)"),
-          ("try without the proxy: taotoken check --no-proxy",
-           "check the base URL: " + _SHOW)),
+          ("check the base URL: " + _SHOW,
+           Fix("try without the proxy {proxy}: taotoken check --no-proxy", when="proxy"))),
     Entry("auth.invalid_key", "The gateway rejected the key", Exit.AUTH,
           ("the key was copied incompletely or with extra characters",
            "the key was deleted, disabled or expired in the console",
@@ -70,20 +97,23 @@ _ENTRIES = (
           ("enable the key in " + _KEYS + ", or create a new one and: taotoken config set api_key -",)),
     Entry("auth.account_banned", "The account is banned", Exit.AUTH,
           ("the gateway operator blocked the account",),
-          ("only the gateway's support can lift this; contact them with the request id shown",)),
+          (Fix("only the gateway's support can lift this; contact them with request id {request_id}",
+               when="request_id", otherwise="only the gateway's support can lift this; contact them"),)),
     Entry("auth.ip_not_allowed", "The key may not be used from this IP address", Exit.AUTH,
           ("the key has an IP allow-list and this machine's egress IP is not on it",
            "a VPN or proxy changed the IP the gateway sees"),
           ("add the IP the gateway reported to the key's allow-list in " + _KEYS,
-           "or run without the proxy/VPN: taotoken check --no-proxy")),
+           Fix("or run without the proxy {proxy}: taotoken check --no-proxy", when="proxy",
+               otherwise="if a VPN is on, compare with it off (it changes the IP the gateway sees)"))),
     Entry("auth.key_suffix", "The key carries an extra '-suffix' the gateway reads as a channel id", Exit.AUTH,
           ("something was appended to the key after a '-' (one-api/new-api treat it as a channel id, "
            "which only administrators may select)",),
           ("copy the key again without anything appended, then: taotoken config set api_key -",)),
     Entry("auth.forbidden_model", "The key is not allowed to use this model", Exit.AUTH,
-          ("the key has a model allow-list that does not include {model}",),
-          ("list the models this key may use: taotoken check --model {model}",
-           "or add {model} to the key's model limits in " + _KEYS)),
+          ("the key has a model allow-list that does not include {model}",
+           "{model} is misspelled: some gateways (LiteLLM) answer a typo the same way"),
+          ("list the models this key may use: taotoken models",
+           "or have {model} added to the key's model limits in " + _KEYS)),
     Entry("auth.forbidden_group", "The key is bound to a group it may not use", Exit.AUTH,
           ("the key's group was removed or the account lost access to it",),
           ("pick an available group for the key in " + _KEYS + ", or create a new key",)),
@@ -91,12 +121,14 @@ _ENTRIES = (
           ("the key lacks a permission this request needs",
            "a firewall or WAF in front of the gateway blocked the request"),
           ("compare with a key that works, and read the server message above",
-           "try without the proxy: taotoken check --no-proxy")),
+           Fix("try without the proxy {proxy}: taotoken check --no-proxy", when="proxy"))),
     Entry("auth.upstream_credential", "The gateway's own upstream credential failed", Exit.SERVER,
           ("your key was accepted, but the gateway's key for the upstream provider is wrong or revoked "
            "(the error text is the upstream provider's, passed through)",),
-          ("nothing to change on your side: report it to the gateway operator with the request id",
-           "meanwhile try another model: taotoken check --chat --model <other-model>"), retry=True),
+          (Fix("nothing to change on your side: report it to the gateway operator with request id {request_id}",
+               when="request_id", otherwise="nothing to change on your side: report it to the gateway operator"),
+           "meanwhile " + _OTHER_MODEL),
+          retry=True),
     # --- balance / quota (never retry) ------------------------------------------------------------
     Entry("quota.exhausted", "Out of balance or quota (not a rate limit)", Exit.RATE_QUOTA,
           ("the account balance is used up", "a budget or spend cap was reached",
@@ -111,16 +143,22 @@ _ENTRIES = (
     Entry("rate.limited", "Rate limit reached (slow down)", Exit.RATE_QUOTA,
           ("too many requests or tokens per minute for this key, account or IP",
            "retries of failing requests count too on some gateways"),
-          ("wait for the time shown (Retry-After) and try again",
+          (Fix("wait {retry_after} s (the gateway's Retry-After), then try again", when="retry_after",
+               otherwise="wait about a minute, then try again (the gateway gave no wait time; limits are "
+                         "usually per minute)"),
            "lower the request rate / concurrency, e.g. taotoken bench -c 1"), retry=True),
     Entry("rate.concurrency", "Too many requests in flight at once", Exit.RATE_QUOTA,
           ("the gateway caps how many requests one user may have running simultaneously",),
           ("lower concurrency below the limit shown, e.g. taotoken bench -c 2",
            "let running requests finish before starting new ones"), retry=True),
     Entry("upstream.saturated", "The upstream provider is overloaded (not your limit)", Exit.SERVER,
-          ("the gateway's upstream channels for this model are throttling or overloaded",),
-          ("wait a little and retry; your own limits are not the cause",
-           "or use another model: taotoken check --chat --model <other-model>"), retry=True),
+          ("the gateway's upstream channels for this model are throttling or overloaded",
+           "every deployment of this model is at its rate limit or cooling down after errors "
+           "(LiteLLM: 'No deployments available')"),
+          (Fix("wait {retry_after} s (the gateway's Retry-After) and retry; your own limits are not the cause",
+               when="retry_after", otherwise="wait a minute or so and retry (the gateway gave no wait time); your "
+                                             "own limits are not the cause"),
+           "or " + _OTHER_MODEL), retry=True),
     # --- URL layout -------------------------------------------------------------------------------
     Entry("url.not_found", "The URL does not exist on this server (404)", Exit.NOT_FOUND,
           ("the base URL is not the gateway's API root", "the path prefix (/api, /v1) is wrong or missing"),
@@ -161,16 +199,16 @@ _ENTRIES = (
     # --- model ------------------------------------------------------------------------------------
     Entry("model.not_found", "The model is not known to the gateway", Exit.NOT_FOUND,
           ("the model ID is misspelled (IDs are case-sensitive)", "this key or group does not offer the model"),
-          ("set a listed ID: taotoken config set model <id>   (`taotoken check --model {model}` shows close matches)",
-           "list every ID this key may use: "
-           "curl -s -H \"Authorization: Bearer $TAOTOKEN_API_KEY\" {openai_base}/models")),
+          ("set a listed ID: taotoken config set model <id>   (`taotoken models {model}` shows close matches)",
+           "list every ID this key may use: taotoken models")),
     Entry("model.no_channel", "No upstream channel serves this model right now", Exit.NOT_FOUND,
           ("the model is not offered in your group", "all channels for it are disabled or unhealthy"),
-          ("pick another listed model: taotoken check --model {model}",
+          ("pick a listed model: taotoken models {model}   (shows close matches), then: taotoken config set "
+           "model <id>",
            "ask the gateway operator whether {model} is available in your group")),
     Entry("model.missing", "The request named no model", Exit.CONFIG,
           ("no model is configured", "the client sends an empty model field"),
-          ("taotoken config set model <id>   (see the list: taotoken check --model x)",)),
+          ("taotoken config set model <id>   (see the list: taotoken models)",)),
     # --- proxy ------------------------------------------------------------------------------------
     Entry("proxy.unreachable", "The configured proxy cannot be reached", Exit.NETWORK,
           ("a proxy variable (HTTPS_PROXY/ALL_PROXY/…) points at a proxy that is not running",
@@ -182,6 +220,14 @@ _ENTRIES = (
           ("ALL_PROXY/HTTPS_PROXY is socks5://… (Clash, mihomo) and the socksio package is not installed",),
           ('pip install "httpx[socks]"   (in the environment taotoken runs in)',
            "or exempt the gateway: export NO_PROXY={host}", "or test directly: taotoken check --no-proxy")),
+    Entry("proxy.refused", "The proxy answered the request itself; the gateway never saw it", Exit.NETWORK,
+          ("the proxy's rules block the gateway's host (its own 403 page: a corporate deny list, a Clash/mihomo "
+           "REJECT rule)",
+           "the proxy cannot reach the gateway and answers 502/503/504 itself",
+           "the proxy refused the tunnel (CONNECT) to an https gateway"),
+          ("let the proxy {proxy} pass {host} (a rule for it in Clash/squid, or ask its administrator), or bypass "
+           "it: export NO_PROXY={host}",
+           "compare directly: taotoken check --no-proxy")),
     Entry("proxy.auth_required", "The proxy requires authentication (407)", Exit.NETWORK,
           ("the proxy URL lacks user:password",),
           ("put the credentials in the proxy URL (http://user:pass@host:port), or: taotoken check --no-proxy",)),
@@ -194,7 +240,9 @@ _ENTRIES = (
           ("check the base URL and port: " + _SHOW, "if the gateway is local, start it"), retry=True),
     Entry("net.reset", "The connection was closed or reset mid-response", Exit.NETWORK,
           ("a proxy, firewall or load balancer cut the connection", "the gateway crashed or restarted"),
-          ("retry; if it persists, try without the proxy: taotoken check --no-proxy",), retry=True),
+          ("retry in a moment",
+           Fix("if it persists, try without the proxy {proxy}: taotoken check --no-proxy", when="proxy")),
+          retry=True),
     Entry("net.timeout", "The gateway did not answer in time", Exit.NETWORK,
           ("the gateway or its upstream is slow", "a firewall silently drops the traffic"),
           ("retry with a longer limit: taotoken check --timeout 15",
@@ -218,7 +266,7 @@ _ENTRIES = (
     Entry("resp.no_choices", "The answer has no choices (KeyError: 'choices')", Exit.BAD_RESPONSE,
           ("the gateway returned HTTP 200 with an error or an empty result",
            "the upstream returned nothing for this model"),
-          ("read the server message above; try another model: taotoken check --chat --model <other-model>",)),
+          ("read the server message above; " + _OTHER_MODEL,)),
     Entry("resp.no_models", "The models endpoint did not return a model list", Exit.BAD_RESPONSE,
           ("the base URL points at a different API", "the gateway answered an unexpected format"),
           ("check the base URL: " + _SHOW,)),
@@ -227,7 +275,8 @@ _ENTRIES = (
           ("read the server message above; retry, or try another model",), retry=True),
     Entry("request.invalid", "The gateway rejected the request as invalid (400)", Exit.FAILURE,
           ("a parameter is not accepted by this model or gateway",),
-          ("read the server message above", "report it with the request id if taotoken sent it")),
+          ("read the server message above",
+           Fix("if taotoken sent it, report it with request id {request_id}", when="request_id"))),
     Entry("request.too_large", "The request is too large (413)", Exit.FAILURE,
           ("the prompt or attachment exceeds the gateway's size limit",),
           ("send less context per request",)),
@@ -238,7 +287,7 @@ _ENTRIES = (
     Entry("stream.empty", "The stream ended without any content", Exit.BAD_RESPONSE,
           ("the upstream failed mid-stream and the gateway dropped the error chunk",
            "the model returned nothing for this prompt"),
-          ("retry; if it repeats, try another model: taotoken check --chat --model <other-model>",), retry=True),
+          ("retry; if it repeats, " + _OTHER_MODEL,), retry=True),
     Entry("stream.truncated", "The stream stopped before it finished", Exit.BAD_RESPONSE,
           ("the connection closed before [DONE] / message_stop", "a proxy timeout cut a long stream"),
           ("retry; for long generations check proxy/load-balancer idle timeouts",), retry=True),
@@ -248,7 +297,12 @@ _ENTRIES = (
     # --- server -----------------------------------------------------------------------------------
     Entry("server.error", "The gateway or its upstream failed (5xx)", Exit.SERVER,
           ("the gateway could not reach its upstream", "an internal error at the gateway"),
-          ("retry in a moment; if it persists, report it with the request id shown",), retry=True),
+          ("retry in a moment",
+           Fix("if it persists, report it to the gateway operator with request id {request_id}", when="request_id",
+               otherwise="if it persists, report it to the gateway operator with the time and the model (the "
+                         "gateway sent no request id)"),
+           "meanwhile " + _OTHER_MODEL),
+          retry=True),
     Entry("server.timeout", "The gateway timed out waiting for the upstream", Exit.SERVER,
           ("a non-streamed generation took longer than the gateway's limit (Cloudflare: ~100 s)",),
           ("use stream=true for long generations, or lower max_tokens",), retry=True),

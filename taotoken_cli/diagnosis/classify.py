@@ -15,14 +15,21 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from taotoken_cli.diagnosis.catalogue import Entry, get
+from taotoken_cli.diagnosis import proxy_answer
+from taotoken_cli.diagnosis.body import SERVER_MESSAGE_LIMIT, ErrorBody, parse_body
+from taotoken_cli.diagnosis.catalogue import CONDITIONS, Entry, get
+from taotoken_cli.diagnosis.evidence import named_model, parse_retry_after, request_id
 from taotoken_cli.gateway import Observation
-
-SERVER_MESSAGE_LIMIT = 240
 
 
 @dataclass
 class Diagnosis:
+    """One failure: its catalogue entry plus what this occurrence showed.
+
+    `context` fills the entry's placeholders; a key in it means the situation has that value
+    (`proxy`, `request_id`, `retry_after` decide which conditional fixes apply). `generic` is for
+    `explain`: no situation, so every conditional fix is shown with its condition."""
+
     code: str
     entry: Entry
     server_message: str | None = None  # what the server said, trimmed, key masked by the output layer
@@ -30,32 +37,58 @@ class Diagnosis:
     details: list[str] = field(default_factory=list)
     context: dict[str, str] = field(default_factory=dict)
     first_fix: str | None = None  # a fix specific to this occurrence, shown before the entry's own
+    request_id: str | None = None  # the id the gateway gave this request (header or body), if any
+    model: str | None = None  # the model the server's message names (for close matches), if any
+    generic: bool = False
 
     def fixes(self) -> list[str]:
-        values = _Placeholders(self.context)
         out = [self.first_fix] if self.first_fix else []
         for fix in self.entry.fixes:
-            try:
-                out.append(fix.format_map(values))
-            except (IndexError, ValueError):
-                out.append(fix)
+            when = getattr(fix, "when", None)
+            if when is None:
+                out.append(_fill(fix, self.context))
+            elif self.generic:
+                yes, no = CONDITIONS[when]
+                out.append(f"({yes}) {_fill(fix, self.context)}")
+                if fix.otherwise:
+                    out.append(f"({no}) {_fill(fix.otherwise, self.context)}")
+            elif self.context.get(when):
+                out.append(_fill(fix, self.context))
+            elif fix.otherwise:
+                out.append(_fill(fix.otherwise, self.context))
+        out = [at_source(fix, self.context) for fix in out]
         return list(dict.fromkeys(out))  # the situation's own fix may repeat a catalogue line
 
     def causes(self) -> list[str]:
-        values = _Placeholders(self.context)
-        out = []
-        for cause in self.entry.causes:
-            try:
-                out.append(cause.format_map(values))
-            except (IndexError, ValueError):
-                out.append(cause)
-        return out
+        return [_fill(cause, self.context) for cause in self.entry.causes]
 
     def to_dict(self) -> dict[str, Any]:
         return {"code": self.code, "title": self.entry.title, "exit_code": int(self.entry.exit),
                 "retry": self.entry.retry, "server_message": self.server_message,
                 "retry_after_s": self.retry_after_s, "causes": self.causes(),
-                "fixes": self.fixes(), "details": self.details}
+                "fixes": self.fixes(), "details": self.details, "request_id": self.request_id,
+                "model": self.model}
+
+
+_CONFIG_SET = re.compile(r"taotoken config set (base_url|api_key|model) (\S+)")
+
+
+def at_source(fix: str, context: dict[str, str]) -> str:
+    """The catalogue says `taotoken config set NAME VALUE`; where NAME's value does not come from the config file
+    (context `set:NAME`, see config.origins.setters), the instruction that sets it where it does comes instead —
+    otherwise the user follows the fix and the value that really wins stays as it was."""
+    def replace(match: re.Match) -> str:
+        setter = context.get(f"set:{match.group(1)}")
+        return setter.replace("{value}", match.group(2)) if setter else match.group(0)
+
+    return _CONFIG_SET.sub(replace, fix)
+
+
+def _fill(text: str, context: dict[str, str]) -> str:
+    try:
+        return str(text).format_map(_Placeholders(context))
+    except (IndexError, ValueError):
+        return str(text)
 
 
 class _Placeholders(dict):
@@ -73,7 +106,8 @@ class _Placeholders(dict):
 class BodyRule:
     """`code` applies when any of `markers` occurs in the normalised error text (lower case:
     type, code, message without the request id, metadata), all of `also` occur too, the status is
-    in `statuses` (empty = any) and the body shape is not in `not_shapes`."""
+    in `statuses` (empty = any) and the body shape is not in `not_shapes`. `note` is added to the
+    details when the rule decides."""
 
     code: str
     markers: tuple[str, ...]
@@ -81,6 +115,7 @@ class BodyRule:
     also: tuple[str, ...] = ()
     not_shapes: tuple[str, ...] = ()
     not_hosts: tuple[str, ...] = ()
+    note: str = ""
 
 
 _AUTH_STATUSES = (200, 400, 401, 403)
@@ -90,7 +125,9 @@ _GATEWAY_SHAPES = ("one-api", "new-api", "litellm")
 # "invalid token", no-channel before model_not_found because new-api uses that code for both).
 BODY_RULES: tuple[BodyRule, ...] = (
     BodyRule("quota.key_exhausted", ("额度已用尽", "tokenstatusexhausted", "pre_consume_token_quota_failed",
-                                     "openrouter_key_limit", "key limit exceeded")),
+                                     "openrouter_key_limit", "key limit exceeded", "budget has been exceeded! key=")),
+    # LiteLLM 422 for a key's per-model budget: "LiteLLM Virtual Key: <hash>, … exceeded budget for model=m"
+    BodyRule("quota.key_exhausted", ("litellm virtual key:",), also=("exceeded budget",)),
     BodyRule("quota.exhausted", ("insufficient_quota", "credit_balance_exhausted", "insufficient_user_quota",
                                  "user quota is not enough", "用户额度不足", "预扣费额度失败", "订阅额度不足",
                                  "余额不足",
@@ -101,7 +138,13 @@ BODY_RULES: tuple[BodyRule, ...] = (
                                   "max parallel request limit reached", "concurrency limit")),
     BodyRule("upstream.saturated", ("上游负载已饱和", "upstream_saturated", "overloaded_error", "server_is_overloaded",
                                     "engine is currently overloaded", "system_cpu_overloaded",
-                                    "system_memory_overloaded", "system_disk_overloaded")),
+                                    "system_memory_overloaded", "system_disk_overloaded",
+                                    # LiteLLM's router: every deployment of the model is at its limit / cooling down
+                                    "no deployments available", "all_deployments_in_cooldown")),
+    # LiteLLM passing on the provider's 429 ("litellm.RateLimitError: … LiteLLM: model group 'm' failed …"):
+    # the gateway's upstream account for this model is limited, not your key (that reads "rate limit exceeded
+    # for api_key").
+    BodyRule("upstream.saturated", ("litellm.ratelimiterror",), also=("model group",)),
     BodyRule("rate.limited", ("rate_limit_exceeded", "rate_limit_error", "rate limit", "请求数限制", "总请求数限制",
                               "too many requests", "ratelimit")),
     BodyRule("auth.expired_key", ("已过期", "expired_key", "expired key"), _AUTH_STATUSES),
@@ -112,8 +155,9 @@ BODY_RULES: tuple[BodyRule, ...] = (
                                      "ip address is not allowed"), _AUTH_STATUSES),
     BodyRule("auth.key_suffix", ("不支持指定渠道",), _AUTH_STATUSES),
     BodyRule("auth.forbidden_model", ("无权使用模型", "无权访问模型", "has no access to model", "no access to model",
-                                      "not allowed to access model", "key not allowed to access model"),
-             _AUTH_STATUSES),
+                                      "not allowed to access model", "key not allowed to access model",
+                                      "not available for this api key", "key_model_access_denied",
+                                      "team_model_access_denied"), _AUTH_STATUSES),
     BodyRule("model.no_channel", ("无可用渠道", "可用渠道失败", "no available channel", "no healthy deployments",
                                   "no available model provider", "no endpoints found")),
     BodyRule("auth.forbidden_group", ("无权访问", "分组 ", "group is deprecated"), (401, 403)),
@@ -123,6 +167,8 @@ BODY_RULES: tuple[BodyRule, ...] = (
     BodyRule("auth.key_not_received", ("未提供令牌", "no api key passed", "you didn't provide an api key",
                                        "missing authentication", "missing api key", "no api key provided"),
              _AUTH_STATUSES),
+    BodyRule("auth.invalid_key", ("no_db_connection", "no connected db"), _AUTH_STATUSES,
+             note="this LiteLLM proxy has no key database: only its master key is accepted"),
     BodyRule("auth.invalid_key", ("无效的令牌", "invalid token", "token_not_found_in_db", "invalid proxy server token",
                                   "authentication_error", "invalid_api_key", "incorrect api key", "invalid api key",
                                   "virtual key expected", "auth_error", "invalid credentials", "unauthorized",
@@ -170,11 +216,13 @@ EXCEPTION_RULES: tuple[ExceptionRule, ...] = (
     ExceptionRule("resp.not_json", ("DecodingError",)),
     ExceptionRule("proxy.socks_unsupported", markers=("socksio", "using socks proxy")),
     ExceptionRule("proxy.auth_required", markers=("407 proxy authentication", "proxy authentication required")),
+    # httpx raises ProxyError when the proxy answers CONNECT (https) with its own non-2xx status.
+    ExceptionRule("proxy.refused", ("ProxyError",)),
     ExceptionRule("proxy.unreachable", markers=("unknown scheme for proxy", "proxy url")),
     ExceptionRule("net.tls", ("SSLError", "SSLCertVerificationError", "SSLZeroReturnError", "SSLEOFError"),
                   ("certificate_verify_failed", "certificate verify failed", "wrong_version_number",
                    "wrong version number", "tlsv1 alert", "sslv3 alert", "ssl:")),
-    ExceptionRule("proxy.unreachable", ("ConnectError", "ConnectTimeout", "ProxyError", "ConnectionRefusedError"),
+    ExceptionRule("proxy.unreachable", ("ConnectError", "ConnectTimeout", "ConnectionRefusedError"),
                   proxy_only=True),
     ExceptionRule("net.dns", ("gaierror",), ("name or service not known", "nodename nor servname",
                                              "temporary failure in name resolution", "getaddrinfo failed",
@@ -190,98 +238,13 @@ EXCEPTION_RULES: tuple[ExceptionRule, ...] = (
     ExceptionRule("net.refused", ("ConnectError",)),
 )
 
+# What a proxy's own error page looks like; a JSON error envelope is the gateway's, passed on.
+
 # Chat/Responses/Messages success shapes, by `expect`.
 _ENDPOINT_SUFFIXES = ("/chat/completions", "/completions", "/responses", "/messages", "/models")
-_REQUEST_ID_RE = re.compile(r"\s*[(（]\s*request id:[^)）]*[)）]", re.IGNORECASE)
-_TITLE_RE = re.compile(r"<title[^>]*>(.*?)</title>", re.IGNORECASE | re.DOTALL)
-_TRY_AGAIN_RE = re.compile(r"try again in\s+(\d+(?:\.\d+)?)\s*(ms|s|sec|seconds?|m|min)\b", re.IGNORECASE)
 
 
-# ---------------------------------------------------------------------------------------------
-# Normalising a body
-# ---------------------------------------------------------------------------------------------
-
-@dataclass
-class ErrorBody:
-    """What an (error) body says, whatever shape it came in."""
-
-    shape: str  # openai|one-api|new-api|litellm|openrouter|anthropic|fastapi|success_false|error_string|
-    #             message|html|empty|text|json
-    is_error: bool
-    message: str | None = None  # for display: request id kept
-    type: str | None = None
-    code: str | None = None
-    metadata: dict[str, Any] | None = None
-    data: Any = None  # the parsed JSON, when it was JSON
-
-    @property
-    def haystack(self) -> str:
-        parts = [self.type or "", self.code or "", _REQUEST_ID_RE.sub("", self.message or "")]
-        if self.metadata:
-            parts.append(json.dumps(self.metadata, ensure_ascii=False, default=str))
-        return " ".join(parts).lower()
-
-
-def _is_html(obs: Observation) -> bool:
-    if obs.content_type in ("text/html", "application/xhtml+xml"):
-        return True
-    head = obs.body[:200].lstrip().lower()
-    return head.startswith((b"<!doctype", b"<html", b"<head", b"<body", b"<?xml", b"<!--"))
-
-
-def parse_body(obs: Observation) -> ErrorBody:
-    """Recognise who answered and pull out message/type/code (reference §1 parser rule)."""
-    if not obs.body.strip():
-        return ErrorBody("empty", is_error=False)
-    if _is_html(obs):
-        match = _TITLE_RE.search(obs.body[:20000].decode("utf-8", errors="replace"))
-        title = " ".join(match.group(1).split()) if match else None
-        return ErrorBody("html", is_error=True, message=title)
-    data = obs.json()
-    if data is None:
-        return ErrorBody("text", is_error=False, message=obs.text(SERVER_MESSAGE_LIMIT))
-    if not isinstance(data, dict):
-        return ErrorBody("json", is_error=False, data=data)
-    headers = obs.headers
-    error = data.get("error")
-    if isinstance(error, str) and error:
-        return ErrorBody("error_string", True, error, data=data)
-    if isinstance(error, dict) and error:
-        raw_code = error.get("code")
-        code = None if raw_code is None else str(raw_code)
-        err_type = error.get("type")
-        err_type = None if err_type in (None, "None") else str(err_type)
-        message = error.get("message")
-        message = message if isinstance(message, str) else (json.dumps(message, ensure_ascii=False)
-                                                             if message is not None else None)
-        if data.get("type") == "error":
-            shape = "anthropic"
-        elif err_type == "one_api_error":
-            shape = "one-api"
-        elif err_type == "new_api_error" or "x-new-api-version" in headers:
-            shape = "new-api"
-        elif isinstance(raw_code, int):
-            shape = "openrouter"
-        elif isinstance(raw_code, str) and raw_code.isdigit():
-            shape = "litellm"
-        else:
-            shape = "openai"
-        metadata = error.get("metadata") if isinstance(error.get("metadata"), dict) else None
-        return ErrorBody(shape, True, message, err_type, code, metadata, data)
-    if "detail" in data and not data.get("choices"):
-        detail = data["detail"]
-        text = detail if isinstance(detail, str) else json.dumps(detail, ensure_ascii=False, default=str)
-        return ErrorBody("fastapi", True, text, data=data)
-    if data.get("success") is False:
-        return ErrorBody("success_false", True, str(data.get("message") or data.get("msg") or ""), data=data)
-    for key in ("message", "msg"):
-        if isinstance(data.get(key), str) and not data.get("choices") and not data.get("data"):
-            # a bare {"message": …} is an error only when the status says so (decided by the caller)
-            return ErrorBody("message", False, data[key], data=data)
-    return ErrorBody("json", False, data=data)
-
-
-def match_body_rules(body: ErrorBody, status: int | None, host: str) -> str | None:
+def match_body_rule(body: ErrorBody, status: int | None, host: str) -> BodyRule | None:
     haystack = body.haystack
     for rule in BODY_RULES:
         if rule.statuses and status not in rule.statuses:
@@ -289,7 +252,7 @@ def match_body_rules(body: ErrorBody, status: int | None, host: str) -> str | No
         if body.shape in rule.not_shapes or host in rule.not_hosts:
             continue
         if any(marker in haystack for marker in rule.markers) and all(extra in haystack for extra in rule.also):
-            return rule.code
+            return rule
     return None
 
 
@@ -325,40 +288,6 @@ def exception_message(exc: BaseException) -> str:
     if texts and texts[0] != text and len(texts[0]) < 120:
         text = f"{texts[0]} ({text})" if text not in texts[0] else texts[0]
     return _trim(f"{type(exc).__name__}: {text}")
-
-
-def parse_retry_after(headers: dict[str, str], message: str | None = None) -> float | None:
-    """Seconds to wait: `retry-after-ms`, `retry-after` (integer, float string or HTTP-date), or
-    the "try again in 20s" hint in the message."""
-    raw_ms = headers.get("retry-after-ms")
-    if raw_ms:
-        try:
-            return max(0.0, float(raw_ms) / 1000.0)
-        except ValueError:
-            pass
-    raw = (headers.get("retry-after") or "").strip()
-    if raw:
-        try:
-            return max(0.0, float(raw))
-        except ValueError:
-            from email.utils import parsedate_to_datetime
-
-            try:
-                when = parsedate_to_datetime(raw)
-            except (TypeError, ValueError, IndexError):
-                when = None
-            if when is not None:
-                import datetime as _dt
-
-                if when.tzinfo is None:
-                    when = when.replace(tzinfo=_dt.timezone.utc)
-                return max(0.0, round((when - _dt.datetime.now(_dt.timezone.utc)).total_seconds(), 1))
-    if message:
-        match = _TRY_AGAIN_RE.search(message)
-        if match:
-            value, unit = float(match.group(1)), match.group(2).lower()
-            return value / 1000.0 if unit == "ms" else value * 60 if unit.startswith("m") else value
-    return None
 
 
 def _trim(text: str | None, limit: int = SERVER_MESSAGE_LIMIT) -> str | None:
@@ -451,12 +380,33 @@ def classify(obs: Observation, *, expect: str = "json", context: dict[str, str] 
         diagnosis.retry_after_s = parse_retry_after(obs.headers, message)
     if not diagnosis.entry.retry and code.startswith("quota."):
         diagnosis.retry_after_s = None  # never suggest waiting out a quota problem
+    if diagnosis.retry_after_s is not None:
+        ctx["retry_after"] = f"{diagnosis.retry_after_s:g}"
+    if obs.error is None and obs.status is not None:
+        _add_answer_evidence(diagnosis, obs, message)
     return diagnosis
+
+
+def _add_answer_evidence(diagnosis: Diagnosis, obs: Observation, message: str | None) -> None:
+    """The request id and the model the answer names, into the diagnosis and its fix context."""
+    diagnosis.request_id = _trim(request_id(obs.headers, message, obs.json()), 120)
+    if diagnosis.request_id:
+        diagnosis.context["request_id"] = diagnosis.request_id
+        if diagnosis.request_id not in (diagnosis.server_message or ""):
+            diagnosis.details.append(f"request id: {diagnosis.request_id}")
+    if diagnosis.code != "proxy.refused":
+        diagnosis.model = named_model(message)
+    if diagnosis.model:
+        diagnosis.context.setdefault("model", diagnosis.model)
 
 
 def _decide(obs: Observation, expect: str, ctx: dict[str, str]) -> tuple[str | None, str | None, list[str]]:
     details: list[str] = []
     if obs.error is not None:
+        marks = proxy_answer.evidence(obs)  # e.g. the proxy refused the CONNECT with its own status
+        if marks:
+            details.append(f"the proxy {obs.proxy} answered itself, not the gateway: {'; '.join(marks)}")
+            return proxy_answer.CODE, exception_message(obs.error), details
         code = classify_exception(obs.error, obs.proxy)
         if obs.stream is not None and obs.stream.content_deltas and code == "net.reset":
             details.append(f"{obs.stream.content_deltas} content chunk(s) arrived before the connection ended")
@@ -481,16 +431,21 @@ def _decide(obs: Observation, expect: str, ctx: dict[str, str]) -> tuple[str | N
 
     body = parse_body(obs)
     host = ctx.get("host", "")
+    marks = proxy_answer.evidence(obs)
+    if marks:
+        details.append(f"HTTP {status} from the proxy {obs.proxy}, not from the gateway: {'; '.join(marks)}")
+        return proxy_answer.CODE, body.message or f"HTTP {status} from the proxy", details
     if body.shape == "html":
         if 200 <= status < 300 or status in (404, 405):
             return "url.html_page", body.message, details
-        return _status_code(status, body, host), body.message, details
+        return _status_code(status, body, host, details), body.message, details
 
     if 200 <= status < 300:
         if body.is_error:
             if body.shape == "success_false":
                 return "url.dashboard_api", body.message, details
-            code = match_body_rules(body, status, host) or "resp.error_body"
+            rule = match_body_rule(body, status, host)
+            code = rule.code if rule else "resp.error_body"
             details.append(f"HTTP {status} carried an error body ({body.shape} format)")
             return code, body.message, details
         if expect == "stream":
@@ -509,7 +464,7 @@ def _decide(obs: Observation, expect: str, ctx: dict[str, str]) -> tuple[str | N
 
     if status == 429 and body.shape == "empty":
         details.append("empty 429: the gateway's per-IP limiter (also counts wrong-URL probes)")
-    code = _status_code(status, body, host)
+    code = _status_code(status, body, host, details)
     if code.startswith("url.") and code != "url.not_implemented":
         code = refine_url_code(obs.url, body.message)
     if code == "quota.exhausted" and body.shape == "openai" and "x-oneapi-request-id" in obs.headers:
@@ -521,10 +476,12 @@ def _decide(obs: Observation, expect: str, ctx: dict[str, str]) -> tuple[str | N
     return code, message, details
 
 
-def _status_code(status: int, body: ErrorBody, host: str) -> str:
-    code = match_body_rules(body, status, host) if body.is_error or body.message else None
-    if code:
-        return code
+def _status_code(status: int, body: ErrorBody, host: str, details: list[str]) -> str:
+    rule = match_body_rule(body, status, host) if body.is_error or body.message else None
+    if rule:
+        if rule.note:
+            details.append(rule.note)
+        return rule.code
     if status in STATUS_FALLBACK:
         return STATUS_FALLBACK[status]
     if status >= 500:
@@ -545,9 +502,9 @@ def _decide_stream(obs: Observation, details: list[str]) -> tuple[str | None, st
                              None if error.get("code") is None else str(error.get("code")))
         else:
             body = ErrorBody("stream", True, str(error))
-        cause = match_body_rules(body, obs.status, "")
-        if cause:
-            details.append(f"the error reads as {cause} (see: taotoken explain {cause})")
+        rule = match_body_rule(body, obs.status, "")
+        if rule:
+            details.append(f"the error reads as {rule.code} (see: taotoken explain {rule.code})")
         return "stream.error_event", body.message, details
     if stream.content_deltas == 0:
         details.append(f"{stream.events} event(s), no content"

@@ -39,6 +39,9 @@ class DoctorContext:
         self.deadline = self.started + timeout
         self.home = Path(self.env.get("HOME") or Path.home())
         self.cwd = cwd or Path.cwd()
+        # The ids of the checks this run holds (set by the runner; None for a check called on its own): a probe
+        # that must wait for another (the completions, sent one after the other) waits only for those that run.
+        self.check_ids: frozenset[str] | None = None
         self._slots: dict[str, _Slot] = {}
         self._lock = threading.Lock()
         self.settings_error: TaotokenError | None = None

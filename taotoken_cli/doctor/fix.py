@@ -95,10 +95,8 @@ def offer_repairs(io: IOStreams, report: Report, *, assume_yes: bool) -> FixOutc
                                                               if report.verdict is not Status.OK else ""))
         return outcome
     out.line(f"--fix will change {len(plan.pending)} file(s) (a backup is kept; undo: taotoken init --undo):")
-    for change in plan.pending:
-        out.line(f"  {change.path}")
-        for line in change.summary:
-            out.line(f"    - {line}")
+    for line in fileplan.change_lines(plan):
+        out.line(line)
     out.line(fileplan.plan_diff(plan).rstrip("\n"))
     if not io.prompter.confirm("Apply these changes?", assume_yes=assume_yes):
         out.line("--fix: nothing changed")

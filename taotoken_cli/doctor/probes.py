@@ -6,7 +6,7 @@ import socket
 import ssl
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
 from taotoken_cli.doctor.context import DoctorContext
@@ -108,9 +108,10 @@ def _send_once(ctx: DoctorContext, key: str, send: Callable[[Gateway, str], Obse
     return ctx.memo(key, run)
 
 
-def chat(ctx: DoctorContext, *, stream: bool = False) -> Observation:
-    return _send_once(ctx, f"chat:{stream}",
-                      lambda gw, model: gw.chat(model, max_tokens=8 if stream else 1, stream=stream))
+def chat(ctx: DoctorContext) -> Observation:
+    """The run's one chat completion, streamed (as `check --stream`): content and a proper end prove both that
+    the model answers and that streaming works."""
+    return _send_once(ctx, "chat", lambda gw, model: gw.chat(model, max_tokens=8, stream=True))
 
 
 def messages(ctx: DoctorContext) -> Observation:
@@ -137,3 +138,41 @@ def describe_error(obs: Observation) -> str:
     if name == "ConnectError":
         return f"cannot connect: {text}"
     return f"{name}: {text}"
+
+
+@dataclass
+class Problem:
+    """A classified failure of one probe."""
+
+    message: str
+    code: str | None = None
+    fixes: list[str] = field(default_factory=list)
+    details: list[str] = field(default_factory=list)
+    server_message: str | None = None  # what the server (or the proxy) said, trimmed
+
+
+def _context(ctx: DoctorContext) -> dict[str, str]:
+    from urllib.parse import urlsplit
+
+    from taotoken_cli.config.origins import setters
+    from taotoken_cli.proxies import proxy_for
+
+    base = ctx.base_url or ""
+    return {**setters(ctx.settings, ctx.env), "base": base, "openai_base": base + "/v1", "model": ctx.model or "",
+            "host": urlsplit(base).hostname or "", "config": str(ctx.settings.config_path),
+            "proxy": (proxy_for(base, ctx.env) if base else "") or ""}
+
+
+def diagnose(ctx: DoctorContext, obs: Observation, expect: str) -> Problem | None:
+    """Classify with the shared catalogue; None means the probe succeeded. An answer the proxy gave itself (its
+    own 403 or error page) is the proxy's problem: the classifier tells (diagnosis.proxy_answer)."""
+    from taotoken_cli.diagnosis import classify, proxy_answer
+
+    diagnosis = classify.classify(obs, expect=expect, context=_context(ctx))
+    if diagnosis is None:
+        return None
+    message = diagnosis.entry.title
+    if diagnosis.server_message:
+        said = " — the proxy said: " if diagnosis.code == proxy_answer.CODE else " — server said: "
+        message += said + diagnosis.server_message
+    return Problem(message, diagnosis.code, diagnosis.fixes(), list(diagnosis.details), diagnosis.server_message)

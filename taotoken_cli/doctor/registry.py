@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterable
 from taotoken_cli.doctor.model import SECTIONS, Check, Result
 
 _REGISTRY: list[Check] = []
-_CHECK_MODULES = ("configuration", "environment", "clients", "network", "gateway", "devices")
+_CHECK_MODULES = ("configuration", "environment", "project_env", "clients", "mcp", "network", "gateway", "devices")
 
 
 def check(id: str, section: str, title: str, *, network: bool = False):

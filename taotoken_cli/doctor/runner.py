@@ -42,6 +42,7 @@ def _run_one(check: Check, ctx: DoctorContext) -> Result:
 
 def run_checks(ctx: DoctorContext, checks: list[Check]) -> list[Finding]:
     findings: list[Finding | None] = [None] * len(checks)
+    ctx.check_ids = frozenset(c.id for c in checks if not (c.network and ctx.offline))
     threads: list[tuple[int, threading.Thread]] = []
 
     def work(index: int, check: Check) -> None:

@@ -48,7 +48,7 @@ def lookup(code: str, env: Mapping[str, str]) -> Diagnosis:
         near = close_codes(wanted)
         hint = ("did you mean: " + ", ".join(near) + "?  " if near else "") + "all codes: taotoken explain --list"
         raise InputError(f"unknown code {code!r}", hint)
-    return Diagnosis(entry.code, entry, context=profile_context(env))
+    return Diagnosis(entry.code, entry, context=profile_context(env), generic=True)
 
 
 def run(options: ExplainOptions, io: IOStreams) -> int:

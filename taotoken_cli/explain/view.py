@@ -11,7 +11,7 @@ def render_entry(out: Output, diagnosis: Diagnosis, json_out: bool = False) -> N
     entry = diagnosis.entry
     if json_out:
         data = diagnosis.to_dict()
-        for transient in ("server_message", "retry_after_s", "details"):
+        for transient in ("server_message", "retry_after_s", "details", "request_id", "model"):
             data.pop(transient)
         out.json(data)
         return

@@ -8,8 +8,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from taotoken_cli import fileplan
-from taotoken_cli.clients import CLIENTS, ccswitch, codex
+from taotoken_cli.clients import CLIENTS, ON_REQUEST, ccswitch, codex, project_env
 from taotoken_cli.clients.base import Machine, PlanOptions, Triple
+from taotoken_cli.clients.envvars import host_key
 from taotoken_cli.config import (
     ENV_API_KEY,
     ENV_BASE_URL,
@@ -110,13 +111,13 @@ def choose_targets(request: InitRequest, machine: Machine, profile: str) -> tupl
         raise InputError(f"unknown target(s): {', '.join(unknown)}",
                          f"choose from: {', '.join(TARGETS)} (your own config file is always written)")
     if request.all_targets:
-        chosen = list(TARGETS)
+        chosen = [t for t in TARGETS if t not in ON_REQUEST or t in request.targets]
     elif request.targets:
         chosen = [t for t in TARGETS if t in request.targets]
     else:
         chosen = []
         for name, client in CLIENTS.items():
-            found = client.detect(machine)
+            found = client.detect(machine)  # never true for ON_REQUEST targets
             if found.found:
                 chosen.append(name)
                 notes.append(f"{name}: detected ({'; '.join(found.reasons)})")
@@ -140,6 +141,19 @@ def choose_targets(request: InitRequest, machine: Machine, profile: str) -> tupl
     return chosen, notes
 
 
+def recorded_places(request: InitRequest, triple: Triple, profile: str, machine: Machine) -> dict[str, tuple[str, ...]]:
+    """Where the copies are, kept across runs (a later sync from any directory reaches them): TaoToken's hosts,
+    this triple's added (MCP servers still on an old one are moved); the projects holding .env.taotoken, this one
+    added when named."""
+    recorded = read_record(machine)
+    before = recorded.options if recorded is not None and recorded.profile == profile else PlanOptions()
+    hosts = [*before.taotoken_hosts, host_key(triple.base_url)]
+    dirs = [*before.project_dirs]
+    if project_env.NAME in request.targets:
+        dirs.append(str(project_env.paths(machine).root))
+    return {"taotoken_hosts": tuple(dict.fromkeys(h for h in hosts if h)), "project_dirs": tuple(dict.fromkeys(dirs))}
+
+
 # --------------------------------------------------------------------------------------------- plan
 
 def build(request: InitRequest, io: IOStreams) -> InitPlan:
@@ -152,7 +166,8 @@ def build(request: InitRequest, io: IOStreams) -> InitPlan:
     triple, profile, hygiene = resolve_triple(request, io)
     machine = Machine.of(io.env, io.cwd)
     targets, target_notes = choose_targets(request, machine, profile)
-    options = PlanOptions(scope=request.scope, codex_auth=request.codex_auth)
+    options = PlanOptions(scope=request.scope, codex_auth=request.codex_auth,
+                          **recorded_places(request, triple, profile, machine))
     plan = plan_copies(triple, targets, options, machine, own_profile=profile)
     plan.add(record_change(Record(profile, tuple(targets), options), machine))
     fileplan.add_git_warnings(plan)

@@ -37,23 +37,8 @@ def render_plan(out: Output, init: InitPlan, *, dry_run: bool) -> None:
         out.line(fileplan.plan_diff(init.plan).rstrip("\n"))
         out.line("")
     out.line("changes:")
-    for change in init.plan.pending:
-        verb = "create" if change.creates else "update"
-        extra = ""
-        if change.secret and change.creates:
-            extra = " (holds the key: 0600)"
-        elif change.secret and _group_or_world_bits(change.path):
-            extra = " (holds the key: mode tightened to 0600)"
-        out.line(f"  {verb} {change.path}  [{change.target}]{extra}")
-        for line in change.summary:
-            out.line(f"      {line}")
-
-
-def _group_or_world_bits(path: Path) -> bool:
-    try:
-        return bool(os.stat(path).st_mode & 0o077)
-    except OSError:
-        return False
+    for line in fileplan.change_lines(init.plan):
+        out.line(line)
 
 
 def render_notes(out: Output, plan: Plan) -> None:

@@ -79,7 +79,7 @@ def devices(io: IOStreams, *, json_out: bool, timeout_s: float = PROBE_TIMEOUT_S
     if json_out:
         io.out.json(report.to_dict())
     else:
-        view.render_devices(io.out, report)
+        view.render_devices(io.out, report, view.terminal_width(io.env, io.stdout_tty))
     return Exit.OK
 
 

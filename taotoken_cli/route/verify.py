@@ -10,6 +10,7 @@ through the shared catalogue, so a model without a channel is told apart from a 
 
 from __future__ import annotations
 
+import os
 import re
 from collections import Counter
 from collections.abc import Mapping
@@ -200,6 +201,9 @@ def run_verify(settings, choice, *, samples: int, all_routes: bool,
     base = settings.base_url.value
     with Gateway(base, settings.api_key.value, connect_timeout=min(3.0, request_timeout),
                  read_timeout=request_timeout, request_timeout=request_timeout, env=env) as gateway:
-        context = {"base": base, "openai_base": gateway.endpoints.openai_base,
+        from taotoken_cli.config.origins import setters
+
+        context = {**setters(settings, os.environ if env is None else env),
+                   "base": base, "openai_base": gateway.endpoints.openai_base,
                    "host": urlsplit(base).hostname or "", "config": str(settings.config_path)}
         return verify_routes(gateway, targets, samples, context)

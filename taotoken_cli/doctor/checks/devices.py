@@ -20,6 +20,24 @@ def device_report(ctx: DoctorContext):
                                                      env=ctx.env))
 
 
+def _cuda_device(device) -> str:
+    parts = [f"cc {device.compute_capability}"]
+    if device.multiprocessors:
+        parts.append(f"{device.multiprocessors} SMs")
+    if device.clock_mhz:
+        parts.append(f"{device.clock_mhz} MHz")
+    return f"{device.index}: {device.name} ({', '.join(parts)})"
+
+
+def _source(report) -> list[str]:
+    if report.source == "pycuda":
+        return ["read through pycuda" + (f" (built for CUDA {report.library_version})" if report.library_version
+                                         else "")]
+    if report.source == "driver_api":
+        return [f"read through the CUDA driver API ({report.driver_library})"]
+    return [f"library {report.library_version}"] if report.library_version else []
+
+
 def _backend(ctx: DoctorContext, name: str) -> Result:
     from taotoken_cli.devices import BROKEN, PRESENT
 
@@ -28,21 +46,23 @@ def _backend(ctx: DoctorContext, name: str) -> Result:
     fixes = [report.fix] if report.fix else []
     if report.status == PRESENT:
         if name == "cuda":
-            names = [f"{d.index}: {d.name} (sm {d.compute_capability})" for d in report.cuda_devices]
+            names = [_cuda_device(d) for d in report.cuda_devices]
         else:
             names = [f"{d.name} ({d.type}, {d.platform})" for d in report.opencl_devices]
         return Result.ok(f"{report.device_count} device(s): {'; '.join(names)}",
-                         details=[f"library {report.library_version}"] if report.library_version else [])
+                         details=_source(report) + report.notes)
     if wanted:
         return Result.warn(f"{report.message} — but the routing table has {', '.join(wanted)} routes",
                            details=[f"those routes cannot be chosen on this machine (elapsed "
-                                    f"{report.elapsed_s:.1f} s)"], fixes=fixes)
+                                    f"{report.elapsed_s:.1f} s)", *report.notes], fixes=fixes)
     if report.status == BROKEN:
-        return Result.warn(report.message, fixes=fixes)
-    return Result.skipped(report.message + (f" — {report.fix}" if report.fix else ""))
+        return Result.warn(report.message, details=report.notes, fixes=fixes)
+    # Not an error here: nothing routes to this backend (a GPU hidden by CUDA_VISIBLE_DEVICES is
+    # reported by devices.env).
+    return Result.skipped(report.message + (f" — {report.fix}" if report.fix else ""), details=report.notes)
 
 
-@check("devices.cuda", SECTION, "CUDA (pycuda)")
+@check("devices.cuda", SECTION, "CUDA (pycuda or the driver API)")
 def devices_cuda(ctx: DoctorContext) -> Result:
     return _backend(ctx, "cuda")
 
@@ -54,9 +74,8 @@ def devices_opencl(ctx: DoctorContext) -> Result:
 
 @check("devices.env", SECTION, "Device selection variables")
 def devices_env(ctx: DoctorContext) -> Result:
-    from taotoken_cli.devices import selection_env_notes
-
-    notes = selection_env_notes(ctx.env)
+    # From the probe's report: CUDA_VISIBLE_DEVICES is checked against the GPUs the driver has.
+    notes = device_report(ctx).env
     issues = Issues()
     for note in notes:
         if note.level == "warning":

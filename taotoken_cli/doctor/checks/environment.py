@@ -7,6 +7,7 @@ import importlib.util
 from urllib.parse import urlsplit
 
 from taotoken_cli import hygiene
+from taotoken_cli.clients.base import ENV_SYSTEM_ROOT
 from taotoken_cli.config import ENV_CONFIG, ENV_PROFILE, FIELDS, profile_table, read_config_file
 from taotoken_cli.config.origins import fix_at_source
 from taotoken_cli.doctor.context import DoctorContext
@@ -17,7 +18,8 @@ from taotoken_cli.masking import mask_key
 
 SECTION = "Environment"
 _KNOWN_TAOTOKEN = {"TAOTOKEN_BASE_URL", "TAOTOKEN_API_KEY", "TAOTOKEN_MODEL", "TAOTOKEN_PROFILE",
-                   "TAOTOKEN_CONFIG", "TAOTOKEN_DEBUG"}
+                   "TAOTOKEN_CONFIG", "TAOTOKEN_DEBUG", "TAOTOKEN_ALLOW_HTTP", "TAOTOKEN_LANG", ENV_SYSTEM_ROOT,
+                   "TAOTOKEN_LIBCUDA"}  # the last: the device probe's driver library (taotoken_cli.devices)
 NO_PROXY_VARS = ("no_proxy", "NO_PROXY")  # the lower-case one wins (urllib's getproxies)
 
 

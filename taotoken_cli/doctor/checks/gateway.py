@@ -4,56 +4,22 @@ and the Anthropic/Responses endpoints when a client that needs them is configure
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
 from taotoken_cli.doctor import probes
 from taotoken_cli.doctor.context import DoctorContext
-from taotoken_cli.doctor.model import Result
+from taotoken_cli.doctor.model import Result, Status
+from taotoken_cli.doctor.probes import Problem, diagnose
 from taotoken_cli.doctor.registry import check
 from taotoken_cli.gateway import Observation
 
 SECTION = "Gateway"
 
 
-@dataclass
-class Problem:
-    """A classified failure of one probe."""
-
-    message: str
-    code: str | None = None
-    fixes: list[str] = field(default_factory=list)
-    details: list[str] = field(default_factory=list)
-
-
 def _ms(obs: Observation) -> float:
     return round(obs.elapsed_s * 1000, 1)
-
-
-def _context(ctx: DoctorContext) -> dict[str, str]:
-    base = ctx.base_url or ""
-    return {"base": base, "openai_base": base + "/v1", "model": ctx.model or "", "host": urlsplit(base).hostname
-            or "", "config": str(ctx.settings.config_path), "proxy": probes_proxy(ctx) or ""}
-
-
-def probes_proxy(ctx: DoctorContext) -> str | None:
-    from taotoken_cli.proxies import proxy_for
-
-    return proxy_for(ctx.base_url, ctx.env) if ctx.base_url else None
-
-
-def diagnose(ctx: DoctorContext, obs: Observation, expect: str) -> Problem | None:
-    """Classify with the shared catalogue; None means the probe succeeded."""
-    from taotoken_cli.diagnosis import classify
-
-    diagnosis = classify.classify(obs, expect=expect, context=_context(ctx))
-    if diagnosis is None:
-        return None
-    message = diagnosis.entry.title
-    if diagnosis.server_message:
-        message += f" — server said: {diagnosis.server_message}"
-    return Problem(message, diagnosis.code, diagnosis.fixes(), list(diagnosis.details))
 
 
 def _looks_like_api(obs: Observation) -> bool:
@@ -82,11 +48,15 @@ def layout(ctx: DoctorContext) -> tuple[Result, bool]:
         root = ctx.base_url
         assert root is not None
         obs = probes.models(ctx)
+        problem = diagnose(ctx, obs, "models")
+        if obs.error is None and problem is not None and problem.code and problem.code.startswith("proxy."):
+            # the proxy answered itself: the gateway never saw the request, nothing here is about its layout
+            return Result.fail(f"{root}/v1/models: {problem.message}", code=problem.code, fixes=problem.fixes,
+                               details=problem.details, latency_ms=_ms(obs)), False
         if _looks_like_api(obs):
             kind = "a model list" if obs.ok_status else f"HTTP {obs.status} JSON"
             return Result.ok(f"{root}/v1/models answers {kind} ({_ms(obs):.0f} ms)",
                              latency_ms=_ms(obs)), True
-        problem = diagnose(ctx, obs, "models")
         if obs.error is not None and problem is not None and problem.code == "url.plain_http":
             # Refused before connecting: the network is not the problem, the unencrypted key would be.
             return Result.fail(f"{obs.error} (plain http to a host that is not this machine)", code=problem.code,
@@ -142,6 +112,8 @@ def _prerequisite(ctx: DoctorContext, need_key: bool = True, need_model: bool = 
     if not usable:
         if result.status.value == "skipped":
             why = "the gateway is unreachable (see Network)"
+        elif (result.code or "").startswith("proxy."):
+            why = "the proxy answered instead of the gateway (see gateway.layout)"
         elif probes.models(ctx).error is not None:
             why = "the gateway did not answer (see gateway.layout)"
         else:
@@ -190,8 +162,12 @@ def gateway_key(ctx: DoctorContext) -> Result:
     if obs.ok_status:
         return Result.ok(f"accepted by GET /v1/models ({_ms(obs):.0f} ms)", latency_ms=_ms(obs))
     problem = diagnose(ctx, obs, "models")
+    if problem is not None and problem.code and problem.code.startswith("quota."):  # known key, but unusable
+        return Result.fail(f"GET /v1/models: {problem.message}", code=problem.code, fixes=problem.fixes,
+                           details=problem.details, latency_ms=_ms(obs))
     return Result.warn(f"cannot tell: /v1/models answered {problem.message if problem else obs.status}",
-                       code=problem.code if problem else None, fixes=problem.fixes if problem else [])
+                       code=problem.code if problem else None, fixes=problem.fixes if problem else [],
+                       details=problem.details if problem else [])
 
 
 @check("gateway.model", SECTION, "Model listed", network=True)
@@ -221,31 +197,111 @@ def gateway_model(ctx: DoctorContext) -> Result:
                        fixes=["taotoken config set model <one of the listed IDs>"])
 
 
+# -- completions ----------------------------------------------------------------------------------------------
+# At most one completion per API and run (gateway.chat and gateway.stream share one streamed chat completion), and
+# none once a request of the run was answered 429 (rate limit or quota): with a 5-requests-per-minute key a second
+# doctor run must not fail three checks for its own probes. The chat completion goes first; the Messages and
+# Responses probes only after it came back without a 429 (side by side: one after the other would add their
+# latencies up against the run's deadline).
+
+@dataclass(frozen=True)
+class Withheld:
+    """A completion doctor did not send, because an earlier request of this run was rate-limited."""
+
+    check_id: str  # the check that reports that request
+    code: str
+    request: str  # e.g. "GET /v1/models"
+
+    def result(self) -> Result:
+        return Result.skipped(f"not sent: {self.request} was answered {self.code} (see {self.check_id}); doctor "
+                              "sends no completion after a 429", blocked_by=self.check_id)
+
+
+# api -> (the checks that read it, the probe that sends it, the completions that go before it)
+_COMPLETIONS: dict[str, tuple[tuple[str, ...], Callable[[DoctorContext], Observation], tuple[str, ...]]] = {
+    "chat": (("gateway.chat", "gateway.stream"), probes.chat, ()),
+    "messages": (("gateway.messages",), probes.messages, ("chat",)),
+    "responses": (("gateway.responses",), probes.responses, ("chat",)),
+}
+
+
+def _sent_in_this_run(ctx: DoctorContext, api: str) -> bool:
+    """Does this run send the `api` completion (one of its checks runs, and its client is configured)?"""
+    check_ids = _COMPLETIONS[api][0]
+    if ctx.check_ids is None or not ctx.check_ids.intersection(check_ids):
+        return False
+    return {"chat": True, "messages": claude_code_configured(ctx), "responses": codex_configured(ctx)}[api]
+
+
+def _limited(ctx: DoctorContext, obs: Observation) -> str | None:
+    """The catalogue code when `obs` says the key is rate-limited or out of quota, else None."""
+    problem = diagnose(ctx, obs, "json") if obs.status in (402, 429) else None
+    if problem is not None and problem.code and problem.code.startswith(("rate.", "quota.")):
+        return problem.code
+    return "rate.limited" if obs.status == 429 else None
+
+
+def completion(ctx: DoctorContext, api: str) -> Observation | Withheld:
+    """The run's one `api` completion ("chat", "messages", "responses"), sent once the completions that go before
+    it (those this run sends) came back, and withheld when the model list or one of them was answered 429.
+    Callers have passed `_prerequisite(..., need_model=True)`, which the earlier completions share."""
+    earlier = [(name, completion(ctx, name)) for name in _COMPLETIONS[api][2] if _sent_in_this_run(ctx, name)]
+
+    def send() -> Observation | Withheld:
+        for name, obs in [("models", probes.models(ctx)), *earlier]:
+            if isinstance(obs, Withheld):
+                return obs
+            code = _limited(ctx, obs)
+            if code:
+                check_id = "gateway.key" if name == "models" else _COMPLETIONS[name][0][0]
+                return Withheld(check_id, code, f"{obs.method} {urlsplit(obs.url).path}")
+        return _COMPLETIONS[api][1](ctx)
+
+    return ctx.memo(f"completion:{api}", send)
+
+
 def _probe_result(ctx: DoctorContext, obs: Observation, expect: str, ok_message: str) -> Result:
     problem = diagnose(ctx, obs, expect)
     if problem is None:
         return Result.ok(f"{ok_message} ({_ms(obs):.0f} ms)", latency_ms=_ms(obs))
-    return Result.fail(f"POST {urlsplit(obs.url).path}: {problem.message}", code=problem.code,
+    return Result.fail(f"{obs.method} {urlsplit(obs.url).path}: {problem.message}", code=problem.code,
                        fixes=problem.fixes, details=problem.details, latency_ms=_ms(obs))
+
+
+def _chat(ctx: DoctorContext) -> Observation | Result:
+    """The streamed chat completion both chat checks read, or the skip that stands for it."""
+    skip = _prerequisite(ctx, need_model=True)
+    if skip:
+        return skip
+    obs = completion(ctx, "chat")
+    return obs.result() if isinstance(obs, Withheld) else obs
 
 
 @check("gateway.chat", SECTION, "Chat completion", network=True)
 def gateway_chat(ctx: DoctorContext) -> Result:
-    skip = _prerequisite(ctx, need_model=True)
-    if skip:
-        return skip
-    return _probe_result(ctx, probes.chat(ctx), "chat", "a 1-token completion came back with choices")
+    obs = _chat(ctx)
+    if isinstance(obs, Result):
+        return obs
+    if obs.stream is None:  # the request failed, or the gateway answered JSON although a stream was asked for
+        return _probe_result(ctx, obs, "chat", "a completion came back with choices (as JSON, not as a stream)")
+    if obs.stream.content_deltas:  # content proves the choices, whatever becomes of the stream (gateway.stream)
+        return Result.ok(f"the model answered ({obs.stream.content_deltas} token chunk(s), {_ms(obs):.0f} ms)",
+                         latency_ms=_ms(obs))
+    return _probe_result(ctx, obs, "stream", "")  # a stream without content: an error event, or empty
 
 
 @check("gateway.stream", SECTION, "Streamed completion", network=True)
 def gateway_stream(ctx: DoctorContext) -> Result:
-    skip = _prerequisite(ctx, need_model=True)
-    if skip:
-        return skip
-    obs = probes.chat(ctx, stream=True)
+    obs = _chat(ctx)
+    if isinstance(obs, Result):
+        return obs
+    if (obs.stream is None and not obs.ok_status) or (obs.stream is not None and not obs.stream.content_deltas):
+        problem = diagnose(ctx, obs, "chat" if obs.stream is None else "stream") or Problem("no content")
+        return Result.skipped("the chat completion itself failed (see gateway.chat)", blocked_by="gateway.chat",
+                              details=[problem.message], fixes=problem.fixes, code=problem.code)
     result = _probe_result(ctx, obs, "stream", "tokens arrived and the stream ended properly")
     summary = obs.stream
-    if result.status.value == "ok" and summary is not None:
+    if result.status is Status.OK and summary is not None:
         if not summary.done:
             return Result.warn("tokens arrived but the stream ended without [DONE] (truncated?)",
                                latency_ms=result.latency_ms)
@@ -256,9 +312,12 @@ def gateway_stream(ctx: DoctorContext) -> Result:
 
 
 def claude_code_configured(ctx: DoctorContext) -> bool:
-    claude_dir = ctx.env.get("CLAUDE_CONFIG_DIR") or str(ctx.home / ".claude")
-    return bool(ctx.env.get("ANTHROPIC_BASE_URL")) or (ctx.home / ".claude.json").exists() or \
-        (Path(claude_dir).expanduser() / "settings.json").exists()
+    """Claude Code points at a gateway: ANTHROPIC_BASE_URL as Claude Code resolves it (any settings file or the
+    shell)."""
+    from taotoken_cli.doctor.checks.clients.claude_code import claude_env
+
+    item = claude_env(ctx).get("ANTHROPIC_BASE_URL")
+    return item is not None and item.value.strip() != ""
 
 
 def codex_configured(ctx: DoctorContext) -> bool:
@@ -266,30 +325,32 @@ def codex_configured(ctx: DoctorContext) -> bool:
     return (Path(codex_dir).expanduser() / "config.toml").exists()
 
 
-def _client_endpoint(ctx: DoctorContext, client: str, configured: bool, endpoint: str,
-                     probe: Callable[[DoctorContext], Observation], without_it: str) -> Result:
-    """Probe /v1/<endpoint>, which one client needs, when that client is configured here; a failure says
+def _client_endpoint(ctx: DoctorContext, client: str, configured: bool, api: str, without_it: str) -> Result:
+    """Probe /v1/<api>, which one client needs, when that client is configured here; a failure says
     (`without_it`) what the client cannot do then."""
     if not configured:
         return Result.skipped(f"{client} is not configured here")
     skip = _prerequisite(ctx, need_model=True)
     if skip:
         return skip
-    result = _probe_result(ctx, probe(ctx), endpoint, f"{ctx.base_url}/v1/{endpoint} answers")
-    if result.status.value == "fail":
+    obs = completion(ctx, api)
+    if isinstance(obs, Withheld):
+        return obs.result()
+    result = _probe_result(ctx, obs, api, f"{ctx.base_url}/v1/{api} answers")
+    if result.status is Status.FAIL:
         result.details.append(without_it)
     return result
 
 
 @check("gateway.messages", SECTION, "Anthropic endpoint (Claude Code)", network=True)
 def gateway_messages(ctx: DoctorContext) -> Result:
-    return _client_endpoint(ctx, "Claude Code", claude_code_configured(ctx), "messages", probes.messages,
+    return _client_endpoint(ctx, "Claude Code", claude_code_configured(ctx), "messages",
                             "Claude Code calls <ANTHROPIC_BASE_URL>/v1/messages: without this endpoint it cannot "
                             "use this gateway")
 
 
 @check("gateway.responses", SECTION, "Responses endpoint (Codex)", network=True)
 def gateway_responses(ctx: DoctorContext) -> Result:
-    return _client_endpoint(ctx, "Codex", codex_configured(ctx), "responses", probes.responses,
+    return _client_endpoint(ctx, "Codex", codex_configured(ctx), "responses",
                             'Codex only speaks wire_api = "responses": without /v1/responses it cannot use this '
                             "gateway")

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from taotoken_cli import hygiene
+from taotoken_cli.diagnosis import proxy_answer
 from taotoken_cli.doctor import probes
 from taotoken_cli.doctor.context import DoctorContext
 from taotoken_cli.doctor.model import Result
@@ -68,39 +70,54 @@ def dns(ctx: DoctorContext) -> Result:
                               f"check DNS: getent hosts {host}   (or try another resolver)"])
 
 
+@dataclass
+class ProxyEndpoint:
+    """One proxy host:port named by proxy variables, probed once."""
+
+    host: str
+    port: int
+    names: list[str]  # the variables that name it
+    probe: probes.SocketProbe
+    used: bool  # requests to the gateway go through it
+
+    @property
+    def label(self) -> str:
+        return f"{self.host}:{self.port} ({', '.join(self.names)})"
+
+
+def probe_proxies(ctx: DoctorContext, variables: list[tuple[str, str]], used: str | None) -> list[ProxyEndpoint]:
+    """Each proxy that `variables` [(name, value)] name, TCP-probed; `used` is the one the gateway's requests take.
+    The shell's proxies (net.proxy) and those a client's settings set (claude.proxy) are checked alike."""
+    seen: dict[tuple[str, int], list[str]] = {}
+    for name, value in variables:
+        seen.setdefault(probes.host_port(value), []).append(name)
+    used_at = probes.host_port(used) if used else None
+    return [ProxyEndpoint(host, port, names, probes.tcp(ctx, host, port), (host, port) == used_at)
+            for (host, port), names in seen.items()]
+
+
 @check("net.proxy", SECTION, "Configured proxies reachable", network=True)
 def proxy_reachable(ctx: DoctorContext) -> Result:
     proxies = proxy_variables(ctx.env)
     if not proxies:
         return Result.skipped("no proxy configured")
-    used = _gateway_proxy(ctx)
     host = urlsplit(ctx.base_url).hostname if ctx.base_url else None
-    seen: dict[tuple[str, int], list[str]] = {}
-    for name, value in proxies:
-        seen.setdefault(probes.host_port(value), []).append(name)
-    dead: list[str] = []
-    details: list[str] = []
-    fixes: list[str] = []
-    dead_matters = False
-    for (phost, pport), names in seen.items():
-        probe = probes.tcp(ctx, phost, pport)
-        label = f"{phost}:{pport} ({', '.join(names)})"
-        if probe.ok:
-            details.append(f"{label}: accepts connections ({_ms(probe.elapsed_s)})")
-            continue
-        dead.append(f"{label}: {probe.detail}")
-        if used and probes.host_port(used) == (phost, pport):
-            dead_matters = True
-        fixes.append(f"start the proxy on {phost}:{pport} (Clash, mihomo, v2ray…), or remove it: "
-                     f"unset {' '.join(sorted(set(names) | {n.lower() for n in names} | {n.upper() for n in names}))}")
+    endpoints = probe_proxies(ctx, proxies, _gateway_proxy(ctx))
+    details = [f"{e.label}: accepts connections ({_ms(e.probe.elapsed_s)})" for e in endpoints if e.probe.ok]
+    dead = sorted((e for e in endpoints if not e.probe.ok), key=lambda e: not e.used)  # the one in use first
     if not dead:
-        return Result.ok(f"{len(seen)} prox{'y' if len(seen) == 1 else 'ies'} reachable", details=details)
+        return Result.ok(f"{len(endpoints)} prox{'y' if len(endpoints) == 1 else 'ies'} reachable", details=details)
+    fixes = [f"start the proxy on {e.host}:{e.port} (Clash, mihomo, v2ray…), or remove it: unset "
+             f"{' '.join(sorted(set(e.names) | {n.lower() for n in e.names} | {n.upper() for n in e.names}))}"
+             for e in dead]
     if host:
         fixes.append(f"or bypass it for the gateway: export NO_PROXY={host}")
-    message = (f"proxy {dead[0]} — the classic \"local proxy failed\"" if dead_matters
-               else f"proxy {dead[0]} (not used for {host}, but other tools may use it)")
+    first = dead[0]
+    dead_matters = any(e.used for e in dead)
+    message = (f"proxy {first.label}: {first.probe.detail} — the classic \"local proxy failed\"" if dead_matters
+               else f"proxy {first.label}: {first.probe.detail} (not used for {host}, but other tools may use it)")
     make = Result.fail if dead_matters else Result.warn
-    return make(message, details=details + dead[1:], fixes=fixes)
+    return make(message, details=details + [f"{e.label}: {e.probe.detail}" for e in dead[1:]], fixes=fixes)
 
 
 @check("net.connect", SECTION, "TCP connection to the gateway", network=True)
@@ -154,6 +171,9 @@ def via_proxy(ctx: DoctorContext) -> Result:
         return Result.skipped(f"no proxy applies to {host}")
     through = probes.models(ctx, trust_env=True)
     direct = probes.models(ctx, trust_env=False)
+    # An HTTP status through the proxy is the gateway's answer only when the proxy did not write it itself.
+    problem = probes.diagnose(ctx, through, "models")
+    proxy_said = problem if problem is not None and (problem.code or "").startswith("proxy.") else None
 
     def answered(obs) -> bool:
         return obs.error is None and obs.status is not None
@@ -162,13 +182,20 @@ def via_proxy(ctx: DoctorContext) -> Result:
         return (f"HTTP {obs.status} in {_ms(obs.elapsed_s)}" if answered(obs) else probes.describe_error(obs))
 
     details = [f"through {proxy}: {text(through)}", f"direct: {text(direct)}"]
-    if answered(through):
+    if answered(through) and proxy_said is None:
         return Result.ok(f"the gateway answers through {proxy}" + (" and directly" if answered(direct) else ""),
                          details=details)
+    bypass = f"export NO_PROXY={host}   (bypass the proxy for the gateway)"
+    if proxy_said is not None and proxy_said.code in (proxy_answer.CODE, "proxy.auth_required"):
+        fixes = ([bypass] if answered(direct) else []) + [f for f in proxy_said.fixes if "NO_PROXY" not in f
+                                                           or not answered(direct)]
+        what = f"HTTP {through.status}" if through.status else "the tunnel request"
+        said = [f"the proxy said: {proxy_said.server_message}"] if proxy_said.server_message else []
+        return Result.fail(f"the proxy {proxy} answered {what} itself: {host} never saw the request"
+                           + ("; direct access works" if answered(direct) else ""),
+                           code=proxy_said.code, details=details + proxy_said.details + said, fixes=fixes)
     if answered(direct):
         return Result.fail(f"the proxy {proxy} breaks access to {host}; direct access works",
-                           details=details,
-                           fixes=[f"export NO_PROXY={host}   (bypass the proxy for the gateway)",
-                                  "or fix/start the proxy (see net.proxy)"])
+                           details=details, fixes=[bypass, "or fix/start the proxy (see net.proxy)"])
     return Result.fail(f"{host} is unreachable both through {proxy} and directly", details=details,
                        fixes=["see net.proxy and net.connect"])

@@ -1,17 +1,23 @@
-"""Claude Code's checks: settings.json's env block as Claude Code reads it (it overrides the shell), the
-credential variable, a stored login, the onboarding flag and the model variables."""
+"""Claude Code's checks: every variable is read as Claude Code resolves it (managed settings, then the project's
+settings.local.json and settings.json, then the user's settings.json, each `env` block over the shell) and named
+with the file it comes from; a project or managed file overriding the gateway's values is a finding of its own.
+Also: the credential variable, a stored login, the onboarding flag, the model variables and the proxy Claude
+Code's own settings give it."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from taotoken_cli.clients import claude_code
 from taotoken_cli.clients.base import ClientState, ConfigFile
+from taotoken_cli.clients.claude_code import EnvValue
 from taotoken_cli.doctor.checks.clients.common import (
     CLAUDE_FORM,
+    claude_url_why,
     client_base_url_result,
     client_check,
-    installed,
+    client_state,
     json_repair,
     parse_failure,
     permissions,
@@ -19,34 +25,54 @@ from taotoken_cli.doctor.checks.clients.common import (
     unless,
 )
 from taotoken_cli.doctor.context import DoctorContext
-from taotoken_cli.doctor.model import Issues, Repair, Result
+from taotoken_cli.doctor.model import Issues, Repair, Result, Status
 from taotoken_cli.masking import mask_key
+
+_ROLE_NAMES = {"managed": "managed", "project_local": "project local", "project_settings": "project",
+               "settings": "user"}
+_TRUST = "Claude Code applies a project file's env only after you accept the workspace trust prompt"
 
 
 @dataclass(frozen=True)
 class Claude:
-    """What Claude Code reads: its parsed files, and the env block of settings.json."""
+    """What Claude Code reads: its parsed files and every variable as it resolves them."""
 
     state: ClientState
     settings: ConfigFile  # the user settings.json
-    block: dict  # its env block ({} when the file does not parse)
+    env: dict[str, EnvValue]  # the shell and every env block, resolved (claude_code.effective_env)
 
-    def value(self, ctx: DoctorContext, name: str) -> tuple[str | None, str]:
-        """A variable as Claude Code sees it: the settings env block overrides the shell."""
-        if isinstance(self.block.get(name), str) and self.block[name] != "":
-            return self.block[name], "settings.json"
-        if ctx.env.get(name):
-            return ctx.env[name], "shell"
-        return None, ""
+    def get(self, name: str) -> EnvValue | None:
+        """The variable as Claude Code sees it; None when unset or "" (which Claude Code treats as unset)."""
+        item = self.env.get(name)
+        return item if item is not None and item.value != "" else None
+
+    def setting(self, key: str) -> Any:
+        """A top-level setting (e.g. apiKeyHelper): the highest file that sets it wins."""
+        for role in claude_code.SETTINGS_ROLES:
+            file = self.state.files.get(role)
+            if file is not None and isinstance(file.data, dict) and key in file.data:
+                return file.data[key]
+        return None
+
+    @property
+    def layers(self) -> list[tuple[str, ConfigFile]]:
+        """(role, file) for each settings file present, highest precedence first."""
+        return [(role, file) for role in claude_code.SETTINGS_ROLES
+                if (file := self.state.files.get(role)) is not None and (file.exists or file.error)]
+
+
+def claude_env(ctx: DoctorContext) -> dict[str, EnvValue]:
+    """Every variable Claude Code starts with here (also read by the gateway and proxy checks)."""
+    state = client_state(ctx, claude_code.NAME)
+    return ctx.memo("claude:env", lambda: claude_code.effective_env(ctx.machine, state))
 
 
 def claude_found(ctx: DoctorContext) -> Claude | Result:
-    found = installed(ctx, claude_code.NAME, "settings", "no ~/.claude, no `claude` on PATH")
-    if isinstance(found, Result):
-        return found
-    state, settings = found
-    block = claude_code.env_block(settings.data) if settings.error is None else {}
-    return Claude(state, settings, block)
+    state = client_state(ctx, claude_code.NAME)
+    if not state.detection.found and not any(
+            (file := state.files.get(role)) is not None and file.exists for role in claude_code.SETTINGS_ROLES):
+        return Result.skipped("Claude Code not found (no ~/.claude, no `claude` on PATH, no settings file)")
+    return Claude(state, state.files["settings"], claude_env(ctx))
 
 
 # claude.settings reports a settings.json that does not parse; the checks that read it skip.
@@ -54,144 +80,193 @@ claude_parsed = unless(claude_found, lambda claude: bool(claude.settings.error),
                        "settings.json does not parse (see claude.settings)")
 
 
+def _set_in(item: EnvValue, name: str, value: str) -> str:
+    """The instruction that puts `value` where `item` comes from."""
+    if item.path is None:
+        return f"export {name}={value}"
+    if item.role == "managed":
+        return f'ask the administrator who manages {item.path} to set "{name}": "{value}" there'
+    return f'set "{name}": "{value}" in {item.path}'
+
+
+def _env_repair(item: EnvValue, description: str, edit) -> list[Repair]:
+    """A `doctor --fix` edit of the env block of the file `item` comes from (none for the shell or managed)."""
+    if not item.editable:
+        return []
+    assert item.path is not None
+
+    def on_block(data: dict) -> None:
+        edit(data.setdefault("env", {}))
+
+    return [json_repair(item.path, description, on_block, secret=True)]
+
+
+def _override(issues: Issues, item: EnvValue | None, ours: str | None, *, severity: Status,
+              secret: bool = False) -> bool:
+    """A managed or project file setting a gateway variable: a failure/warning (`severity`) that names the file when
+    its value differs from taotoken's (or, without one, from the value it hides); a note when it is the same.
+    Returns whether a difference was reported."""
+    if item is None or not item.outranks_user:
+        return False
+    show = mask_key if secret else repr
+    name = item.name
+    below = next((h for h in item.hidden if h.value != ""), None)
+    reference, reference_where = (ours, "taotoken's config") if ours else \
+        (below.value, below.where) if below else (None, None)
+    trust = f" ({_TRUST})" if item.after_trust else ""
+    if reference is None or claude_code.same_value(name, item.value, reference):
+        same = f", the same value as {reference_where}" if reference is not None else ""
+        issues.details.append(f"{name} comes from {item.where}{same}{trust}")
+        return False
+    scope = "every Claude Code session on this machine" if item.role == "managed" else \
+        f"Claude Code inside this repository{' (once trusted)' if item.after_trust else ''}"
+    hides = ""
+    if below is not None and below.where != reference_where:
+        if claude_code.same_value(name, below.value, reference):
+            reference_where += f" and {below.where}"
+        else:
+            hides = f"; it hides {show(below.value)} from {below.where}"
+    message = (f"{item.where} overrides {name}: {scope} uses {show(item.value) if item.value else 'an empty value'}, "
+               f"not {show(reference)} ({reference_where}){hides}")
+    if item.role == "managed":
+        fixes = [f"ask the administrator who manages {item.path}: managed settings win over every other file"]
+    else:
+        fixes = [f'remove "{name}" from the env block of {item.path}'
+                 + (f" (Claude Code then uses the value from {below.where})" if below else "")]
+        if not secret:
+            fixes.append(f'or set "{name}": "{reference}" there')
+    issues.add(severity, message, fixes)
+    return True
+
+
 @client_check("claude.settings", "Claude Code settings.json", claude_found)
 def claude_settings(ctx: DoctorContext, claude: Claude) -> Result:
-    state, settings, block = claude.state, claude.settings, claude.block
+    settings = claude.settings
     if settings.error:
         return parse_failure(settings)
     issues = Issues()
-    for role in ("project_local", "project_settings"):
-        file = state.files.get(role)
-        if file is not None and file.error:
+    for role, file in claude.layers:
+        if file.error:
             issues.fail(file.error.message, fixes=[file.error.fix])
-        elif file is not None and file.exists:
-            overridden = sorted(set(claude_code.env_block(file.data)) & {claude_code.BASE_URL, claude_code.AUTH_TOKEN,
-                                                                    claude_code.API_KEY, claude_code.MODEL})
-            if overridden:
-                issues.details.append(f"{file.path} overrides {', '.join(overridden)} inside this repository")
+            continue
+        if isinstance(file.data, dict) and "env" in file.data and not isinstance(file.data["env"], dict):
+            issues.fail(f'{file.path}: "env" is not a JSON object', fixes=['make it an object of strings: "env": {}'])
+        block = claude_code.env_block(file.data)
+        non_strings = sorted(k for k, v in block.items() if not isinstance(v, str))
+        if non_strings:
+            issues.warn(f"{file.path}: env values must be JSON strings: {', '.join(non_strings)} (numbers crashed "
+                        "Claude Code before 2.1.101)", fixes=[f"quote them in {file.path}, e.g. \"1\""])
+        if role != "managed":
+            holds_key = bool(block.get(claude_code.AUTH_TOKEN) or block.get(claude_code.API_KEY))
+            permissions(issues, file, holds_key=holds_key)
+    if claude.layers:
+        issues.details.append("settings files, highest precedence first: "
+                              + "; ".join(f"{_ROLE_NAMES[role]} {file.path}" for role, file in claude.layers))
+    base = claude.get(claude_code.BASE_URL)
+    if base is None:
+        issues.warn("no settings file and not the shell set ANTHROPIC_BASE_URL: Claude Code talks to Anthropic, "
+                    "not the gateway", fixes=["taotoken init"])
     if not settings.exists:
-        if ctx.env.get(claude_code.BASE_URL):
-            return Result.ok(f"no {settings.path}; ANTHROPIC_BASE_URL comes from the shell")
-        return Result.warn(f"no {settings.path}: Claude Code uses its own Anthropic login, not the gateway",
-                           fixes=["taotoken init"])
-    if isinstance(settings.data, dict) and "env" in settings.data and not isinstance(settings.data["env"], dict):
-        issues.fail(f'{settings.path}: "env" is not a JSON object', fixes=['make it an object of strings: "env": {}'])
-    non_strings = sorted(k for k, v in block.items() if not isinstance(v, str))
-    if non_strings:
-        issues.warn(f"env values must be JSON strings: {', '.join(non_strings)} (numbers crashed Claude Code "
-                    "before 2.1.101)", fixes=[f"quote them in {settings.path}, e.g. \"1\""])
-    permissions(issues, settings, holds_key=bool(block.get(claude_code.AUTH_TOKEN) or block.get(claude_code.API_KEY)))
-    if claude_code.BASE_URL not in block and not ctx.env.get(claude_code.BASE_URL):
-        issues.warn(f"{settings.path} sets no ANTHROPIC_BASE_URL: Claude Code talks to Anthropic, not the gateway",
-                    fixes=["taotoken init"])
+        return issues.result(f"no {settings.path}; ANTHROPIC_BASE_URL comes from {base.where if base else '-'}")
+    block = claude_code.env_block(settings.data)
     keys = ", ".join(sorted(k for k in block if k.startswith(("ANTHROPIC_", "CLAUDE_")))) or "nothing"
     return issues.result(f"{settings.path} parses; env sets {keys}")
 
 
 @client_check("claude.base_url", "Claude Code base URL", claude_parsed)
 def claude_base_url(ctx: DoctorContext, claude: Claude) -> Result:
-    value, where = claude.value(ctx, claude_code.BASE_URL)
-    if value is None:
-        return Result.skipped("ANTHROPIC_BASE_URL is not set (see claude.settings)")
-    path = claude.settings.path
+    issues = Issues()
+    overridden = _override(issues, claude.env.get(claude_code.BASE_URL), ctx.base_url, severity=Status.FAIL)
+    item = claude.get(claude_code.BASE_URL)
+    if item is None:
+        return issues.result("") if issues.items else Result.skipped("ANTHROPIC_BASE_URL is not set (see "
+                                                                     "claude.settings)")
+    value = item.value
+    if item.path is not None and item.role == "settings" and item.hidden:
+        issues.details.append(f"{item.path} overrides ANTHROPIC_BASE_URL from the shell")
 
-    def why(wanted: str, changes: list[str]) -> str:
-        if value.strip().rstrip("/").endswith("/v1"):
-            return ("ends in /v1: Claude Code appends /v1/messages itself and would call "
-                    f"{value.strip().rstrip('/')}/v1/messages (404)")
-        return "is not the bare API root: " + "; ".join(changes)
-
-    def set_in_settings(url: str) -> str:
-        return f'set "ANTHROPIC_BASE_URL": "{url}" in {path}'
+    def set_fix(url: str) -> str:
+        return _set_in(item, claude_code.BASE_URL, url)
 
     def repair(url: str) -> Repair:
-        def edit(data: dict) -> None:
-            data.setdefault("env", {})[claude_code.BASE_URL] = url
+        return _env_repair(item, f"set env.ANTHROPIC_BASE_URL to {url}",
+                           lambda env: env.__setitem__(claude_code.BASE_URL, url))[0]
 
-        return json_repair(path, f"set env.ANTHROPIC_BASE_URL to {url}", edit, secret=True)
-
-    in_shell = where == "shell"
-    return client_base_url_result(
-        ctx, f"ANTHROPIC_BASE_URL = {value!r} ({'shell' if in_shell else path})", value, CLAUDE_FORM, why=why,
-        set_fix=(lambda url: f"export ANTHROPIC_BASE_URL={url}") if in_shell else set_in_settings,
-        repair=None if in_shell else repair,
-        unusable_fix=set_in_settings(f"{ctx.base_url}"))  # settings.json wins over the shell
+    user = claude.settings.path
+    form = client_base_url_result(
+        ctx, f"ANTHROPIC_BASE_URL = {value!r} ({item.where})", value, CLAUDE_FORM, why=claude_url_why(value),
+        set_fix=set_fix, repair=repair if item.editable else None,
+        # a value from the shell is best replaced in the user settings, which win over the shell
+        unusable_fix=f'set "ANTHROPIC_BASE_URL": "{ctx.base_url}" in {user}' if item.path is None else None)
+    if not (overridden and form.status is Status.WARN):  # the override already says that it differs
+        issues.add_result(form)
+    return issues.result(form.message)
 
 
 @client_check("claude.key", "Claude Code credential variable", claude_parsed)
 def claude_key(ctx: DoctorContext, claude: Claude) -> Result:
-    settings = claude.settings
-    token, token_where = claude.value(ctx, claude_code.AUTH_TOKEN)
-    api_key, api_where = claude.value(ctx, claude_code.API_KEY)
-    base, _ = claude.value(ctx, claude_code.BASE_URL)
     issues = Issues()
+    overridden = _override(issues, claude.env.get(claude_code.AUTH_TOKEN), ctx.api_key, severity=Status.FAIL,
+                           secret=True)
+    overridden |= _override(issues, claude.env.get(claude_code.API_KEY), None, severity=Status.FAIL, secret=True)
+    token, api_key = claude.get(claude_code.AUTH_TOKEN), claude.get(claude_code.API_KEY)
     if token is None and api_key is None:
-        if base is None:
-            return Result.skipped("no gateway configured for Claude Code")
-        if isinstance(settings.data, dict) and settings.data.get("apiKeyHelper"):
+        if claude.get(claude_code.BASE_URL) is None:
+            return issues.result("") if issues.items else Result.skipped("no gateway configured for Claude Code")
+        if claude.setting("apiKeyHelper"):
             return Result.ok("the key comes from apiKeyHelper")
-        return Result.fail("ANTHROPIC_BASE_URL is set but no ANTHROPIC_AUTH_TOKEN: Claude Code falls back to its "
-                           "own login ('OAuth token has expired · Please run /login')",
-                           fixes=["taotoken init   (writes ANTHROPIC_AUTH_TOKEN into ~/.claude/settings.json)"])
+        issues.fail("ANTHROPIC_BASE_URL is set but no ANTHROPIC_AUTH_TOKEN: Claude Code falls back to its own login "
+                    "('OAuth token has expired · Please run /login')",
+                    fixes=["taotoken init   (writes ANTHROPIC_AUTH_TOKEN into ~/.claude/settings.json)"])
+        return issues.result("")
     if api_key is not None and token is None:
-        fixes = [f'rename "ANTHROPIC_API_KEY" to "ANTHROPIC_AUTH_TOKEN" in {settings.path}']
-        repairs = []
-        if api_where == "settings.json":
-            def rename(data: dict) -> None:
-                env = data["env"]
-                env[claude_code.AUTH_TOKEN] = env.pop(claude_code.API_KEY)
+        fixes = [f'rename "ANTHROPIC_API_KEY" to "ANTHROPIC_AUTH_TOKEN" in {api_key.path}'] if api_key.editable else \
+            ['export ANTHROPIC_AUTH_TOKEN="$ANTHROPIC_API_KEY"; unset ANTHROPIC_API_KEY']
 
-            repairs.append(json_repair(settings.path, "rename env.ANTHROPIC_API_KEY to env.ANTHROPIC_AUTH_TOKEN",
-                                       rename, secret=True))
-        else:
-            fixes = ['export ANTHROPIC_AUTH_TOKEN="$ANTHROPIC_API_KEY"; unset ANTHROPIC_API_KEY']
-        issues.warn(f"ANTHROPIC_API_KEY ({api_where}) instead of ANTHROPIC_AUTH_TOKEN: Claude Code sends it as "
+        def rename(env: dict) -> None:
+            env[claude_code.AUTH_TOKEN] = env.pop(claude_code.API_KEY)
+
+        issues.warn(f"ANTHROPIC_API_KEY ({api_key.where}) instead of ANTHROPIC_AUTH_TOKEN: Claude Code sends it as "
                     "X-Api-Key and asks once to approve it; a declined key is ignored without a prompt",
-                    fixes=fixes, repairs=repairs)
+                    fixes=fixes, repairs=_env_repair(api_key, "rename env.ANTHROPIC_API_KEY to "
+                                                     "env.ANTHROPIC_AUTH_TOKEN", rename))
     if api_key is not None and token is not None:
-        repairs = []
-        if api_where == "settings.json":
-            def drop(data: dict) -> None:
-                data["env"].pop(claude_code.API_KEY, None)
-
-            repairs.append(json_repair(settings.path, "remove env.ANTHROPIC_API_KEY (ANTHROPIC_AUTH_TOKEN stays)",
-                                       drop, secret=True))
-            fixes = [f'remove "ANTHROPIC_API_KEY" from the env block of {settings.path}']
-        else:
-            fixes = ["unset ANTHROPIC_API_KEY   (and remove it from your shell start-up files)"]
-        add = issues.fail if strip_key(api_key) != strip_key(token) else issues.warn
-        add(f"both ANTHROPIC_AUTH_TOKEN ({token_where}) and ANTHROPIC_API_KEY ({api_where}) are set: requests may "
-            "carry two credentials", fixes=fixes, repairs=repairs)
-    value, where, name = (token, token_where, claude_code.AUTH_TOKEN) if token is not None else \
-        (api_key, api_where, claude_code.API_KEY)
-    assert value is not None
+        fixes = [f'remove "ANTHROPIC_API_KEY" from the env block of {api_key.path}'] if api_key.editable else \
+            ["unset ANTHROPIC_API_KEY   (and remove it from your shell start-up files)"]
+        add = issues.fail if strip_key(api_key.value) != strip_key(token.value) else issues.warn
+        add(f"both ANTHROPIC_AUTH_TOKEN ({token.where}) and ANTHROPIC_API_KEY ({api_key.where}) are set: requests "
+            "may carry two credentials", fixes=fixes,
+            repairs=_env_repair(api_key, "remove env.ANTHROPIC_API_KEY (ANTHROPIC_AUTH_TOKEN stays)",
+                                lambda env: env.pop(claude_code.API_KEY, None)))
+    item = token if token is not None else api_key
+    assert item is not None
+    value, name = item.value, item.name
+    if item.after_trust and not any(h.value and not h.after_trust for h in item.hidden):
+        issues.warn(f"{name} is set only in {item.path}: {_TRUST}, so first-run onboarding and Claude Code outside "
+                    "this repository use its own login ('OAuth token has expired · Please run /login')",
+                    fixes=["taotoken init   (writes it into ~/.claude/settings.json, which applies at start-up)"])
     if value != value.strip().strip("'\""):
         clean = value.strip().strip("'\"")
-        repairs = []
-        if where == "settings.json":
-            def strip(data: dict) -> None:
-                data["env"][name] = clean
-
-            repairs.append(json_repair(settings.path, f"strip whitespace/quotes from env.{name}", strip, secret=True))
-        issues.fail(f"{name} ({where}) has whitespace, a newline or quotes around the key: Claude Code says "
+        repairs = _env_repair(item, f"strip whitespace/quotes from env.{name}",
+                              lambda env: env.__setitem__(name, clean))
+        issues.fail(f"{name} ({item.where}) has whitespace, a newline or quotes around the key: Claude Code says "
                     "'Invalid API key · Fix external API key'",
                     fixes=["taotoken doctor --fix" if repairs else f"export {name}=sk-…   (no quotes, no newline)"],
                     repairs=repairs)
-    elif ctx.api_key and value != ctx.api_key:
-        issues.warn(f"{name} ({where}) = {mask_key(value)} differs from taotoken's key {mask_key(ctx.api_key)}",
+    elif ctx.api_key and value != ctx.api_key and not overridden:
+        issues.warn(f"{name} ({item.where}) = {mask_key(value)} differs from taotoken's key {mask_key(ctx.api_key)}",
                     fixes=["taotoken init   (writes the same key everywhere)"])
-    return issues.result(f"{name} = {mask_key(value)} ({where})")
+    return issues.result(f"{name} = {mask_key(value)} ({item.where})")
 
 
 @client_check("claude.login", "Claude Code stored login vs gateway key", claude_found)
 def claude_login(ctx: DoctorContext, claude: Claude) -> Result:
-    settings = claude.settings
     where = claude_code.paths(ctx.machine)
     credentials = where.config_dir / ".credentials.json"
     global_file = claude.state.files["global"]
     primary = isinstance(global_file.data, dict) and bool(global_file.data.get("primaryApiKey"))
-    custom = any(claude.value(ctx, n)[0] for n in (claude_code.AUTH_TOKEN, claude_code.API_KEY)) or (
-        isinstance(settings.data, dict) and bool(settings.data.get("apiKeyHelper")))
+    custom = any(claude.get(n) for n in (claude_code.AUTH_TOKEN, claude_code.API_KEY)) or \
+        bool(claude.setting("apiKeyHelper"))
     logins = []
     if credentials.exists():
         logins.append(f"claude.ai OAuth credentials in {credentials}")
@@ -216,7 +291,7 @@ def claude_onboarding(ctx: DoctorContext, claude: Claude) -> Result:
     global_file = claude.state.files["global"]
     if global_file.error:
         return parse_failure(global_file)
-    if claude.value(ctx, claude_code.BASE_URL)[0] is None:
+    if claude.get(claude_code.BASE_URL) is None:
         return Result.skipped("no gateway configured for Claude Code")
     data = global_file.data if isinstance(global_file.data, dict) else {}
     if data.get(claude_code.ONBOARDING) is True:
@@ -233,27 +308,90 @@ def claude_onboarding(ctx: DoctorContext, claude: Claude) -> Result:
 
 @client_check("claude.models", "Claude Code model variables", claude_parsed)
 def claude_models(ctx: DoctorContext, claude: Claude) -> Result:
-    settings, block = claude.settings, claude.block
     issues = Issues()
-    model, where = claude.value(ctx, claude_code.MODEL)
-    if model and ctx.model and model != ctx.model:
-        issues.details.append(f"ANTHROPIC_MODEL = {model} ({where}); taotoken's model is {ctx.model}")
-    if claude_code.SMALL_FAST_MODEL in block:
-        old = block[claude_code.SMALL_FAST_MODEL]
+    for name in (claude_code.MODEL, claude_code.HAIKU_MODEL):
+        _override(issues, claude.env.get(name), ctx.model, severity=Status.WARN)
+    model = claude.get(claude_code.MODEL)
+    if model and ctx.model and model.value != ctx.model and not model.outranks_user:
+        issues.details.append(f"ANTHROPIC_MODEL = {model.value} ({model.where}); taotoken's model is {ctx.model}")
+    old = claude.get(claude_code.SMALL_FAST_MODEL)
+    if old is not None:
+        old_name, new_name = claude_code.SMALL_FAST_MODEL, claude_code.HAIKU_MODEL
 
-        def edit(data: dict) -> None:
-            env = data["env"]
-            value = env.pop(claude_code.SMALL_FAST_MODEL)
-            env.setdefault(claude_code.HAIKU_MODEL, value)
+        def rename(env: dict) -> None:
+            env.setdefault(new_name, env.pop(old_name))
 
-        issues.warn(f"{claude_code.SMALL_FAST_MODEL} is deprecated; Claude Code reads {claude_code.HAIKU_MODEL}",
-                    fixes=[f'rename "{claude_code.SMALL_FAST_MODEL}" to "{claude_code.HAIKU_MODEL}" '
-                           f"in {settings.path}"],
-                    repairs=[json_repair(settings.path, f"replace env.{claude_code.SMALL_FAST_MODEL} by "
-                                         f"env.{claude_code.HAIKU_MODEL} = {old!r}", edit, secret=True)])
-    elif ctx.env.get(claude_code.SMALL_FAST_MODEL):
-        issues.warn(f"{claude_code.SMALL_FAST_MODEL} (shell) is deprecated",
-                    fixes=[f'export {claude_code.HAIKU_MODEL}="${claude_code.SMALL_FAST_MODEL}"; '
-                           f"unset {claude_code.SMALL_FAST_MODEL}"])
-    haiku = claude.value(ctx, claude_code.HAIKU_MODEL)[0]
-    return issues.result(f"model {model or '(Claude Code default)'}" + (f", haiku slot {haiku}" if haiku else ""))
+        fix = f'rename "{old_name}" to "{new_name}" in {old.path}' if old.editable else \
+            f'export {new_name}="${old_name}"; unset {old_name}' if old.path is None else \
+            f"ask the administrator who manages {old.path} to rename {old_name} to {new_name}"
+        issues.warn(f"{old_name} ({old.where}) is deprecated; Claude Code reads {new_name}", fixes=[fix],
+                    repairs=_env_repair(old, f"replace env.{old_name} by env.{new_name} = {old.value!r}", rename))
+    haiku = claude.get(claude_code.HAIKU_MODEL)
+    return issues.result(f"model {model.value if model else '(Claude Code default)'} "
+                         f"({model.where if model else 'none set'})" + (f", haiku slot {haiku.value}" if haiku else ""))
+
+
+# Claude Code reads HTTPS_PROXY, HTTP_PROXY and NO_PROXY (in the env block too); not ALL_PROXY, and no SOCKS
+# proxy (code.claude.com/docs/en/network-config). Its NO_PROXY may separate entries by spaces as well.
+_CLAUDE_PROXY_VARS = ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy")
+_NO_PROXY_VARS = ("NO_PROXY", "no_proxy")
+
+
+def _proxy_environment(claude: Claude) -> dict[str, str]:
+    """The proxy-related environment Claude Code's own requests see (what its settings and the shell give it)."""
+    env = {name: value for name, value in claude_code.environment(claude.env).items()
+           if name in _CLAUDE_PROXY_VARS + _NO_PROXY_VARS}
+    for name in _NO_PROXY_VARS:
+        if name in env:
+            env[name] = ",".join(env[name].replace(",", " ").split())
+    return env
+
+
+@client_check("claude.proxy", "Claude Code proxy variables", claude_found, network=True)
+def claude_proxy(ctx: DoctorContext, claude: Claude) -> Result:
+    from urllib.parse import urlsplit
+
+    from taotoken_cli.doctor.checks.clients.common import clean_root
+    from taotoken_cli.doctor.checks.network import probe_proxies
+    from taotoken_cli.proxies import proxy_for
+
+    own = [item for name, item in claude.env.items()
+           if item.path is not None and name.upper() in ("HTTPS_PROXY", "HTTP_PROXY", "ALL_PROXY", "NO_PROXY")]
+    if not own:
+        return Result.ok("Claude Code's settings set no proxy variable: it uses the shell's (see net.proxy)")
+    issues = Issues()
+    issues.details.extend(f"{item.name}={item.value} ({item.where})" for item in own)
+    for item in own:
+        if item.name.upper() == "ALL_PROXY":
+            issues.details.append(f"Claude Code does not read {item.name} ({item.where}); it uses HTTPS_PROXY")
+    base = claude.get(claude_code.BASE_URL)
+    url = (clean_root(base.value)[0] if base else None) or ctx.base_url
+    host = urlsplit(url).hostname if url else None
+    env = _proxy_environment(claude)
+    used = proxy_for(url, env) if url else None
+    in_shell = proxy_for(url, ctx.env) if url else None
+    if url:
+        issues.details.insert(0, f"Claude Code's requests to {host} go " + (f"through {used}" if used else "direct")
+                              + "; the shell's go " + (f"through {in_shell}" if in_shell else "direct"))
+    file_of = {item.name: item for item in own}
+    variables = [(name, env[name]) for name in _CLAUDE_PROXY_VARS if name in file_of and env.get(name)]
+    for endpoint in probe_proxies(ctx, variables, used):
+        files = sorted({str(file_of[name].path) for name in endpoint.names})
+        if endpoint.probe.ok:
+            issues.details.append(f"{endpoint.label}: accepts connections")
+            continue
+        shell = "" if in_shell == used else " (the shell does not use it)"
+        message = (f"{endpoint.label} from {', '.join(files)}: {endpoint.probe.detail} — inside Claude Code the "
+                   f'classic "local proxy failed"{shell}' if endpoint.used else
+                   f"{endpoint.label} from {', '.join(files)}: {endpoint.probe.detail} (not used for {host})")
+        names = ", ".join(f'"{n}"' for n in endpoint.names)
+        fixes = [f"start the proxy on {endpoint.host}:{endpoint.port}, or remove {names} from the env block of "
+                 f"{' and '.join(files)}"]
+        if host:
+            fixes.append(f'or exempt the gateway: add "NO_PROXY": "{host}" to the env block of {files[0]}')
+        (issues.fail if endpoint.used else issues.warn)(message, fixes=fixes)
+    if used and used.lower().startswith("socks"):
+        issues.fail(f"Claude Code would use the SOCKS proxy {used}, which it does not support",
+                    fixes=["use the proxy's HTTP port in HTTPS_PROXY (Clash and mihomo offer both)"])
+    return issues.result(f"Claude Code's requests to {host} go through {used}" if used else
+                         f"Claude Code's requests to {host or 'the gateway'} go direct")

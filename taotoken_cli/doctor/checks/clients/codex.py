@@ -232,9 +232,8 @@ def codex_env_key(ctx: DoctorContext, codex: Codex) -> Result:
 def codex_project(ctx: DoctorContext) -> Result:
     from taotoken_cli.clients.base import read_toml
 
-    candidates = [d / ".codex" / "config.toml" for d in (ctx.cwd, *ctx.cwd.parents)]
     home_config = codex_client.paths(ctx.machine).config
-    found = next((c for c in candidates if c.exists() and c != home_config), None)
+    found = codex_client.project_config(ctx.machine)
     if found is None:
         return Result.skipped("no project .codex/config.toml here")
     file = read_toml(found)

@@ -88,9 +88,11 @@ def permissions(issues: Issues, file, holds_key: bool) -> None:
         issues.warn(f"{file.path} holds the key and is readable by other users", fixes=[f"chmod 600 {file.path}"])
 
 
-def client_check(check_id: str, title: str, resolve: Callable[[DoctorContext], Found | Result]):
+def client_check(check_id: str, title: str, resolve: Callable[[DoctorContext], Found | Result], *,
+                 network: bool = False):
     """Register `body(ctx, found)` as a check. `resolve` reads the client's files once; when it returns a
-    Result instead (client not installed, file does not parse), the check returns that without running body."""
+    Result instead (client not installed, file does not parse), the check returns that without running body.
+    `network`: the body probes the network (skipped with --offline)."""
 
     def register(body: Callable[[DoctorContext, Found], Result]) -> Callable[[DoctorContext], Result]:
         @functools.wraps(body)
@@ -98,7 +100,7 @@ def client_check(check_id: str, title: str, resolve: Callable[[DoctorContext], F
             found = resolve(ctx)
             return found if isinstance(found, Result) else body(ctx, found)
 
-        return check(check_id, SECTION, title)(run)
+        return check(check_id, SECTION, title, network=network)(run)
 
     return register
 

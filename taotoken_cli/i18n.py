@@ -1,0 +1,97 @@
+"""Messages in the user's language: English is the source, 简体中文 the translation.
+
+Which language: `TAOTOKEN_LANG` (`en` or `zh`), then `lang` in taotoken's config file, then the POSIX variables
+in gettext's order — `LANGUAGE` (a colon-separated list), `LC_ALL`, `LC_MESSAGES`, `LANG`; the first that names a
+language decides, and anything unsupported (or `C`/`POSIX`) means English. The catalogue is compiled into the
+package (`taotoken_cli/locales/zh_CN/LC_MESSAGES/taotoken.mo`) and read with the standard library's gettext, so
+no system locale needs to be installed.
+
+Machine output never changes with the language: a command that prints `--json` runs in English (`use("en")`
+before it computes), exit statuses and codes are the same in every language.
+
+In code: `_("…")` translates now; `N_("…")` marks a module-level text for extraction and is translated where it
+is shown (`_(TITLE)`), because the language is chosen per run, after modules are imported.
+"""
+
+from __future__ import annotations
+
+import gettext as _gettext
+import os
+from collections.abc import Mapping
+from pathlib import Path
+
+DOMAIN = "taotoken"
+LOCALEDIR = Path(__file__).with_name("locales")
+LANGUAGES = {"en": None, "zh": "zh_CN"}  # what TAOTOKEN_LANG accepts -> the catalogue that serves it
+ENV_LANG = "TAOTOKEN_LANG"
+_POSIX_ORDER = ("LANGUAGE", "LC_ALL", "LC_MESSAGES", "LANG")
+
+_translation: _gettext.NullTranslations = _gettext.NullTranslations()
+_current = "en"
+
+
+def _normalise(tag: str) -> str | None:
+    """'zh_CN.UTF-8' -> 'zh', 'zh-Hans' -> 'zh', 'en_US' -> 'en'; traditional Chinese and the rest -> None."""
+    tag = tag.strip().split(".")[0].split("@")[0].replace("-", "_").lower()
+    if not tag or tag in ("c", "posix"):
+        return None
+    if tag in ("zh", "zh_cn", "zh_sg", "zh_hans", "zh_hans_cn"):
+        return "zh"
+    if tag.split("_")[0] == "en":
+        return "en"
+    return None
+
+
+def choose(env: Mapping[str, str], config_lang: str | None = None) -> str:
+    """The language for this run: 'en' or 'zh' (see the module docstring for the order)."""
+    explicit = env.get(ENV_LANG, "").strip()
+    for value in (explicit, (config_lang or "").strip()):
+        if value:
+            return _normalise(value) or "en"
+    for name in _POSIX_ORDER:
+        value = env.get(name, "")
+        if not value:
+            continue
+        if name == "LANGUAGE":  # a preference list: the first language we have, else keep looking
+            for item in value.split(":"):
+                lang = _normalise(item)
+                if lang:
+                    return lang
+            continue
+        return _normalise(value) or "en"
+    return "en"
+
+
+def use(lang: str) -> None:
+    """Make `lang` ('en' or 'zh') the language of every message from now on."""
+    global _translation, _current
+    catalogue = LANGUAGES.get(lang)
+    _current = lang if lang in LANGUAGES else "en"
+    if catalogue is None:
+        _translation = _gettext.NullTranslations()
+        return
+    _translation = _gettext.translation(DOMAIN, str(LOCALEDIR), languages=[catalogue], fallback=True)
+
+
+def current() -> str:
+    return _current
+
+
+def _(message: str) -> str:
+    return _translation.gettext(message) if message else message
+
+
+def ngettext(singular: str, plural: str, n: int) -> str:
+    return _translation.ngettext(singular, plural, n)
+
+
+def N_(message: str) -> str:  # noqa: N802 - the gettext convention extraction tools look for
+    """Marks a text for translation where it is defined; translate it with `_()` where it is shown."""
+    return message
+
+
+def setup(env: Mapping[str, str] | None = None, config_lang: str | None = None) -> str:
+    """Choose and use the language for this process; `config_lang` is `lang` from the config file."""
+    lang = choose(os.environ if env is None else env, config_lang)
+    use(lang)
+    return lang
