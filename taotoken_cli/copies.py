@@ -12,7 +12,7 @@ from __future__ import annotations
 import dataclasses
 import json
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from taotoken_cli.clients import CLIENTS
@@ -153,11 +153,13 @@ def triple_of(settings: Settings) -> Triple | None:
 
 @dataclass
 class Sync:
-    """What bringing the recorded copies in step with `triple` would change."""
+    """What bringing the recorded copies in step with `triple` would change. A copy whose file is gone (the
+    user removed the client) is not recreated: `gone` names it; only `init` creates files."""
 
     record: Record | None
     triple: Triple | None
     plan: Plan
+    gone: list[FileChange] = field(default_factory=list)
 
     @property
     def stale(self) -> list[FileChange]:
@@ -173,7 +175,10 @@ def plan_sync(triple: Triple | None, profile: str, machine: Machine) -> Sync:
     record = read_record(machine)
     if record is None or triple is None or record.profile != profile:
         return Sync(record, triple, Plan())
-    return Sync(record, triple, plan_copies(triple, record.targets, record.options, machine))
+    plan = plan_copies(triple, record.targets, record.options, machine)
+    gone = [change for change in plan.changes if change.creates]
+    plan.changes = [change for change in plan.changes if not change.creates]
+    return Sync(record, triple, plan, gone)
 
 
 SYNC_COMMAND = "taotoken config sync"

@@ -31,9 +31,10 @@ def isatty(stream: object) -> bool:
 class ConfirmationNeeded(InputError):
     """A change needs a yes, and there is no terminal to ask on (nothing was written)."""
 
-    def __init__(self) -> None:
+    def __init__(self, dry_run: bool = False) -> None:
         super().__init__("confirmation needed, but stdin is not a terminal (nothing was written)",
-                         "re-run with --yes to apply the changes shown, or with --dry-run to see the diffs")
+                         "re-run with --yes to apply the changes shown"
+                         + (", or with --dry-run to see the diffs" if dry_run else ""))
 
 
 class Prompter:
@@ -55,12 +56,13 @@ class Prompter:
             raise KeyboardInterrupt
         return line.rstrip("\r\n")
 
-    def confirm(self, question: str, *, assume_yes: bool = False) -> bool:
-        """True for y/yes. Without a terminal (and without --yes) this refuses: a script must say --yes."""
+    def confirm(self, question: str, *, assume_yes: bool = False, dry_run_hint: bool = False) -> bool:
+        """True for y/yes. Without a terminal (and without --yes) this refuses: a script must say --yes
+        (`dry_run_hint`: the command also has --dry-run, and the refusal says so)."""
         if assume_yes:
             return True
         if not self.interactive:
-            raise ConfirmationNeeded()
+            raise ConfirmationNeeded(dry_run_hint)
         return self._read_line(f"{question} [y/N] ").strip().lower() in ("y", "yes")
 
     def ask(self, label: str, default: str | None = None) -> str:

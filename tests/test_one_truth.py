@@ -115,9 +115,34 @@ def test_init_again_keeps_every_recorded_copy_in_step(cli, home, setup) -> None:
 def test_doctor_fix_of_the_config_reaches_the_copies(cli, home, setup) -> None:
     config = home / ".config/taotoken/config.toml"
     config.write_text(config.read_text().replace(f'model = "{MODEL}"', f'model = " {OTHER} "'))
-    fixed = cli("doctor", "--offline", "-c", "config", "--fix", "--yes").assert_clean()
-    assert "kept in step with taotoken's config" in fixed.stdout, fixed.stdout
+    fixed = cli("doctor", "-c", "config", "--fix", "--yes").assert_clean()  # the gateway lists OTHER: safe to sync
+    assert "bring in step with taotoken's config" in fixed.stdout, fixed.stdout
     assert all(model == OTHER for model, _ in held(home).values()), held(home)
+
+
+def test_a_typo_in_the_config_is_never_spread_into_working_copies(cli, home, setup) -> None:
+    config = home / ".config/taotoken/config.toml"
+    config.write_text(config.read_text().replace(f'model = "{MODEL}"', 'model = "gpt-4o-mnii"'))
+    before = held(home)
+    report = json.loads(cli("doctor", "--json", "-c", "config.copies").stdout)
+    finding = report["checks"][0]
+    assert finding["status"] == "warn" and "not synced" in finding["message"] and not finding["repairs"]
+    assert "does not list taotoken's model gpt-4o-mnii" in finding["message"]
+    cli("doctor", "-c", "config", "-c", "gateway", "--fix", "--yes").assert_clean()
+    assert {k: v for k, v in held(home).items() if k != "own"} == {k: v for k, v in before.items() if k != "own"}
+    offline = json.loads(cli("doctor", "--json", "--offline", "-c", "config.copies").stdout)["checks"][0]
+    assert "not synced" in offline["message"] and not offline["repairs"]  # offline nothing is known
+
+
+def test_a_removed_client_is_not_recreated_by_a_sync(cli, home, setup) -> None:
+    import shutil
+
+    shutil.rmtree(home / ".cline")
+    assert cli("config", "set", "model", OTHER, "--yes").assert_clean().returncode == 0
+    assert not (home / ".cline").exists()
+    synced = cli("config", "sync", "--yes").assert_clean()
+    assert "providers.json no longer exists: not recreated (`taotoken init --target cline`" in synced.stderr
+    assert not (home / ".cline").exists()
 
 
 def test_an_export_in_bashrc_is_named_by_the_fix_and_following_it_ends_the_override(cli, home, setup) -> None:

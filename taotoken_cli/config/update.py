@@ -102,15 +102,24 @@ def sync(io: IOStreams, profile: str | None, *, yes: bool = False, dry_run: bool
         if settings.value(name).origin.kind in ("env", "flag"):
             out.error_line(f"note: {name} comes from {describe(settings.value(name), io.env)}, not the config file")
     if not copies.stale:
-        out.line(f"every copy already holds profile {settings.profile!r}'s values "
+        out.line(f"every copy already holds the values of profile {settings.profile!r} "
                  f"({', '.join(copies.record.targets) or 'no clients'}); nothing to do")
+        _name_gone(out, copies, io.env)
         return Exit.OK
     if dry_run:
         _show(out, copies.plan)
         out.line(fileplan.plan_diff(copies.plan).rstrip("\n"))
         out.line("dry run: nothing was written")
         return Exit.OK
-    return _confirm_and_apply(io, copies.plan, yes=yes, command=SYNC_COMMAND)
+    _name_gone(out, copies, io.env)
+    return _confirm_and_apply(io, copies.plan, yes=yes, command=SYNC_COMMAND, dry_run_hint=True)
+
+
+def _name_gone(out: Output, copies: Sync, env) -> None:
+    home = Path(env.get("HOME") or Path.home())
+    for change in copies.gone:
+        out.error_line(f"note: {tilde(change.path, home)} no longer exists: not recreated "
+                       f"(`taotoken init --target {change.target}` writes it again)")
 
 
 def stale_note(copies: Sync, env) -> str:
@@ -129,16 +138,14 @@ def _show(out: Output, plan: Plan) -> None:
     out.line("changes:")
     for line in fileplan.change_lines(plan):
         out.line(line)
-    for note in plan.notes:
-        out.line(f"note: {note}")
-    for warning in plan.warnings:
+    for warning in plan.warnings:  # the clients' notes explain a first init; a sync needs only the warnings
         out.error_line(f"warning: {warning}")
 
 
-def _confirm_and_apply(io: IOStreams, plan: Plan, *, yes: bool, command: str) -> int:
+def _confirm_and_apply(io: IOStreams, plan: Plan, *, yes: bool, command: str, dry_run_hint: bool = False) -> int:
     out = io.out
     _show(out, plan)
-    if not io.prompter.confirm("Apply these changes?", assume_yes=yes):
+    if not io.prompter.confirm("Apply these changes?", assume_yes=yes, dry_run_hint=dry_run_hint):
         out.line("cancelled: nothing was written")
         return Exit.FAILURE
     result = fileplan.apply(plan, config_path(io.env).parent, command=command)

@@ -19,8 +19,8 @@ import re
 from taotoken_cli.gateway import Observation
 
 CODE = "proxy.refused"  # the catalogue entry for an answer the proxy gave itself
-_PROXY_PRODUCTS = re.compile(r"squid|privoxy|tinyproxy|mihomo|clash|polipo|ccproxy|3proxy|v2ray|xray|"
-                             r"sing-box|surge|bluecoat|zscaler|mitmproxy", re.IGNORECASE)
+_PROXY_PRODUCTS = re.compile(r"squid|privoxy|proxy|mihomo|clash|polipo|v2ray|xray|sing-box|surge|bluecoat|zscaler",
+                             re.IGNORECASE)  # "proxy" also covers tinyproxy, ccproxy, 3proxy, mitmproxy…
 _PROXY_HEADERS = ("proxy-agent", "x-squid-error", "proxy-status")
 # Headers that only the far side writes: the gateway (or a CDN in front of it) answered, whatever proxy passed it on.
 _UPSTREAM_HEADER_PREFIXES = ("x-oneapi", "x-new-api", "x-litellm", "openai-", "anthropic-", "x-ratelimit-",

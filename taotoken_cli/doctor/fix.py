@@ -37,6 +37,10 @@ def build_plan(report: Report):
     skipped: list[str] = []
     for _real, repairs in by_file.items():
         path = repairs[0][1].path
+        if len(repairs) > 1 and any(r.whole_file for _, r in repairs):  # a sync would overwrite the other repairs
+            skipped += [f"{path}: {r.description} waits: run `taotoken doctor --fix` again after this run"
+                        for _, r in repairs if r.whole_file]
+            repairs = [(check_id, r) for check_id, r in repairs if not r.whole_file]
         before = read_current(path)
         text = (before or b"").decode("utf-8", errors="strict") if before is not None else ""
         summary = []
@@ -53,39 +57,12 @@ def build_plan(report: Report):
     return plan, skipped
 
 
-def add_copies(plan, io: IOStreams, report: Report) -> list[str]:
-    """One truth: the copies init wrote follow the triple as it will be after these repairs (a repaired own
-    config changes it). Files another repair already edits keep that repair; they are named for a rerun."""
-    from taotoken_cli.clients.base import Machine
-    from taotoken_cli.config import Overrides, load_settings
-    from taotoken_cli.copies import plan_sync, triple_of
-    from taotoken_cli.fsutil import resolve_target
-
-    own = next((c for c in plan.changes if report.config_path and str(c.path) == report.config_path), None)
-    try:
-        settings = load_settings(Overrides(profile=report.profile), io.env,
-                                 text=own.after.decode("utf-8") if own is not None else None)
-        copies = plan_sync(triple_of(settings), settings.profile, Machine.of(io.env, io.cwd))
-    except TaotokenError as exc:  # a client file that does not parse: its own check reports it
-        return [f"copies not synced ({exc.message})"]
-    repaired = {resolve_target(c.path) for c in plan.changes}
-    later = []
-    for change in copies.stale:
-        if resolve_target(change.path) in repaired:
-            later.append(f"{change.path}: repaired now; run `taotoken doctor --fix` again to sync its values")
-        else:
-            change.summary = [*change.summary, "(kept in step with taotoken's config)"]
-            plan.add(change)
-    return later
-
-
 def offer_repairs(io: IOStreams, report: Report, *, assume_yes: bool) -> FixOutcome:
     from taotoken_cli import fileplan
     from taotoken_cli.config import config_dir
 
     out = io.out
     plan, skipped = build_plan(report)
-    skipped += add_copies(plan, io, report)
     outcome = FixOutcome(planned=len(plan.pending), skipped=skipped)
     out.line("")
     for line in skipped:

@@ -35,6 +35,7 @@ class Repair:
     description: str
     transform: Callable[[str], str]
     secret: bool = False  # the file holds the key: keep it 0600
+    whole_file: bool = False  # writes the whole file anew (a sync): it waits when another repair edits the file
 
 
 @dataclass

@@ -37,7 +37,7 @@ def run(options: InitOptions, io: IOStreams) -> int:
     elif options.dry_run:
         out.line("dry run: nothing was written")
         return Exit.OK
-    elif not io.prompter.confirm("Apply these changes?", assume_yes=options.yes):
+    elif not io.prompter.confirm("Apply these changes?", assume_yes=options.yes, dry_run_hint=True):
         out.line("cancelled: nothing was written")
         return Exit.FAILURE
     else:

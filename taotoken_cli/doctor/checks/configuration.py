@@ -211,8 +211,48 @@ def copies(ctx: DoctorContext) -> Result:
         return Result.skipped("init has not written any client yet")
     if sync.record.profile != ctx.settings.profile:
         return Result.ok(f"the clients hold profile {sync.record.profile!r} (this run checks {ctx.settings.profile!r})")
+    gone = [f"{change.path} no longer exists: not recreated (`taotoken init --target {change.target}` writes it "
+            "again)" for change in sync.gone]
     if not sync.stale:
-        return Result.ok(f"{', '.join(sync.record.targets) or 'no clients'}: every copy holds the same values")
-    return Result.warn(stale_note(sync, ctx.env),
-                       details=[f"{change.path}: {'; '.join(change.summary)}" for change in sync.stale],
-                       fixes=[f"{SYNC_COMMAND}   (or: taotoken doctor --fix)"])
+        return Result.ok(f"{', '.join(sync.record.targets) or 'no clients'}: every copy holds the same values",
+                         details=gone)
+    details = [f"{change.path}: {'; '.join(change.summary)}" for change in sync.stale] + gone
+    doubt = _config_in_doubt(ctx)
+    if doubt:  # the copies may well hold the right values: syncing would spread the config's mistake
+        return Result.warn(f"{stale_note(sync, ctx.env)}; not synced: {doubt}", details=details,
+                           fixes=["correct taotoken's config first (see the finding named above), then: "
+                                  + SYNC_COMMAND])
+    return Result.warn(stale_note(sync, ctx.env), details=details,
+                       fixes=[f"{SYNC_COMMAND}   (or: taotoken doctor --fix)"],
+                       repairs=[_sync_repair(ctx, change) for change in sync.stale])
+
+
+def _config_in_doubt(ctx: DoctorContext) -> str | None:
+    """Why the config's own values are not known to be good (None: the gateway accepts its key and lists its
+    model). Offline nothing is known."""
+    from taotoken_cli.diagnosis.models import model_ids
+    from taotoken_cli.doctor import probes
+
+    if ctx.offline:
+        return "--offline cannot confirm that the gateway accepts taotoken's values (run `taotoken check`)"
+    obs = probes.models(ctx)
+    if obs.status in (401, 403):
+        return "the gateway rejects the key in taotoken's config (see gateway.key)"
+    if not obs.ok_status:
+        return "the gateway did not confirm taotoken's values (see gateway.layout)"
+    ids = model_ids(obs.json())
+    if ids and ctx.model not in ids:
+        return f"the gateway does not list taotoken's model {ctx.model} (see gateway.model)"
+    return None
+
+
+def _sync_repair(ctx: DoctorContext, change) -> Repair:
+    """Write one copy anew from the triple, re-planned at fix time (the file may have changed since)."""
+    from taotoken_cli.copies import plan_sync, triple_of
+
+    def transform(_text: str) -> str:
+        now = plan_sync(triple_of(ctx.settings), ctx.settings.profile, ctx.machine)
+        return next(c.after for c in now.stale if c.path == change.path).decode("utf-8")
+
+    return Repair(change.path, f"bring in step with taotoken's config ({change.target})", transform,
+                  secret=change.secret, whole_file=True)
