@@ -118,8 +118,9 @@ def write_shard(name: str, cat) -> None:
     path.write_bytes(buffer.getvalue())
 
 
-def update() -> None:
-    """Every extracted message is in exactly one shard: new ones join their file's shard untranslated."""
+def update(only: str | None = None) -> None:
+    """Every extracted message is in exactly one shard: new ones join their file's shard untranslated.
+    With `only`, just that shard's file is rewritten (several people can update their own shards at once)."""
     catalog, _extract, _mofile, _pofile = _babel()
     shards = read_shards()
     wanted = {**{m.id: (m, shard_of(m.locations[0][0])) for m in extract_package() if m.id},
@@ -139,7 +140,8 @@ def update() -> None:
             existing.locations = message.locations
             existing.auto_comments = message.auto_comments
     for name, cat in shards.items():
-        write_shard(name, cat)
+        if only is None or name == only:
+            write_shard(name, cat)
 
 
 # -- compile and check ----------------------------------------------------------------------------------
@@ -178,8 +180,9 @@ def placeholders(text: str) -> list[str]:
     return sorted(PLACEHOLDER.findall(text))
 
 
-def problems() -> list[str]:
-    """What is wrong with the catalogues now (empty: complete, consistent and compiled)."""
+def problems(only: str | None = None) -> list[str]:
+    """What is wrong with the catalogues now (empty: complete, consistent and compiled); with `only`, what is
+    wrong in that shard (its messages: where they are, or would be, kept)."""
     found = []
     shards = read_shards()
     translated = {}
@@ -198,6 +201,9 @@ def problems() -> list[str]:
             if not message.id:
                 continue
             entry = translated.get(message.id)
+            home = entry[0] if entry else shard_of(message.locations[0][0])
+            if only is not None and home != only:
+                continue
             if entry is None:
                 found.append(f"not in any shard (run: python scripts/i18n.py update): {message.id!r}")
                 continue
@@ -211,7 +217,7 @@ def problems() -> list[str]:
                 if placeholders(text) != placeholders(ids[-1]) and placeholders(text) != placeholders(ids[0]):
                     found.append(f"{name}.po: placeholders differ in {message.id!r}: {placeholders(ids[0])} vs "
                                  f"{placeholders(text)}")
-    for domain in ("taotoken", "messages"):
+    for domain in ("taotoken", "messages") if only is None else ():
         path = MO_DIR / f"{domain}.mo"
         if not path.exists() or _entries(path.read_bytes()) != _entries(mo_bytes(domain)):
             found.append(f"{path.relative_to(REPO)} is stale (run: python scripts/i18n.py compile)")
@@ -229,17 +235,18 @@ def _entries(mo: bytes) -> dict:
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("action", choices=("extract", "update", "compile", "check"))
+    parser.add_argument("--shard", help="update/check: only this shard (e.g. doctor)")
     args = parser.parse_args(argv)
     if args.action == "extract":
         (I18N).mkdir(exist_ok=True)
         (I18N / "taotoken.pot").write_bytes(pot_text(extract_package()))
         (I18N / "messages.pot").write_bytes(pot_text(extract_third_party()))
     elif args.action == "update":
-        update()
+        update(args.shard)
     elif args.action == "compile":
         compile_all()
     else:
-        found = problems()
+        found = problems(args.shard)
         for line in found:
             print(line)
         return 1 if found else 0
