@@ -33,3 +33,21 @@ def render_list(out: Output, entries: list[Entry], json_out: bool = False) -> No
     width = max(len(entry.code) for entry in entries)
     for entry in entries:
         out.line(f"{entry.code:<{width}}  {int(entry.exit)}  {entry.title}")
+
+
+def render_candidates(out: Output, query: str, kind: str, entries: list[Entry], json_out: bool = False) -> None:
+    """The codes a status or a message can mean, most likely first, each with the command that explains it."""
+    if json_out:
+        out.json({"query": query, "kind": kind, "codes": [
+            {"code": e.code, "exit_code": int(e.exit), "retry": e.retry, "title": e.title} for e in entries]})
+        return
+    if not entries:
+        out.line(f"HTTP {query} is not an error status: taotoken reports no failure for it")
+        return
+    head = f"HTTP {query} can mean" if kind == "status" else "the message reads as"
+    out.line(f"{head}, most likely first:" if len(entries) > 1 else f"{head}:")
+    width = max(len(e.code) for e in entries)
+    for entry in entries:
+        out.line(f"  {entry.code:<{width}}  {entry.title}")
+    if len(entries) > 1:
+        out.line(f"more on each: taotoken explain {entries[0].code}")
