@@ -48,3 +48,14 @@ def test_typer_speaks_chinese_without_a_system_locale() -> None:
     english = subprocess.run([sys.executable, "-m", "taotoken_cli", "--help"], capture_output=True, text=True,
                              env={**env, "TAOTOKEN_LANG": "en"}, check=True)
     assert "Options" in english.stdout and "选项" not in english.stdout
+
+
+def test_config_set_lang_chooses_the_language_and_auto_follows_the_locale(cli, home) -> None:
+    assert cli("config", "set", "lang", "zh").assert_clean().returncode == 0
+    assert 'lang = "zh"' in (home / ".config/taotoken/config.toml").read_text()
+    assert "选项" in cli("--help", env={"LANG": "en_US.UTF-8"}).stdout  # the config's lang over the locale
+    assert "Options" in cli("--help", env={"TAOTOKEN_LANG": "en"}).stdout  # TAOTOKEN_LANG over the config
+    assert cli("config", "set", "lang", "auto").assert_clean().returncode == 0
+    assert "lang" not in (home / ".config/taotoken/config.toml").read_text()
+    bad = cli("config", "set", "lang", "klingon").assert_clean()
+    assert bad.returncode == 2 and "use en, zh, or auto" in bad.stderr

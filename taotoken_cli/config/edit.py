@@ -19,7 +19,8 @@ def validate_profile_name(name: str) -> str:
     return name
 
 
-SETTABLE_KEYS = ("base_url", "api_key", "model", "default_profile")
+SETTABLE_KEYS = ("base_url", "api_key", "model", "default_profile", "lang")
+TOP_LEVEL_KEYS = ("default_profile", "lang")  # settings of the file, not of a profile
 
 
 def _apply(doc, path: tuple[str, ...], updates: Mapping[str, str | None]) -> None:
@@ -35,8 +36,9 @@ def _apply(doc, path: tuple[str, ...], updates: Mapping[str, str | None]) -> Non
 
 def render_config_update(current_text: str, path: Path, profile: str, updates: Mapping[str, str | None],
                          routes: Mapping[str, str | None] | None = None,
-                         default_profile: str | None = None) -> str:
-    """Return the config file text with `updates` applied to [profiles.<profile>].
+                         default_profile: str | None = None, top: Mapping[str, str | None] | None = None) -> str:
+    """Return the config file text with `updates` applied to [profiles.<profile>] (and `top` to the file's own
+    settings, such as `lang`).
 
     tomlkit keeps comments, order and formatting of everything else (tomledit: line endings, a missing final
     newline, inline tables). A value of None removes the key. Input is expected to be cleaned already (see
@@ -59,6 +61,11 @@ def render_config_update(current_text: str, path: Path, profile: str, updates: M
         tomledit.set_in(doc, ("default_profile",), default_profile)
     elif "default_profile" not in doc:
         tomledit.set_in(doc, ("default_profile",), profile)
+    for key, value in (top or {}).items():
+        if value is not None:
+            tomledit.set_in(doc, (key,), value)
+        elif key in doc:
+            del doc[key]
     if "profiles" not in doc:
         doc["profiles"] = tomlkit.table(is_super_table=True)
     if profile not in doc["profiles"]:
