@@ -28,6 +28,7 @@ _taotoken() {
             "/explain") path="/explain"; npos=0; continue ;;
             "/init") path="/init"; npos=0; continue ;;
             "/mock") path="/mock"; npos=0; continue ;;
+            "/models") path="/models"; npos=0; continue ;;
             "/route") path="/route"; npos=0; continue ;;
             "/config/path") path="/config/path"; npos=0; continue ;;
             "/config/profiles") path="/config/profiles"; npos=0; continue ;;
@@ -48,6 +49,7 @@ _taotoken() {
             "/doctor|--check"|"/doctor|-t"|"/doctor|--timeout"|"/doctor|-p"|"/doctor|--profile"|"/doctor|--base-url"|"/doctor|-m"|"/doctor|--model") skip=1 ;;
             "/init|--base-url"|"/init|-m"|"/init|--model"|"/init|--key"|"/init|--target"|"/init|--scope"|"/init|--codex-auth"|"/init|--open-app"|"/init|-p"|"/init|--profile") skip=1 ;;
             "/mock|-P"|"/mock|--port"|"/mock|--host"|"/mock|--key"|"/mock|--models"|"/mock|--alias"|"/mock|--no-channel"|"/mock|--latency-ms"|"/mock|--token-rate"|"/mock|--tokens"|"/mock|--fail"|"/mock|--fail-style"|"/mock|--fail-rate"|"/mock|--retry-after"|"/mock|--fault"|"/mock|--model-timing"|"/mock|--model-fail"|"/mock|--lang") skip=1 ;;
+            "/models|-t"|"/models|--timeout"|"/models|-p"|"/models|--profile"|"/models|--base-url") skip=1 ;;
             "/route|-d"|"/route|--device"|"/route|--task"|"/route|--samples"|"/route|--timeout"|"/route|-p"|"/route|--profile"|"/route|--base-url"|"/route|-m"|"/route|--model") skip=1 ;;
             "/route/devices|--timeout") skip=1 ;;
             "/route/list|-p"|"/route/list|--profile") skip=1 ;;
@@ -64,7 +66,7 @@ _taotoken() {
         "/config/show|-p"|"/config/show|--profile") :; return ;;
         "/config/sync|-p"|"/config/sync|--profile") :; return ;;
         "/demo|--step") _taotoken_words "init check doctor route bench"; return ;;
-        "/doctor|--check") _taotoken_words "ccswitch claude clients cline codex config configuration devices env environment gateway mcp net network config.file config.base_url config.api_key config.model config.copies env.taotoken env.openai env.anthropic env.anthropic_conflict env.proxy env.project_files env.project_tracked claude.settings claude.base_url claude.key claude.login claude.onboarding claude.models claude.proxy codex.config codex.base_url codex.wire_api codex.profiles codex.auth_json codex.env_key codex.project cline.providers cline.vscode ccswitch.managed ccswitch.claude ccswitch.codex mcp.servers mcp.base_url mcp.key mcp.model net.dns net.proxy net.connect net.tls net.via_proxy gateway.layout gateway.key gateway.model gateway.chat gateway.stream gateway.messages gateway.responses devices.cuda devices.opencl devices.env devices.route"; return ;;
+        "/doctor|--check") _taotoken_words "ccswitch claude clients cline codex config configuration devices env environment gateway mcp net network config.file config.base_url config.api_key config.model config.copies env.taotoken env.openai env.anthropic env.anthropic_conflict env.proxy env.project_files env.project_tracked claude.settings claude.base_url claude.key claude.login claude.onboarding claude.models claude.proxy claude.vscode codex.config codex.base_url codex.wire_api codex.profiles codex.auth_json codex.env_key codex.project cline.providers cline.vscode cline.legacy ccswitch.managed ccswitch.claude ccswitch.codex mcp.servers mcp.base_url mcp.key mcp.model net.dns net.proxy net.connect net.tls net.via_proxy gateway.layout gateway.key gateway.model gateway.chat gateway.stream gateway.messages gateway.responses devices.cuda devices.opencl devices.env devices.route"; return ;;
         "/doctor|-t"|"/doctor|--timeout"|"/doctor|-p"|"/doctor|--profile"|"/doctor|--base-url"|"/doctor|-m"|"/doctor|--model") :; return ;;
         "/init|--base-url"|"/init|-m"|"/init|--model"|"/init|--key"|"/init|-p"|"/init|--profile") :; return ;;
         "/init|--target") _taotoken_words "claude-code codex cline cc-switch shell mcp project-env"; return ;;
@@ -76,6 +78,7 @@ _taotoken() {
         "/mock|--fail-style") _taotoken_words "openai one-api new-api litellm openrouter anthropic"; return ;;
         "/mock|--fault") _taotoken_words "reset stall html no-choices stream-error empty-stream truncated-stream no-usage"; return ;;
         "/mock|--lang") _taotoken_words "en zh"; return ;;
+        "/models|-t"|"/models|--timeout"|"/models|-p"|"/models|--profile"|"/models|--base-url") :; return ;;
         "/route|-d"|"/route|--device") _taotoken_words "cuda gpu opencl accelerator cpu nvidia intel amd apple arm qualcomm imagination mesa"; return ;;
         "/route|--task"|"/route|--samples"|"/route|--timeout"|"/route|-p"|"/route|--profile"|"/route|--base-url"|"/route|-m"|"/route|--model") :; return ;;
         "/route/devices|--timeout") :; return ;;
@@ -84,16 +87,16 @@ _taotoken() {
     esac
     if [[ $cur != -* ]]; then
         case "$path|$npos" in
-            "/config/set|0") _taotoken_words "base_url api_key model default_profile"; return ;;
+            "/config/set|0") _taotoken_words "base_url api_key model default_profile lang"; return ;;
             "/explain|0") _taotoken_words "auth.missing_key config.missing config.invalid config.unparsable input.invalid auth.key_not_received auth.invalid_key auth.expired_key auth.key_disabled auth.account_banned auth.ip_not_allowed auth.key_suffix auth.forbidden_model auth.forbidden_group auth.forbidden auth.upstream_credential quota.exhausted quota.key_exhausted rate.limited rate.concurrency upstream.saturated url.not_found url.doubled_v1 url.endpoint_in_base url.query_string url.html_page url.dashboard_api url.plain_http url.redirect url.not_implemented model.not_found model.no_channel model.missing proxy.unreachable proxy.socks_unsupported proxy.refused proxy.auth_required net.dns net.refused net.reset net.timeout net.connect_timeout net.tls net.error resp.not_json resp.no_choices resp.no_models resp.error_body request.invalid request.too_large stream.error_event stream.empty stream.truncated stream.not_sse server.error server.timeout"; return ;;
             "/route/set|"*) _taotoken_words "cuda= gpu= opencl= accelerator= cpu= nvidia= intel= amd= apple= arm= qualcomm= imagination= mesa="; return ;;
         esac
     fi
     local words=""
     case "$path" in
-        "") words="$([[ $cur == -* ]] && echo "-V --version -h --help" || echo "bench check config demo doctor explain init mock route")" ;;
+        "") words="$([[ $cur == -* ]] && echo "-V --version -h --help" || echo "bench check config demo doctor explain init mock models route")" ;;
         "/bench") words="-n --requests -c --concurrency -z --duration --rate --warmup -t --timeout --workers -m --model --stream --proxy --no-proxy --max-errors --max-error-rate --sweep --slo --repeat --prompt --prompt-file --max-tokens --dataset --input-tokens --output-tokens --arrival --ramp-up --trace --seed --raw --csv --html --json --base-url -p --profile -h --help" ;;
-        "/check") words="--chat --stream -m --model -q --quiet --code --json -t --timeout --no-proxy -p --profile --base-url -h --help" ;;
+        "/check") words="--chat --stream -m --model --allow-unlisted -q --quiet --code --json -t --timeout --no-proxy -p --profile --base-url -h --help" ;;
         "/config") words="$([[ $cur == -* ]] && echo "-h --help" || echo "path profiles set show sync")" ;;
         "/config/path") words="-h --help" ;;
         "/config/profiles") words="--json -h --help" ;;
@@ -105,10 +108,11 @@ _taotoken() {
         "/explain") words="-l --list --json -h --help" ;;
         "/init") words="--base-url -m --model --key --key-stdin --target --all -y --yes --dry-run --undo --force --scope --codex-auth --open --open-app -p --profile -h --help" ;;
         "/mock") words="-P --port --host --allow-remote --key --any-key --models --alias --no-channel --latency-ms --token-rate --tokens --fail --fail-style --fail-rate --retry-after --fault --model-timing --model-fail --lenient-paths --lang -q --quiet --json -h --help" ;;
+        "/models") words="$([[ $cur == -* ]] && echo "--json -t --timeout --no-proxy -p --profile --base-url -h --help")" ;;
         "/route") words="$([[ $cur == -* ]] && echo "-d --device --task --export --openai --verify --samples --all --json --timeout -p --profile --base-url -m --model -h --help" || echo "devices list set")" ;;
         "/route/devices") words="--json --timeout -h --help" ;;
         "/route/list") words="--json -p --profile -h --help" ;;
-        "/route/set") words="-p --profile -h --help" ;;
+        "/route/set") words="--no-check -p --profile -h --help" ;;
     esac
     _taotoken_words "$words"
 }

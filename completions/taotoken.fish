@@ -13,7 +13,7 @@ function __taotoken_state --description 'the subcommand path typed so far (and t
             continue
         end
         switch "$path/$t"
-            case '/bench' '/check' '/config' '/demo' '/doctor' '/explain' '/init' '/mock' '/route'
+            case '/bench' '/check' '/config' '/demo' '/doctor' '/explain' '/init' '/mock' '/models' '/route'
                 set path "$path/$t"
                 set npos 0
                 continue
@@ -27,7 +27,7 @@ function __taotoken_state --description 'the subcommand path typed so far (and t
                 continue
         end
         switch "$path|$t"
-            case '/bench|-n' '/bench|--requests' '/bench|-c' '/bench|--concurrency' '/bench|-z' '/bench|--duration' '/bench|--rate' '/bench|--warmup' '/bench|-t' '/bench|--timeout' '/bench|--workers' '/bench|-m' '/bench|--model' '/bench|--proxy' '/bench|--max-errors' '/bench|--max-error-rate' '/bench|--sweep' '/bench|--slo' '/bench|--repeat' '/bench|--prompt' '/bench|--prompt-file' '/bench|--max-tokens' '/bench|--dataset' '/bench|--input-tokens' '/bench|--output-tokens' '/bench|--arrival' '/bench|--ramp-up' '/bench|--trace' '/bench|--seed' '/bench|--raw' '/bench|--csv' '/bench|--html' '/bench|--base-url' '/bench|-p' '/bench|--profile' '/check|-m' '/check|--model' '/check|-t' '/check|--timeout' '/check|-p' '/check|--profile' '/check|--base-url' '/config/set|-p' '/config/set|--profile' '/config/show|-p' '/config/show|--profile' '/config/sync|-p' '/config/sync|--profile' '/demo|--step' '/doctor|--check' '/doctor|-t' '/doctor|--timeout' '/doctor|-p' '/doctor|--profile' '/doctor|--base-url' '/doctor|-m' '/doctor|--model' '/init|--base-url' '/init|-m' '/init|--model' '/init|--key' '/init|--target' '/init|--scope' '/init|--codex-auth' '/init|--open-app' '/init|-p' '/init|--profile' '/mock|-P' '/mock|--port' '/mock|--host' '/mock|--key' '/mock|--models' '/mock|--alias' '/mock|--no-channel' '/mock|--latency-ms' '/mock|--token-rate' '/mock|--tokens' '/mock|--fail' '/mock|--fail-style' '/mock|--fail-rate' '/mock|--retry-after' '/mock|--fault' '/mock|--model-timing' '/mock|--model-fail' '/mock|--lang' '/route|-d' '/route|--device' '/route|--task' '/route|--samples' '/route|--timeout' '/route|-p' '/route|--profile' '/route|--base-url' '/route|-m' '/route|--model' '/route/devices|--timeout' '/route/list|-p' '/route/list|--profile' '/route/set|-p' '/route/set|--profile'
+            case '/bench|-n' '/bench|--requests' '/bench|-c' '/bench|--concurrency' '/bench|-z' '/bench|--duration' '/bench|--rate' '/bench|--warmup' '/bench|-t' '/bench|--timeout' '/bench|--workers' '/bench|-m' '/bench|--model' '/bench|--proxy' '/bench|--max-errors' '/bench|--max-error-rate' '/bench|--sweep' '/bench|--slo' '/bench|--repeat' '/bench|--prompt' '/bench|--prompt-file' '/bench|--max-tokens' '/bench|--dataset' '/bench|--input-tokens' '/bench|--output-tokens' '/bench|--arrival' '/bench|--ramp-up' '/bench|--trace' '/bench|--seed' '/bench|--raw' '/bench|--csv' '/bench|--html' '/bench|--base-url' '/bench|-p' '/bench|--profile' '/check|-m' '/check|--model' '/check|-t' '/check|--timeout' '/check|-p' '/check|--profile' '/check|--base-url' '/config/set|-p' '/config/set|--profile' '/config/show|-p' '/config/show|--profile' '/config/sync|-p' '/config/sync|--profile' '/demo|--step' '/doctor|--check' '/doctor|-t' '/doctor|--timeout' '/doctor|-p' '/doctor|--profile' '/doctor|--base-url' '/doctor|-m' '/doctor|--model' '/init|--base-url' '/init|-m' '/init|--model' '/init|--key' '/init|--target' '/init|--scope' '/init|--codex-auth' '/init|--open-app' '/init|-p' '/init|--profile' '/mock|-P' '/mock|--port' '/mock|--host' '/mock|--key' '/mock|--models' '/mock|--alias' '/mock|--no-channel' '/mock|--latency-ms' '/mock|--token-rate' '/mock|--tokens' '/mock|--fail' '/mock|--fail-style' '/mock|--fail-rate' '/mock|--retry-after' '/mock|--fault' '/mock|--model-timing' '/mock|--model-fail' '/mock|--lang' '/models|-t' '/models|--timeout' '/models|-p' '/models|--profile' '/models|--base-url' '/route|-d' '/route|--device' '/route|--task' '/route|--samples' '/route|--timeout' '/route|-p' '/route|--profile' '/route|--base-url' '/route|-m' '/route|--model' '/route/devices|--timeout' '/route/list|-p' '/route/list|--profile' '/route/set|-p' '/route/set|--profile'
                 set skip 1
                 continue
         end
@@ -45,9 +45,10 @@ complete -c taotoken -n 'test (__taotoken_state) = ""' -a check -d 'Check the ba
 complete -c taotoken -n 'test (__taotoken_state) = ""' -a config -d 'Show and edit taotoken\'s own configuration.'
 complete -c taotoken -n 'test (__taotoken_state) = ""' -a demo -d 'Walk through init, check, doctor, route and bench offline, against a local mock gateway.'
 complete -c taotoken -n 'test (__taotoken_state) = ""' -a doctor -d 'Find every cause of a broken setup and print the fix for each.'
-complete -c taotoken -n 'test (__taotoken_state) = ""' -a explain -d 'Explain a failure code printed by check, doctor, route or bench.'
+complete -c taotoken -n 'test (__taotoken_state) = ""' -a explain -d 'Explain a failure code, an HTTP status or a server\'s message: the causes and the fix.'
 complete -c taotoken -n 'test (__taotoken_state) = ""' -a init -d 'Write base URL, key and model into every AI client\'s real config (dry-run, backups, undo).'
 complete -c taotoken -n 'test (__taotoken_state) = ""' -a mock -d 'Run a local TaoToken-like gateway; point clients at it and watch each request.'
+complete -c taotoken -n 'test (__taotoken_state) = ""' -a models -d 'List the models this key can use (one ID a line when piped; a table on a terminal).'
 complete -c taotoken -n 'test (__taotoken_state) = ""' -a route -d 'Pick the model for this machine\'s devices or a task; verify routes.'
 complete -c taotoken -n 'test (__taotoken_state) = ""' -s V -l version -d 'Print the version and exit.'
 complete -c taotoken -n 'test (__taotoken_state) = ""' -s h -l help -d 'Show help and exit.'
@@ -87,7 +88,8 @@ complete -c taotoken -n 'test (__taotoken_state) = "/bench"' -s p -l profile -x 
 complete -c taotoken -n 'test (__taotoken_state) = "/bench"' -s h -l help -d 'Show help and exit.'
 complete -c taotoken -n 'test (__taotoken_state) = "/check"' -l chat -d 'Also send a 1-token chat completion and prove \'choices\'.'
 complete -c taotoken -n 'test (__taotoken_state) = "/check"' -l stream -d 'Like --chat, streamed: proves content arrives and the stream ends properly.'
-complete -c taotoken -n 'test (__taotoken_state) = "/check"' -s m -l model -x -d 'Check that this model is listed (default: the configured model, reported but not required).'
+complete -c taotoken -n 'test (__taotoken_state) = "/check"' -s m -l model -x -d 'Check this model instead of the configured one: it must be listed (see `taotoken models`).'
+complete -c taotoken -n 'test (__taotoken_state) = "/check"' -l allow-unlisted -d 'A model the gateway does not list is a note, not a failure (for gateways that hide some models).'
 complete -c taotoken -n 'test (__taotoken_state) = "/check"' -s q -l quiet -d 'Nothing on success; one line (code, cause, fix) on failure. For .bashrc.'
 complete -c taotoken -n 'test (__taotoken_state) = "/check"' -l code -d 'Print only the HTTP status (000 when there was no response).'
 complete -c taotoken -n 'test (__taotoken_state) = "/check"' -l json -d 'Print a stable JSON object instead of text.'
@@ -105,7 +107,7 @@ complete -c taotoken -n 'test (__taotoken_state) = "/config"' -s h -l help -d 'S
 complete -c taotoken -n 'test (__taotoken_state) = "/config/path"' -s h -l help -d 'Show help and exit.'
 complete -c taotoken -n 'test (__taotoken_state) = "/config/profiles"' -l json -d 'Print a stable JSON object instead of text.'
 complete -c taotoken -n 'test (__taotoken_state) = "/config/profiles"' -s h -l help -d 'Show help and exit.'
-complete -c taotoken -n 'test "/config/set#0" = (__taotoken_state arg)' -a 'base_url api_key model default_profile'
+complete -c taotoken -n 'test "/config/set#0" = (__taotoken_state arg)' -a 'base_url api_key model default_profile lang'
 complete -c taotoken -n 'test (__taotoken_state) = "/config/set"' -s y -l yes -d 'Also update every copy init wrote without asking.'
 complete -c taotoken -n 'test (__taotoken_state) = "/config/set"' -l no-sync -d 'Change only taotoken\'s own config file.'
 complete -c taotoken -n 'test (__taotoken_state) = "/config/set"' -s p -l profile -x -d 'Profile to use (default: TAOTOKEN_PROFILE, then default_profile in the config file).'
@@ -125,7 +127,7 @@ complete -c taotoken -n 'test (__taotoken_state) = "/demo"' -l fast -d 'No simul
 complete -c taotoken -n 'test (__taotoken_state) = "/demo"' -s h -l help -d 'Show help and exit.'
 complete -c taotoken -n 'test (__taotoken_state) = "/doctor"' -s v -l verbose -d 'Show every check with its details.'
 complete -c taotoken -n 'test (__taotoken_state) = "/doctor"' -l json -d 'Print a stable JSON object instead of text.'
-complete -c taotoken -n 'test (__taotoken_state) = "/doctor"' -l check -x -a 'ccswitch claude clients cline codex config configuration devices env environment gateway mcp net network config.file config.base_url config.api_key config.model config.copies env.taotoken env.openai env.anthropic env.anthropic_conflict env.proxy env.project_files env.project_tracked claude.settings claude.base_url claude.key claude.login claude.onboarding claude.models claude.proxy codex.config codex.base_url codex.wire_api codex.profiles codex.auth_json codex.env_key codex.project cline.providers cline.vscode ccswitch.managed ccswitch.claude ccswitch.codex mcp.servers mcp.base_url mcp.key mcp.model net.dns net.proxy net.connect net.tls net.via_proxy gateway.layout gateway.key gateway.model gateway.chat gateway.stream gateway.messages gateway.responses devices.cuda devices.opencl devices.env devices.route'
+complete -c taotoken -n 'test (__taotoken_state) = "/doctor"' -l check -x -a 'ccswitch claude clients cline codex config configuration devices env environment gateway mcp net network config.file config.base_url config.api_key config.model config.copies env.taotoken env.openai env.anthropic env.anthropic_conflict env.proxy env.project_files env.project_tracked claude.settings claude.base_url claude.key claude.login claude.onboarding claude.models claude.proxy claude.vscode codex.config codex.base_url codex.wire_api codex.profiles codex.auth_json codex.env_key codex.project cline.providers cline.vscode cline.legacy ccswitch.managed ccswitch.claude ccswitch.codex mcp.servers mcp.base_url mcp.key mcp.model net.dns net.proxy net.connect net.tls net.via_proxy gateway.layout gateway.key gateway.model gateway.chat gateway.stream gateway.messages gateway.responses devices.cuda devices.opencl devices.env devices.route'
 complete -c taotoken -n 'test (__taotoken_state) = "/doctor"' -l check -x -d 'Run only this check (id, id prefix such as \'gateway\', or a section name); repeatable.'
 complete -c taotoken -n 'test (__taotoken_state) = "/doctor"' -l list -d 'List the checks and exit.'
 complete -c taotoken -n 'test (__taotoken_state) = "/doctor"' -l offline -d 'Skip every check that needs the network.'
@@ -188,9 +190,15 @@ complete -c taotoken -n 'test (__taotoken_state) = "/mock"' -l lang -x -d 'Langu
 complete -c taotoken -n 'test (__taotoken_state) = "/mock"' -s q -l quiet -d 'No per-request log lines.'
 complete -c taotoken -n 'test (__taotoken_state) = "/mock"' -l json -d 'Log one JSON object per request.'
 complete -c taotoken -n 'test (__taotoken_state) = "/mock"' -s h -l help -d 'Show help and exit.'
+complete -c taotoken -n 'test (__taotoken_state) = "/models"' -l json -d 'Print a stable JSON object instead of text.'
+complete -c taotoken -n 'test (__taotoken_state) = "/models"' -s t -l timeout -x -d 'Time limit in seconds (0.1 or more).'
+complete -c taotoken -n 'test (__taotoken_state) = "/models"' -l no-proxy -d 'Ignore HTTP(S)_PROXY/ALL_PROXY from the environment.'
+complete -c taotoken -n 'test (__taotoken_state) = "/models"' -s p -l profile -x -d 'Profile to use (default: TAOTOKEN_PROFILE, then default_profile in the config file).'
+complete -c taotoken -n 'test (__taotoken_state) = "/models"' -l base-url -x -d 'Override the base URL (API root, e.g. https://taotoken.net/api).'
+complete -c taotoken -n 'test (__taotoken_state) = "/models"' -s h -l help -d 'Show help and exit.'
 complete -c taotoken -n 'test (__taotoken_state) = "/route"' -a devices -d 'Probe CUDA (pycuda, else the driver API) and OpenCL (pyopencl) devices and show what each found.'
 complete -c taotoken -n 'test (__taotoken_state) = "/route"' -a list -d 'Show the profile\'s routing table.'
-complete -c taotoken -n 'test (__taotoken_state) = "/route"' -a set -d 'Add, change or remove routes in the profile\'s routing table.'
+complete -c taotoken -n 'test (__taotoken_state) = "/route"' -a set -d 'Add, change or remove routes in the profile\'s routing table (a model the gateway does not list is warned'
 complete -c taotoken -n 'test (__taotoken_state) = "/route"' -s d -l device -x -a 'cuda gpu opencl accelerator cpu nvidia intel amd apple arm qualcomm imagination mesa'
 complete -c taotoken -n 'test (__taotoken_state) = "/route"' -s d -l device -x -d 'Use the route for this device kind (cuda, gpu, opencl, cpu, nvidia, intel, amd, …).'
 complete -c taotoken -n 'test (__taotoken_state) = "/route"' -l task -x -d 'Use the route for this task (e.g. code, embed).'
@@ -212,5 +220,6 @@ complete -c taotoken -n 'test (__taotoken_state) = "/route/list"' -l json -d 'Pr
 complete -c taotoken -n 'test (__taotoken_state) = "/route/list"' -s p -l profile -x -d 'Profile to use (default: TAOTOKEN_PROFILE, then default_profile in the config file).'
 complete -c taotoken -n 'test (__taotoken_state) = "/route/list"' -s h -l help -d 'Show help and exit.'
 complete -c taotoken -n 'string match -q -- "/route/set#*" (__taotoken_state arg)' -a 'cuda= gpu= opencl= accelerator= cpu= nvidia= intel= amd= apple= arm= qualcomm= imagination= mesa='
+complete -c taotoken -n 'test (__taotoken_state) = "/route/set"' -l no-check -d 'Do not ask the gateway whether it lists the models.'
 complete -c taotoken -n 'test (__taotoken_state) = "/route/set"' -s p -l profile -x -d 'Profile to use (default: TAOTOKEN_PROFILE, then default_profile in the config file).'
 complete -c taotoken -n 'test (__taotoken_state) = "/route/set"' -s h -l help -d 'Show help and exit.'

@@ -93,7 +93,8 @@ def build_tree() -> Cmd:
                 if param.hidden:
                     continue
                 names = sorted(param.opts + param.secondary_opts, key=lambda n: (len(n) > 2, n))
-                metavar = "" if param.is_flag else (param.metavar or getattr(param.type, "name", "text").upper())
+                type_name = getattr(getattr(param, "type", None), "name", "value")
+                metavar = "" if param.is_flag else (param.metavar or type_name.upper())
                 options.append(Opt(names, _first_line(param.help), not param.is_flag, _values(param, ctx), metavar))
             elif param.param_type_name == "argument":
                 arguments.append(Arg((param.metavar or param.name).upper(), _values(param, ctx), param.nargs == -1))

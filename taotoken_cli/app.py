@@ -45,11 +45,13 @@ from taotoken_cli.commands import doctor as _doctor_cmd  # noqa: E402
 from taotoken_cli.commands import explain as _explain_cmd  # noqa: E402
 from taotoken_cli.commands import init as _init_cmd  # noqa: E402
 from taotoken_cli.commands import mock as _mock_cmd  # noqa: E402
+from taotoken_cli.commands import models as _models_cmd  # noqa: E402
 from taotoken_cli.commands import route as _route_cmd  # noqa: E402
 
 _config_cmd.register(app)
 _init_cmd.register(app)
 _check_cmd.register(app)
+_models_cmd.register(app)
 _explain_cmd.register(app)
 _route_cmd.register(app)
 _doctor_cmd.register(app)

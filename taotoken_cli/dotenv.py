@@ -103,8 +103,12 @@ def set_values(text: str, wanted: dict[str, str], *, export: bool = True) -> str
         text = text[:start] + quote(wanted[assignment.name]) + text[stop:]
     missing = [name for name in wanted if name not in {a.name for a in assigned}]
     if missing:
-        if text and not text.endswith("\n"):
-            text += "\n"
+        # The file's line ending; a file that ended without a newline still does.
+        newline = "\r\n" if text.count("\r\n") * 2 > text.count("\n") else "\n"
         prefix = "export " if export else ""
-        text += "".join(f"{prefix}{name}={quote(wanted[name])}\n" for name in missing)
+        lines = [f"{prefix}{name}={quote(wanted[name])}" for name in missing]
+        if not text or text.endswith("\n"):
+            text += newline.join(lines) + newline
+        else:
+            text += newline + newline.join(lines)
     return text

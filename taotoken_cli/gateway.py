@@ -352,6 +352,14 @@ class Gateway:
         return self.request("POST", self.endpoints.responses, json_body=body, stream=stream)
 
 
+def budgeted(base_url: str, api_key: str | None, timeout_s: float, *, trust_env: bool = True,
+             env: Mapping[str, str] | None = None) -> Gateway:
+    """A Gateway whose requests together end within `timeout_s` seconds (`check --timeout`, `models --timeout`)."""
+    timeout = max(0.1, timeout_s)
+    return Gateway(base_url, api_key, connect_timeout=min(3.0, timeout), read_timeout=timeout,
+                   trust_env=trust_env, total_timeout=timeout, env=env)
+
+
 def absorb_event(summary: StreamSummary, event, arrived_s: float) -> None:
     """Fold one SSE event (OpenAI chat, Responses or Anthropic Messages) into the summary."""
     summary.events += 1

@@ -162,15 +162,20 @@ _BEARER_RE = re.compile(r"^\s*(authorization\s*:\s*)?bearer\s+", re.IGNORECASE)
 _KEY_SHAPE_RE = re.compile(r"^[A-Za-z0-9_\-.:+/=]{16,256}$")
 
 
-def clean_key(raw: str) -> Cleaned:
-    """Strip whitespace, newlines and quotes; refuse `Bearer ` prefixes; warn on odd shapes."""
-    if _BEARER_RE.match(raw):
+def clean_key(raw: str, *, strip_bearer: bool = False) -> Cleaned:
+    """Strip whitespace, newlines and quotes; warn on odd shapes. A `Bearer ` prefix is refused, or with
+    `strip_bearer` (a key pasted at init's prompt, where the user sees the note) removed."""
+    bearer = _BEARER_RE.match(raw)
+    if bearer and not strip_bearer:
         raise InputError(
             "the key starts with 'Bearer ' (or 'Authorization:'): that is the HTTP header, not the key",
             "paste only the key itself (it usually starts with sk-); every client adds 'Bearer ' on its own",
         )
-    value = raw
+    value = raw[bearer.end():] if bearer else raw
     result = Cleaned(value)
+    if bearer:
+        result.changes.append(f"removed {raw[:bearer.end()].strip()!r} before the key: that is the HTTP header, "
+                              "and every client adds it on its own")
     stripped = value.strip()
     if stripped != value:
         what = "a trailing newline" if value.rstrip(" \t") != value.rstrip() else "surrounding whitespace"
@@ -208,7 +213,8 @@ def clean_model(raw: str) -> Cleaned:
     result = _unwrap(raw, "model ID")
     value = result.value
     if not value:
-        raise InputError("the model ID is empty", "pass a model ID, e.g. --model gpt-4o-mini (see `taotoken check`)")
+        raise InputError("the model ID is empty",
+                         "pass a model ID, e.g. --model gpt-4o-mini (`taotoken models` lists them)")
     if any(ch.isspace() for ch in value):
         raise InputError(f"model ID {value!r} contains whitespace", "model IDs have no spaces; copy it again")
     return result

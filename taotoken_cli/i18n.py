@@ -90,8 +90,18 @@ def N_(message: str) -> str:  # noqa: N802 - the gettext convention extraction t
     return message
 
 
-def setup(env: Mapping[str, str] | None = None, config_lang: str | None = None) -> str:
-    """Choose and use the language for this process; `config_lang` is `lang` from the config file."""
-    lang = choose(os.environ if env is None else env, config_lang)
+MACHINE_FLAGS = ("--json",)  # output for programs: the same in every language
+
+
+def setup(env: Mapping[str, str] | None = None, config_lang: str | None = None, argv: tuple[str, ...] = ()) -> str:
+    """Choose and use the language for this process (`config_lang`: `lang` from the config file). A command
+    given --json runs in English: its machine output must not change with the language."""
+    env = os.environ if env is None else env
+    lang = "en" if any(arg in MACHINE_FLAGS for arg in argv) else choose(env, config_lang)
     use(lang)
+    if lang != "en":
+        # Typer's own words ("Options", "Commands", …) come from gettext's default domain, looked up with the
+        # POSIX variables when Typer is imported: point that domain at our catalogue and ask for our language.
+        _gettext.bindtextdomain("messages", str(LOCALEDIR))
+        os.environ["LANGUAGE"] = LANGUAGES[lang] or "en"
     return lang

@@ -15,10 +15,12 @@ import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TextIO
+from typing import TextIO, TypeVar
 
 from taotoken_cli.errors import InputError
 from taotoken_cli.output import Output
+
+T = TypeVar("T")
 
 
 def isatty(stream: object) -> bool:
@@ -40,6 +42,8 @@ class ConfirmationNeeded(InputError):
 class Prompter:
     """Every question a command asks. Prompts go to stderr, so stdout stays clean for pipes."""
 
+    LIST_LIMIT = 20  # choices shown at once; more are reached by narrowing the list
+
     def __init__(self, streams: IOStreams, hidden_input: Callable[[str], str] | None = None) -> None:
         self._io = streams
         self._hidden_input = hidden_input
@@ -47,6 +51,10 @@ class Prompter:
     @property
     def interactive(self) -> bool:
         return self._io.stdin_tty
+
+    def say(self, text: str) -> None:
+        """A line for the person answering (stderr, secrets masked)."""
+        self._io.out.error_line(text)
 
     def _read_line(self, prompt: str) -> str:
         self._io.stderr.write(prompt)
@@ -56,14 +64,16 @@ class Prompter:
             raise KeyboardInterrupt
         return line.rstrip("\r\n")
 
-    def confirm(self, question: str, *, assume_yes: bool = False, dry_run_hint: bool = False) -> bool:
-        """True for y/yes. Without a terminal (and without --yes) this refuses: a script must say --yes
-        (`dry_run_hint`: the command also has --dry-run, and the refusal says so)."""
+    def confirm(self, question: str, *, assume_yes: bool = False, default: bool = False,
+                dry_run_hint: bool = False) -> bool:
+        """True for y/yes (an empty answer is `default`). Without a terminal (and without --yes) this refuses: a
+        script must say --yes (`dry_run_hint`: the command also has --dry-run, and the refusal says so)."""
         if assume_yes:
             return True
         if not self.interactive:
             raise ConfirmationNeeded(dry_run_hint)
-        return self._read_line(f"{question} [y/N] ").strip().lower() in ("y", "yes")
+        answer = self._read_line(f"{question} [{'Y/n' if default else 'y/N'}] ").strip().lower()
+        return default if not answer else answer in ("y", "yes")
 
     def ask(self, label: str, default: str | None = None) -> str:
         """One line of input; an empty answer is the default (when there is one)."""
@@ -82,7 +92,58 @@ class Prompter:
         """A secret: typed hidden on a terminal; otherwise the whole of stdin (`printf %s "$KEY" | …`)."""
         if not self.interactive:
             return self._io.stdin.read()
-        return (self._hidden_input or self._read_line)(f"{label} (input hidden): ")
+        try:
+            return (self._hidden_input or self._read_line)(f"{label} (input hidden): ")
+        except EOFError:  # getpass on Ctrl-D
+            raise KeyboardInterrupt from None
+
+    def ask_until(self, label: str, accept: Callable[[str], T], *, default: str | None = None,
+                  secret: bool = False) -> T:
+        """Ask until `accept` takes the answer: each refusal (an InputError) is shown and the question asked
+        again, so one bad paste does not end the whole dialogue. Ctrl-D ends it (KeyboardInterrupt)."""
+        while True:
+            answer = self.secret(label) if secret else self.ask(label, default)
+            try:
+                return accept(answer)
+            except InputError as exc:
+                if not self.interactive:  # nobody to ask again
+                    raise
+                self.say(f"error: {exc.message}" + (f"\n  fix: {exc.fix}" if exc.fix else ""))
+
+    def choose(self, label: str, choices: list[str], *, narrow: Callable[[str], list[str]],
+               unknown: Callable[[str], str]) -> str:
+        """One of `choices`: its number in the list shown, or itself typed; anything else narrows the list
+        (`narrow(text)`), and when nothing matches `unknown(text)` says why before asking again."""
+        shown = choices
+        self._show(shown, len(choices))
+        while True:
+            answer = self.ask(label).strip()
+            if answer in choices:
+                return answer
+            if answer.isdigit():
+                numbered = min(len(shown), self.LIST_LIMIT)
+                if 1 <= int(answer) <= numbered:
+                    return shown[int(answer) - 1]
+                self.say(f"there is no number {answer} in the list shown (1-{numbered})")
+                continue
+            if not answer:
+                self.say("type a number from the list, an ID, or part of one to narrow the list")
+                continue
+            matches = narrow(answer)
+            if matches:
+                shown = matches
+                self._show(shown, len(choices))
+            else:
+                self.say(unknown(answer))
+
+    def _show(self, items: list[str], total: int) -> None:
+        if len(items) < total:
+            self.say(f"{len(items)} of {total} match:")
+        width = len(str(min(len(items), self.LIST_LIMIT)))
+        for number, item in enumerate(items[: self.LIST_LIMIT], 1):
+            self.say(f"  {number:>{width}}) {item}")
+        if len(items) > self.LIST_LIMIT:
+            self.say(f"  … {len(items) - self.LIST_LIMIT} more: type part of a name to narrow the list")
 
 
 @dataclass

@@ -23,7 +23,7 @@ _MIN_TEXT = 16  # columns kept for text when a hanging indent would leave less
 
 # Words that begin a shell command when they start a text, follow a colon or open a parenthesis.
 COMMAND_WORDS = frozenset({
-    "taotoken", "export", "unset", "eval", "source", "pip", "pipx", "uv", "curl", "getent", "chmod", "echo",
+    "taotoken", "export", "unset", "eval", "source", ".", "pip", "pipx", "uv", "curl", "getent", "chmod", "echo",
     "nvidia-smi", "clinfo", "docker", "git", "python", "python3", "sudo", "claude", "codex", "cline", "ls", "cat",
     "mkdir", "rm", "mv", "cp",
 })

@@ -112,6 +112,14 @@ class Output:
         for line in wrap(text, self.err_width, prefix, hang):
             self.error_line(line)
 
+    def error_note(self, note: str) -> None:
+        """A labelled line (`note: …`, `warning: …`) on stderr, wrapped under its text."""
+        label, colon, text = note.partition(": ")
+        if colon and " " not in label:
+            self.error_wrapped(text, f"{label}: ")
+        else:
+            self.error_wrapped(note, hang="  ")
+
     @property
     def width(self) -> int:
         """Columns to fit stdout's lines into: COLUMNS, else the terminal's width, else 80."""

@@ -182,6 +182,7 @@ class PtySession:
         # A reduced PATH: no `claude`/`codex` binaries of this machine are detected; PYTHONPATH finds the package.
         self.env = {**os.environ, "PYTHONPATH": python_path(), "PATH": "/usr/bin:/bin", **(env or {})}
         self.seen = b""
+        self._read_to = 0  # `expect` looks for its text after the previous match: the same prompt twice is two
         self.exit_code: int | None = None
 
     def __enter__(self) -> PtySession:
@@ -198,7 +199,7 @@ class PtySession:
         import time
 
         deadline = time.monotonic() + timeout
-        while text not in self.seen:
+        while text not in self.seen[self._read_to:]:
             ready, _, _ = select.select([self.fd], [], [], max(0.0, deadline - time.monotonic()))
             assert ready, f"timed out waiting for {text!r}; got {self.seen!r}"
             try:
@@ -208,14 +209,19 @@ class PtySession:
             if not chunk:
                 break
             self.seen += chunk
-        assert text in self.seen, self.seen
+        assert text in self.seen[self._read_to:], self.seen
+        self._read_to = self.seen.index(text, self._read_to) + len(text)
 
     def send(self, data: bytes) -> None:
         os.write(self.fd, data)
 
-    def __exit__(self, *exc: object) -> None:
+    def __exit__(self, exc_type: object, *exc: object) -> None:
         import contextlib
+        import signal
 
+        if exc_type is not None:  # a failed expectation: the child may be waiting at a prompt for ever
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(self.pid, signal.SIGKILL)
         with contextlib.suppress(OSError):  # read what is left, so the child never blocks on a full pty
             while chunk := os.read(self.fd, 4096):
                 self.seen += chunk

@@ -314,13 +314,64 @@ def test_model_not_listed_shows_close_matches(httpserver, env, run):
     assert "fix: pass --model gpt-4o-mini" in result.stderr  # the model came from --model: fixed there
 
 
-def test_configured_model_not_listed_is_reported_not_fatal(httpserver, env, run, monkeypatch):
+def test_configured_model_not_listed_fails_in_every_mode(httpserver, env, run, monkeypatch):
+    """The most common mistake must not be silent in .bashrc: -q and --code fail too (issue 13)."""
     httpserver.expect_request(MODELS_PATH).respond_with_json(MODELS_OK)
     env(httpserver.url_for("/api"))
     monkeypatch.setenv("TAOTOKEN_MODEL", "qwen-mx")
     result = run("check").assert_clean()
+    assert result.returncode == Exit.NOT_FOUND and result.stdout == ""
+    assert "model.not_found" in result.stderr and "close matches: qwen-max" in result.stderr
+    assert "fix: export TAOTOKEN_MODEL=qwen-max" in result.stderr  # where the model comes from
+    quiet = run("check", "-q").assert_clean()
+    assert quiet.returncode == Exit.NOT_FOUND and quiet.stdout == ""
+    assert quiet.stderr.startswith("taotoken: model.not_found:") and "fix: export TAOTOKEN_MODEL=qwen-max" \
+        in quiet.stderr and len(quiet.stderr.splitlines()) == 1
+    code = run("check", "--code").assert_clean()
+    assert code.returncode == Exit.NOT_FOUND and code.stdout == "200\n"
+    data = json.loads(run("check", "--json").stdout)
+    assert data["code"] == "model.not_found" and data["model_listed"] is False
+    assert data["close_matches"] == ["qwen-max"] and data["exit_code"] == Exit.NOT_FOUND
+
+
+def test_allow_unlisted_makes_an_unlisted_model_a_note(httpserver, env, run, monkeypatch):
+    httpserver.expect_request(MODELS_PATH).respond_with_json(MODELS_OK)
+    httpserver.expect_request(CHAT_PATH, method="POST").respond_with_json(CHAT_OK)
+    env(httpserver.url_for("/api"))
+    monkeypatch.setenv("TAOTOKEN_MODEL", "qwen-mx")
+    result = run("check", "--allow-unlisted").assert_clean()
     assert result.returncode == 0
-    assert "model qwen-mx NOT listed (close: qwen-max)" in result.stdout
+    assert "model qwen-mx NOT listed (close: qwen-max) (allowed: --allow-unlisted)" in result.stdout
+    assert run("check", "-q", "--allow-unlisted").returncode == 0
+    for args in (["--chat", "--allow-unlisted"], ["--chat"]):  # with --chat the chat decides: this one answers
+        chat = run("check", *args, "--json").assert_clean()
+        data = json.loads(chat.stdout)
+        assert chat.returncode == 0 and data["ok"] is True and data["model_listed"] is False
+        assert data["chat"]["status"] == 200
+
+
+def test_an_empty_list_names_the_way_out_for_gateways_that_hide_models(httpserver, env, run, monkeypatch):
+    httpserver.expect_request(MODELS_PATH).respond_with_json({"object": "list", "data": []})
+    env(httpserver.url_for("/api"))
+    monkeypatch.setenv("TAOTOKEN_MODEL", "hidden-model")
+    result = run("check").assert_clean()
+    assert result.returncode == Exit.NOT_FOUND
+    assert "lists no models for this key" in result.stderr and "--allow-unlisted" in result.stderr
+    assert "fix: see the models this key can use: taotoken models" in result.stderr
+
+
+@pytest.mark.parametrize("given,note", [
+    ("/api/v1/v1", "note: base URL: removed a repeated /v1 (2x)"),
+    ("/api/v1/chat/completions", "note: base URL: removed the endpoint path /chat/completions"),
+])
+def test_text_mode_shows_what_was_cleaned_on_stderr(httpserver, env, run, given, note):
+    httpserver.expect_request(MODELS_PATH).respond_with_json(MODELS_OK)
+    base = env(httpserver.url_for("/api"))
+    result = run("check", "--base-url", base.removesuffix("/api") + given).assert_clean()
+    assert result.returncode == 0, result.output
+    assert result.stdout.startswith("OK ") and len(result.stdout.splitlines()) == 1
+    assert note in result.stderr
+    assert run("check", "-q", "--base-url", base.removesuffix("/api") + given).output == ""
 
 
 def test_success_line_chat_and_stream(httpserver, env, run):
@@ -652,6 +703,7 @@ def test_fast_path_parser():
     assert parse_fast(["--model=x", "-t", "2", "--json"]) == {"timeout_s": 2.0, "model": "x", "mode": "json"}
     assert parse_fast(["-q", "--code"])["mode"] == "code"  # the most machine-readable mode wins, as in Typer
     assert parse_fast([]) == {"timeout_s": 5.0, "mode": "line"}
+    assert parse_fast(["-q", "--allow-unlisted"]) == {"timeout_s": 5.0, "mode": "quiet", "allow_unlisted": True}
     for argv in (["--help"], ["-h"], ["--bogus"], ["--timeout", "abc"], ["--timeout", "0"], ["--model"],
                  ["-qt", "2"], ["extra"]):
         assert parse_fast(argv) is None, argv

@@ -111,3 +111,58 @@ def test_explain_core_fills_placeholders_from_the_profile(home, env) -> None:
     out = IOStreams.memory(env=env, cwd=home)
     assert run(ExplainOptions(code="url.doubled_v1"), out) == Exit.OK
     assert "https://gw.example.com/api/v1" in out.written()[0]
+
+
+def test_init_wizard_core_lists_narrows_and_picks_through_the_prompter(home, env, mock_gateway) -> None:
+    """The wizard with in-memory terminal streams: 25 models (20 shown), narrowed by a glob, picked by number."""
+    from taotoken_cli.init.plan import InitRequest
+    from taotoken_cli.init.run import InitOptions, run
+
+    served = tuple(f"gpu-model-{n:02d}" for n in range(20)) + tuple(f"cpu-model-{n}" for n in range(5))
+    mock = mock_gateway(models=served)
+    answers = f"{SENTINEL_KEY}\ncpu-*\n9\n3\ny\n"
+    io = IOStreams.memory(answers, env=env, cwd=home, tty=True)
+    request = InitRequest(base_url=mock.url, targets=["cline"])
+    assert run(InitOptions(request), io) == Exit.OK
+    out, err = io.written()
+    assert "25 models listed" in err and "  20) gpu-model-19" in err and "… 5 more: type part of a name" in err
+    assert "5 of 25 match:" in err and "  3) cpu-model-2" in err
+    assert "there is no number 9 in the list shown (1-5)" in err
+    providers = json.loads((home / ".cline/data/settings/providers.json").read_text())
+    assert providers["providers"]["openai-compatible"]["settings"]["model"] == "cpu-model-2"
+    assert out.rstrip().endswith("next: taotoken check   (one request: base URL, key and model)")
+    assert SENTINEL_KEY not in out + err
+
+
+@pytest.mark.parametrize("query, kind, first", [
+    ("429", "status", "rate.limited"), ("503", "status", "model.no_channel"),
+    ("无效的令牌", "message", "auth.invalid_key"),
+    ("Invalid token", "message", "auth.invalid_key"), ("401 无效的令牌", "message", "auth.invalid_key"),
+    ("分组 default 下模型 gpt-5 无可用渠道（distributor）", "message", "model.no_channel"),
+    ("You exceeded your current quota, please check your plan", "message", "quota.exhausted"),
+])
+def test_explain_reads_a_status_or_a_servers_message(home, env, query, kind, first) -> None:
+    from taotoken_cli.explain.run import ExplainOptions, run
+
+    out = IOStreams.memory(env=env, cwd=home)
+    assert run(ExplainOptions(code=query, json_out=True), out) == Exit.OK
+    data = json.loads(out.written()[0])
+    assert data["kind"] == kind and data["codes"][0]["code"] == first and data["query"] == query
+
+
+def test_explain_refuses_what_it_cannot_read(home, env) -> None:
+    from taotoken_cli.errors import InputError
+    from taotoken_cli.explain.run import ExplainOptions, run
+
+    for query in ("hello there", "999", "auth.invalid_kye"):
+        with pytest.raises(InputError):
+            run(ExplainOptions(code=query), IOStreams.memory(env=env, cwd=home))
+
+
+def test_every_status_meaning_is_a_catalogue_code_and_every_fallback_status_is_listed() -> None:
+    from taotoken_cli.diagnosis.catalogue import CATALOGUE, STATUS_MEANINGS
+    from taotoken_cli.diagnosis.classify import STATUS_FALLBACK
+
+    assert {code for codes in STATUS_MEANINGS.values() for code in codes} <= set(CATALOGUE)
+    for status, code in STATUS_FALLBACK.items():
+        assert code in STATUS_MEANINGS[status], (status, code)

@@ -332,7 +332,7 @@ def test_symlinked_configs_keep_the_link_and_write_the_target(cli, home: Path) -
     (home / ".claude/settings.json").symlink_to(real_settings)
     (home / ".codex").mkdir()
     (home / ".codex/config.toml").symlink_to(real_codex)
-    result = init(cli, "--target", "claude-code", "--target", "codex", "--yes").assert_clean()
+    result = init(cli, "--target", "claude-code", "--target", "codex", "--target", "shell", "--yes").assert_clean()
     assert result.returncode == 0, result.output
     assert (home / ".claude/settings.json").is_symlink() and (home / ".codex/config.toml").is_symlink()
     assert json.loads(real_settings.read_text())["env"]["ANTHROPIC_AUTH_TOKEN"] == SENTINEL_KEY
@@ -458,8 +458,8 @@ def test_values_come_from_the_environment(cli, home: Path) -> None:
 def test_client_directories_from_environment_variables(cli, home: Path) -> None:
     env = {"CLAUDE_CONFIG_DIR": str(home / "cc"), "CODEX_HOME": str(home / "cx"),
            "CLINE_PROVIDER_SETTINGS_PATH": str(home / "cl" / "p.json")}
-    result = init(cli, "--target", "claude-code", "--target", "codex", "--target", "cline", "--yes",
-                  env=env).assert_clean()
+    result = init(cli, "--target", "claude-code", "--target", "codex", "--target", "cline", "--target", "shell",
+                  "--yes", env=env).assert_clean()
     assert result.returncode == 0, result.output
     assert (home / "cc/settings.json").exists() and (home / "cc/.claude.json").exists()
     assert not (home / ".claude.json").exists() and not (home / ".claude").exists()
@@ -474,14 +474,32 @@ def test_cline_directory_variables(home: Path, variable: str, expected: str) -> 
 
 
 def test_detection_picks_the_installed_clients(cli, home: Path) -> None:
-    (home / ".codex").mkdir()
     (home / ".cline").mkdir()
     result = init(cli, "--yes", env={"PATH": "/usr/bin:/bin"}).assert_clean()
     assert result.returncode == 0, result.output
-    assert (home / ".codex/config.toml").exists() and (home / ".cline/data/settings/providers.json").exists()
-    assert not (home / ".claude").exists()
-    assert (home / ".config/taotoken/env.sh").exists()  # codex env mode brings the shell target
-    assert "codex: detected" in result.stdout
+    assert (home / ".cline/data/settings/providers.json").exists() and not (home / ".claude").exists()
+    assert "cline: detected" in result.stdout
+
+
+def test_detected_codex_without_a_terminal_names_the_missing_choice(cli, home: Path) -> None:
+    """Codex with --codex-auth env needs the shell target, which exports the key to every shell: it is never
+    added silently. Without a terminal to ask on, the error names both ways to choose; nothing is written."""
+    (home / ".codex").mkdir()
+    (home / ".cline").mkdir()
+    before = snapshot(home)
+    refused = init(cli, "--yes", env={"PATH": "/usr/bin:/bin"}).assert_clean()
+    assert refused.returncode == 2 and snapshot(home) == before
+    assert "Codex reads the key from $OPENAI_API_KEY" in refused.stderr
+    assert "taotoken init --target codex --target cline --target shell" in refused.stderr
+    assert "--codex-auth auth-json" in refused.stderr
+    dry = init(cli, "--dry-run", env={"PATH": "/usr/bin:/bin"}).assert_clean()  # a dry run still shows the plan
+    assert dry.returncode == 0 and "targets: own config, codex, cline\n" in dry.stdout
+    assert "warning: codex: reads the key from $OPENAI_API_KEY, and no target chosen exports it" in dry.stdout
+    assert dry.stdout.rstrip().endswith("dry run: nothing was written") and snapshot(home) == before
+    chosen = init(cli, "--target", "codex", "--target", "cline", "--target", "shell", "--yes").assert_clean()
+    assert chosen.returncode == 0, chosen.output
+    assert (home / ".codex/config.toml").exists() and (home / ".config/taotoken/env.sh").exists()
+    assert "next: taotoken check" in chosen.stdout and "      . ~/.config/taotoken/env.sh   (for Codex" in chosen.stdout
 
 
 def test_codex_auth_json_mode(cli, home: Path) -> None:
@@ -499,7 +517,7 @@ def test_codex_auth_json_mode(cli, home: Path) -> None:
 
 
 def test_codex_inline_mode_switches_key_source_and_protects_the_file(cli, home: Path) -> None:
-    assert init(cli, "--target", "codex", "--yes").returncode == 0
+    assert init(cli, "--target", "codex", "--target", "shell", "--yes").returncode == 0
     result = init(cli, "--target", "codex", "--codex-auth", "inline", "--yes").assert_clean()
     assert result.returncode == 0, result.output
     assert "plaintext" in result.stderr
@@ -542,23 +560,105 @@ def test_read_functions_report_state_and_parse_errors_for_doctor(home: Path, exi
     assert cline.read(machine).files["providers"].data["lastUsedProvider"] == "anthropic"
 
 
-def test_interactive_prompts_hide_the_key_and_ask_before_writing(home: Path) -> None:
+def test_interactive_prompts_hide_the_key_and_ask_before_writing(home: Path, mock_gateway) -> None:
     """A real pseudo-terminal: the prompts appear, the typed key is not echoed, 'y' applies."""
+    mock = mock_gateway(models=(MODEL, "typed-model"))
     with PtySession(["init", "--target", "cline"], cwd=home) as session:
         session.expect(b"Base URL [https://taotoken.net/api]")
-        session.send(b"\n")
+        session.send(mock.url.encode() + b"\n")
         session.expect(b"API key (input hidden)")
         session.send(SENTINEL_KEY.encode() + b"\n")
-        session.expect(b"Model ID")
+        session.expect(b"Model: ")
         session.send(b"typed-model\n")
         session.expect(b"Apply these changes? [y/N]")
         session.send(b"y\n")
         session.expect(b"undo everything this run changed")
+        session.expect(b"next: taotoken check")
     seen = session.seen
     assert session.exit_code == 0, seen
     assert SENTINEL_KEY.encode() not in seen  # neither echoed nor printed
     entry = json.loads((home / ".cline/data/settings/providers.json").read_text())["providers"]["openai-compatible"]
     assert entry["settings"]["apiKey"] == SENTINEL_KEY and entry["settings"]["model"] == "typed-model"
+
+
+def test_wizard_re_asks_bad_input_and_picks_the_model_from_the_gateway_list(home: Path, mock_gateway) -> None:
+    """A bad URL and a broken key are asked again (not the end of the dialogue); a pasted `Bearer ` is removed
+    with a note; the model is picked from the gateway's list, narrowed by typing; Codex's shell target is asked."""
+    mock = mock_gateway(models=(MODEL, "gpt-4o", "qwen-max"))
+    (home / ".codex").mkdir()  # Codex is detected
+    with PtySession(["init"], cwd=home) as session:
+        session.expect(b"Base URL [https://taotoken.net/api]: ")
+        session.send(b"127.0.0.1/api\n")
+        session.expect(b"error: base URL '127.0.0.1/api' has no scheme")
+        session.expect(b"Base URL [https://taotoken.net/api]: ")
+        session.send(mock.url.encode() + b"/v1/chat/completions\n")
+        session.expect(b"note: base URL: removed the endpoint path /chat/completions")
+        session.expect(b"API key (input hidden): ")
+        session.send(b"sk-broken key\n")
+        session.expect(b"error: the key contains whitespace inside it")
+        session.expect(b"API key (input hidden): ")
+        session.send(b"Bearer " + SENTINEL_KEY.encode() + b"\n")
+        session.expect(b"note: API key: removed 'Bearer' before the key")
+        session.expect(b"3 models listed")
+        session.expect(b"3) qwen-max")
+        session.expect(b"Model: ")
+        session.send(b"\n")
+        session.expect(b"type a number from the list")
+        session.expect(b"Model: ")
+        session.send(b"gpt\n")
+        session.expect(b"2 of 3 match:")
+        session.expect(b"2) gpt-4o")
+        session.send(b"qwen-mx\n")
+        session.expect(b"'qwen-mx' is not listed; close: qwen-max")
+        session.send(b"2\n")  # the number in the list shown last
+        session.expect(b"add the shell target, which exports it (and OPENAI_BASE_URL) in every new shell? [Y/n] ")
+        session.send(b"\n")
+        session.expect(b"shell: chosen")
+        session.expect(b"Apply these changes? [y/N] ")
+        session.send(b"y\n")
+        session.expect(b"next: taotoken check")
+        session.expect(b". ~/.config/taotoken/env.sh")
+    assert session.exit_code == 0, session.seen
+    assert SENTINEL_KEY.encode() not in session.seen
+    own = tomllib.loads((home / ".config/taotoken/config.toml").read_text())["profiles"]["default"]
+    assert own == {"base_url": mock.url, "api_key": SENTINEL_KEY, "model": "gpt-4o"}
+    assert (home / ".codex/config.toml").exists() and (home / ".config/taotoken/env.sh").exists()
+
+
+def test_wizard_without_a_list_needs_an_explicit_yes_and_says_why(home: Path, mock_gateway) -> None:
+    mock = mock_gateway(models=(MODEL,))
+    with PtySession(["init", "--target", "cline", "--base-url", mock.url], cwd=home) as session:
+        session.expect(b"API key (input hidden): ")
+        session.send(b"sk-wrongWRONGwrong0123456\n")
+        session.expect(b"warning: the gateway rejected the key [auth.invalid_key; server said: Invalid token")
+        session.expect(b"Model ID: ")
+        session.send(b"  \n")
+        session.expect(b"error: the model ID is empty")
+        session.expect(b"Model ID: ")
+        session.send(b"my-model\n")
+        session.expect(b"Use 'my-model' without checking it? [y/N] ")
+        session.send(b"n\n")
+        session.expect(b"Model ID: ")
+        session.send(b"my-model\n")
+        session.expect(b"without checking it? [y/N] ")
+        session.send(b"y\n")
+        session.expect(b"Apply these changes? [y/N] ")
+        session.send(b"n\n")
+        session.expect(b"cancelled: nothing was written")
+    assert session.exit_code == 1, session.seen
+    assert not (home / ".config/taotoken").exists() and not (home / ".cline").exists()
+
+
+def test_ctrl_d_at_a_question_ends_cleanly_with_nothing_written(home: Path) -> None:
+    with PtySession(["init", "--target", "cline"], cwd=home) as session:
+        session.expect(b"Base URL [https://taotoken.net/api]: ")
+        session.send(b"\n")
+        session.expect(b"API key (input hidden): ")
+        session.send(b"\x04")
+        session.expect(b"cancelled: nothing was written")
+    assert session.exit_code == 130, session.seen
+    assert b"Traceback" not in session.seen
+    assert not (home / ".config").exists() and not (home / ".cline").exists()
 
 
 def test_profile_option_writes_that_profile(cli, home: Path) -> None:

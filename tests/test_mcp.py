@@ -347,7 +347,9 @@ def test_a_tracked_mcp_json_gets_the_url_but_never_the_key(run, home, monkeypatc
 def test_detected_by_init_and_a_broken_file_is_left_alone_with_a_warning(run, home) -> None:
     files = seed(home)
     files["cline"].write_text("{ not json")
-    result = clean(run("init", "--yes", "--base-url", ROOT, "--model", MODEL, "--key-stdin", input=SENTINEL_KEY))
+    # Codex is detected too: auth.json gives it the key (the shell target is never implied).
+    result = clean(run("init", "--yes", "--base-url", ROOT, "--model", MODEL, "--key-stdin", "--codex-auth",
+                       "auth-json", input=SENTINEL_KEY))
     assert result.returncode == 0, result.output
     assert "mcp: detected (MCP servers with gateway variables:" in result.stdout
     assert f"{files['cline']}:1:" in result.stderr and "its MCP servers were left alone" in result.stderr

@@ -19,6 +19,7 @@ import pytest
 from werkzeug import Request, Response
 
 from tests.conftest import SENTINEL_KEY, hidden_package, python_path
+from tests.rawserver import closed_port
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -27,6 +28,8 @@ else:  # pragma: no cover - 3.10 only
 
 NO_CHANNEL = {"error": {"message": "No available channel for model gpu-missing under group default (distributor)",
                         "type": "new_api_error", "code": "model_not_found"}}
+UNKNOWN_MODEL = {"error": {"message": "The model `gpu-typo` does not exist", "type": "invalid_request_error",
+                           "code": "model_not_found"}}
 ANSWER_AS = {  # model asked -> model the fake gateway reports
     "exact-model": "exact-model",
     "gpt-4o": "gpt-4o-2024-08-06",
@@ -48,6 +51,8 @@ def gateway(httpserver):
         asked = json.loads(request.get_data())["model"]
         if asked == "gpu-missing":
             return Response(json.dumps(NO_CHANNEL), 503, headers, content_type="application/json")
+        if asked == "gpu-typo":
+            return Response(json.dumps(UNKNOWN_MODEL), 404, headers, content_type="application/json")
         if asked == "mixed-model":
             answered = "mixed-model" if int(headers["X-Oneapi-Request-Id"][-4:]) % 2 == 0 else "cheap-model"
         else:
@@ -105,6 +110,31 @@ def test_set_keeps_comments_and_rejects_bad_input_without_writing(cli, home):
     set_routes(cli, "cpu=cpu-m")
     text = path.read_text()
     assert "# my notes" in text and "# keep me" in text and 'cpu = "cpu-m"' in text
+
+
+def test_set_warns_about_a_model_the_gateway_does_not_list(cli, httpserver):
+    httpserver.expect_request("/api/v1/models").respond_with_json(
+        {"object": "list", "data": [{"id": "cpu-llama3-8b-int8"}, {"id": "gpu-qwen"}]})
+    env = {"TAOTOKEN_BASE_URL": httpserver.url_for("/api"), "TAOTOKEN_API_KEY": SENTINEL_KEY}
+    result = cli("route", "set", "cpu=cpu-lama3-8b-int8", "gpu=gpu-qwen", env=env).assert_clean()
+    assert result.returncode == 0 and "set route cpu = cpu-lama3-8b-int8" in result.stdout  # saved all the same
+    assert "warning: route cpu: 'cpu-lama3-8b-int8' is not listed by the gateway (close: cpu-llama3-8b-int8)" \
+        in result.stderr and "fix: taotoken route set cpu=cpu-llama3-8b-int8" in result.stderr
+    assert "route gpu" not in result.stderr and len(httpserver.log) == 1
+    skipped = cli("route", "set", "cpu=other-typo", "--no-check", env=env).assert_clean()
+    assert skipped.returncode == 0 and skipped.stderr == "" and len(httpserver.log) == 1
+
+
+def test_set_without_a_list_is_a_note_never_a_failure(cli, httpserver):
+    no_key = cli("route", "set", "cpu=m1").assert_clean()
+    assert no_key.returncode == 0 and "note: the model(s) were not checked" in no_key.stderr
+    assert "no usable base URL and key" in no_key.stderr
+    httpserver.expect_request("/api/v1/models").respond_with_json({"error": {"message": "无效的令牌"}}, status=401)
+    env = {"TAOTOKEN_BASE_URL": httpserver.url_for("/api"), "TAOTOKEN_API_KEY": SENTINEL_KEY}
+    rejected = cli("route", "set", "cpu=m2", env=env).assert_clean()
+    assert rejected.returncode == 0 and "[auth.invalid_key]" in rejected.stderr and "--no-check" in rejected.stderr
+    offline = cli("route", "set", "cpu=m3", env={**env, "TAOTOKEN_BASE_URL": f"http://127.0.0.1:{closed_port()}/api"})
+    assert offline.assert_clean().returncode == 0 and "note: the model(s) were not checked" in offline.stderr
 
 
 # -- selection and export --------------------------------------------------------------------
@@ -233,6 +263,15 @@ def test_verify_no_channel_differs_from_a_bad_key(cli, env):
                   env={**env, "TAOTOKEN_API_KEY": "sk-wrongkey0123456789abcdefghijkl"}).assert_clean()
     assert bad_key.returncode == 4
     assert "auth.invalid_key" in bad_key.stdout and "model.no_channel" not in bad_key.stdout
+
+
+def test_verify_fixes_for_a_route_name_route_set(cli, env):
+    set_routes(cli, "cuda=gpu-typo")
+    # The profile's model comes from the environment: its fix (an export) is not the route's.
+    result = cli("route", "--verify", "-d", "cuda", "--samples", "1", env={**env, "TAOTOKEN_MODEL": "m"}).assert_clean()
+    assert result.returncode == 5 and "model.not_found" in result.stdout
+    assert "fix: set a listed ID: taotoken route set cuda=<id>" in result.stdout
+    assert "config set model" not in result.stdout and "TAOTOKEN_MODEL" not in result.stdout
 
 
 def test_verify_needs_a_key(cli, gateway):

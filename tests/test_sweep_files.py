@@ -113,7 +113,7 @@ def test_dangling_symlink_keeps_the_link_and_undo_removes_what_was_created(run, 
     link.parent.mkdir()
     target = home / "dotfiles" / "codex.toml"  # neither the file nor its directory exists yet
     link.symlink_to(target)
-    result = run("init", "--key-stdin", "--model", MODEL, "--target", "codex", "--yes")
+    result = run("init", "--key-stdin", "--model", MODEL, "--target", "codex", "--target", "shell", "--yes")
     assert result.returncode == 0, result.output
     assert link.is_symlink() and os.readlink(link) == str(target)
     assert f'model = "{MODEL}"' in target.read_text()

@@ -22,7 +22,7 @@ from taotoken_cli.diagnosis.catalogue import CATALOGUE
 from taotoken_cli.diagnosis.classify import classify
 from taotoken_cli.errors import InputError
 from taotoken_cli.gateway import Observation, StreamSummary
-from taotoken_cli.jsonedit import dumps_like
+from taotoken_cli.jsonedit import dumps_like, edit_json
 from taotoken_cli.sse import SSEParser
 
 FAST = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -190,6 +190,23 @@ def test_json_rewrite_round_trips_and_keeps_the_rest(doc, indent, ascii_, key, v
     assert json.loads(text) == edited
     assert text.endswith("\n") == newline
     assert dumps_like(doc, original) == original or indent is None  # unchanged data: byte-identical file
+
+
+@FAST
+@given(doc=st.dictionaries(KEYS, JSON_DOCS, max_size=6), indent=st.sampled_from([None, 2, 4, "\t"]),
+       ascii_=st.booleans(), key=KEYS, value=JSON_DOCS, drop=st.one_of(st.none(), KEYS), newline=st.booleans())
+def test_json_edit_of_a_serialised_file_is_what_a_rewrite_gives(doc, indent, ascii_, key, value, drop, newline):
+    """On a file a standard serialiser wrote, the splicing editor gives exactly the full rewrite's bytes (so it
+    copies indentation, separators and escapes right); it never rewrites what did not change."""
+    original = json.dumps(doc, indent=indent, ensure_ascii=ascii_) + ("\n" if newline else "")
+    edited = dict(doc)
+    edited[key] = value
+    edited.pop(drop, None)
+    text = edit_json(original, edited)
+    assert json.loads(text) == edited
+    if doc and (not ascii_ or "\\u" in original or original.isascii() and text.isascii()):
+        assert text == dumps_like(edited, original), (original, text)
+    assert edit_json(original, doc) == original
 
 
 TOML_SCALARS = st.one_of(st.text(alphabet=st.characters(blacklist_categories=["Cs", "Cc"]), max_size=12),

@@ -51,6 +51,7 @@ SCENARIOS: dict[str, dict[str, list[list[str]]]] = {
     ]},
     "check": {"network": [["check"], ["check", "--chat"], ["check", "--stream"], ["check", "-q", "--chat"],
                           ["check", "--code", "--chat"]]},
+    "models": {"network": [["models"], ["models", "gpt", "--json"], ["models", "no-such-model"]]},
     "explain": {"local": [["explain", "auth.invalid_key"], ["explain", "--list"], ["explain", "auth.invalid_kye"]]},
     "bench": {"network": [["bench", "-n", "2", "-c", "2", "--workers", "1", "-m", MODEL, "--timeout", "2"],
                           ["bench", "-n", "2", "--workers", "1", "--stream", "-m", MODEL, "--timeout", "2"]]},

@@ -10,7 +10,7 @@ from taotoken_cli.check import DEFAULT_TIMEOUT_S
 
 _FLAGS = {"--chat": ("chat", True), "--stream": ("stream", True), "-q": ("mode", "quiet"),
           "--quiet": ("mode", "quiet"), "--code": ("mode", "code"), "--json": ("mode", "json"),
-          "--no-proxy": ("no_proxy", True)}
+          "--no-proxy": ("no_proxy", True), "--allow-unlisted": ("allow_unlisted", True)}
 _VALUED = {"--model": "model", "-m": "model", "--timeout": "timeout_s", "-t": "timeout_s", "--profile": "profile",
            "-p": "profile", "--base-url": "base_url"}
 

@@ -35,11 +35,13 @@ class CheckResult:
     model_explicit: bool = False  # given with --model: a miss is a failure
     models_count: int | None = None
     model_listed: bool | None = None
+    unlisted_allowed: bool = False  # not listed, and --allow-unlisted said that is fine
     close_matches: list[str] = field(default_factory=list)
     probes: list[Probe] = field(default_factory=list)
     chat_reply: str | None = None
     diagnosis: Diagnosis | None = None
     notes: list[str] = field(default_factory=list)  # hygiene notes from the config (what was cleaned)
+    labelled_notes: list[str] = field(default_factory=list)  # the same as `note: base URL: …` / `warning: …`
 
     @property
     def ok(self) -> bool:

@@ -14,9 +14,11 @@ from typing import Any
 
 from taotoken_cli.check import DEFAULT_TIMEOUT_S
 from taotoken_cli.check.model import CheckResult, Probe
+from taotoken_cli.config import LABELS
 from taotoken_cli.diagnosis.catalogue import get
 from taotoken_cli.diagnosis.classify import Diagnosis, classify
-from taotoken_cli.diagnosis.models import close_model_matches, model_ids
+from taotoken_cli.diagnosis.listing import config_diagnosis, fetch_model_list
+from taotoken_cli.diagnosis.models import close_model_matches
 from taotoken_cli.errors import TaotokenError
 from taotoken_cli.iostreams import IOStreams
 
@@ -31,14 +33,7 @@ class CheckOptions:
     timeout_s: float = DEFAULT_TIMEOUT_S
     no_proxy: bool = False
     mode: str = "line"  # how the result is shown: line | quiet | code | json (see taotoken_cli.check.MODES)
-
-
-def config_diagnosis(exc: TaotokenError) -> Diagnosis:
-    """A configuration problem found before any request, in the same shape as a gateway failure."""
-    from taotoken_cli.diagnosis.catalogue import CATALOGUE
-
-    code = exc.code if exc.code in CATALOGUE else "config.invalid"
-    return Diagnosis(code, get(code), server_message=None, details=[exc.message], first_fix=exc.fix)
+    allow_unlisted: bool = False  # a model the list lacks is a note, not a failure (gateways that hide models)
 
 
 def run_check(options: CheckOptions, env: dict[str, str] | None = None) -> CheckResult:
@@ -66,31 +61,32 @@ def run_check(options: CheckOptions, env: dict[str, str] | None = None) -> Check
     result.model_explicit = options.model is not None
     for name in ("base_url", "api_key", "model"):
         result.notes.extend(settings.value(name).notes)
+        result.labelled_notes.extend(settings.value(name).labelled_notes(LABELS[name]))
 
-    from taotoken_cli.gateway import Gateway
-
-    timeout = max(0.1, options.timeout_s)
     from taotoken_cli.config.origins import setters
+    from taotoken_cli.gateway import budgeted
 
     context = {"model": result.model or "", **setters(settings, env if env is not None else os.environ)}
-    with Gateway(base, key, connect_timeout=min(3.0, timeout), read_timeout=timeout,
-                 trust_env=not options.no_proxy, total_timeout=timeout, env=env) as gateway:
+    with budgeted(base, key, options.timeout_s, trust_env=not options.no_proxy, env=env) as gateway:
         context.update({"base": base, "openai_base": gateway.endpoints.openai_base})
-        models = gateway.list_models()
+        listing = fetch_model_list(gateway, context)
+        models = listing.observation
         result.proxy = models.proxy
-        diagnosis = classify(models, expect="models", context=context)
         result.probes.append(Probe("models", models.method, models.url, models.status, models.elapsed_s * 1000,
-                                   diagnosis is None))
-        if diagnosis is not None:
-            result.diagnosis = diagnosis
+                                   listing.ok))
+        if listing.diagnosis is not None:
+            result.diagnosis = listing.diagnosis
             return result
-        ids = model_ids(models.json())
+        ids = listing.ids
         result.models_count = len(ids)
         if result.model:
             result.model_listed = result.model in ids
             if not result.model_listed:
                 result.close_matches = close_model_matches(result.model, ids)
-                if result.model_explicit and not (options.chat or options.stream):
+                result.unlisted_allowed = options.allow_unlisted
+                # With --chat the chat decides: its answer names the cause better (a model this key may not
+                # use, no channel), and a model that answers is served, listed or not.
+                if not options.allow_unlisted and not (options.chat or options.stream):
                     result.diagnosis = model_not_listed(result, context)
                     return result
         if (options.chat or options.stream) and result.model:
@@ -109,10 +105,15 @@ def run_check(options: CheckOptions, env: dict[str, str] | None = None) -> Check
 
 
 def model_not_listed(result: CheckResult, context: dict[str, str]) -> Diagnosis:
-    details = [f"{result.model!r} is not among the {result.models_count} model(s) this key lists"]
+    if result.models_count:
+        details = [f"{result.model!r} is not among the {result.models_count} model(s) this key lists"]
+    else:
+        details = [f"the gateway lists no models for this key, so {result.model!r} is not among them"]
     if result.close_matches:
         details.append("close matches: " + ", ".join(result.close_matches))
-    first_fix = f"taotoken config set model {result.close_matches[0]}" if result.close_matches else None
+    details.append("a gateway that serves models it does not list: taotoken check --allow-unlisted")
+    first_fix = (f"taotoken config set model {result.close_matches[0]}" if result.close_matches
+                 else "see the models this key can use: taotoken models")
     return Diagnosis("model.not_found", get("model.not_found"), None, None, details, context, first_fix=first_fix)
 
 

@@ -7,10 +7,10 @@ stdout, failures to stderr, so `.bashrc` and scripts can capture one without the
 from __future__ import annotations
 
 from taotoken_cli.check.model import CheckResult
-from taotoken_cli.layout import wrap
+from taotoken_cli.diagnosis.text import failure_lines
 from taotoken_cli.output import Output
 
-_GREEN, _RED, _RESET = "\033[32m", "\033[31m", "\033[0m"
+_GREEN, _RESET = "\033[32m", "\033[0m"
 
 
 def _paint(text: str, colour: str, enabled: bool) -> str:
@@ -56,12 +56,15 @@ def _model_part(result: CheckResult) -> str:
         text = f"model {result.model} NOT listed"
         if result.close_matches:
             text += " (close: " + ", ".join(result.close_matches) + ")"
+        if result.unlisted_allowed:
+            text += " (allowed: --allow-unlisted)"
         return text
     return f"model {result.model}"
 
 
 def render_line(out: Output, result: CheckResult) -> None:
-    """Default view: one line on success; on failure the line plus server words, causes and fixes."""
+    """Default view: one line on success; on failure the line plus server words, causes and fixes. What the
+    hygiene cleaned in the configured values follows on stderr (`note:`/`warning:`), so stdout stays one line."""
     first = result.probes[0] if result.probes else None
     head = ""
     if first is not None:
@@ -73,28 +76,12 @@ def render_line(out: Output, result: CheckResult) -> None:
         if chat is not None:
             parts.append(f"chat {_status(chat.status)} {chat.latency_ms:.0f} ms")
         out.line(" · ".join(parts))  # one line, as `curl -w` prints one: scripts may read it
-        return
-
-    last = result.probes[-1] if result.probes else None
-    if last is not None and last is not first:
-        head = f"{_status(last.status)} {last.method} {last.url} {last.latency_ms:.0f} ms"
-    width = out.err_width
-    lines = wrap(f"{head + '  ' if head else ''}{diagnosis.code}: {diagnosis.entry.title}", width, "FAIL ", "  ")
-    lines[0] = _paint("FAIL", _RED, out.err_color) + lines[0][len("FAIL"):]
-    if diagnosis.server_message:
-        said = "server said" if result.last_status is not None else "error"
-        lines += wrap(diagnosis.server_message, width, f"  {said}: ")
-    for detail in diagnosis.details:
-        lines += wrap(detail, width, "  ", "    ")
-    if diagnosis.retry_after_s is not None:
-        lines.append(f"  retry after: {diagnosis.retry_after_s:g} s")
-    if result.proxy:
-        lines += wrap(result.proxy, width, "  proxy: ")
-    causes = diagnosis.causes()
-    if causes:
-        lines += wrap("; ".join(f"{i}) {cause}" for i, cause in enumerate(causes, 1)), width, "  likely: ")
-    for fix in diagnosis.fixes():
-        lines += wrap(fix, width, "  fix: ")
-    lines.append(f"  more: taotoken explain {diagnosis.code}")
-    for line in lines:
-        out.error_line(line)
+    else:
+        last = result.probes[-1] if result.probes else None
+        if last is not None and last is not first:
+            head = f"{_status(last.status)} {last.method} {last.url} {last.latency_ms:.0f} ms"
+        for line in failure_lines(diagnosis, request=head, responded=result.last_status is not None,
+                                  proxy=result.proxy, color=out.err_color, width=out.err_width):
+            out.error_line(line)
+    for note in result.labelled_notes:
+        out.error_note(note)

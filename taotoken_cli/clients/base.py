@@ -21,7 +21,7 @@ from typing import Any, Protocol
 from taotoken_cli.errors import ConfigFileError
 from taotoken_cli.fileplan import FileChange, Plan
 from taotoken_cli.fsutil import resolve_target
-from taotoken_cli.jsonedit import dumps_like, parse_json
+from taotoken_cli.jsonedit import dumps_like, edit_json, parse_json
 
 
 @dataclass(frozen=True)
@@ -91,7 +91,7 @@ class ConfigFile:
     """One client file as found on disk. `data` is the parsed content (None when absent or broken)."""
 
     path: Path
-    kind: str  # "json" | "toml" | "text"
+    kind: str  # "json" | "jsonc" (comments and trailing commas allowed: VS Code's settings) | "toml" | "text"
     raw: bytes | None = None
     data: Any = None
     error: ConfigFileError | None = None
@@ -202,15 +202,16 @@ def _load_raw(path: Path, kind: str) -> ConfigFile:
     return result
 
 
-def read_json(path: Path, *, want_object: bool = True) -> ConfigFile:
-    result = _load_raw(path, "json")
+def read_json(path: Path, *, want_object: bool = True, allow_comments: bool = False) -> ConfigFile:
+    """Parse a JSON file (JSONC with `allow_comments`: only where the program that reads it accepts comments)."""
+    result = _load_raw(path, "jsonc" if allow_comments else "json")
     if result.error is None and result.raw is not None:
         text = result.text or ""
         if not text.strip():
             result.data = {}  # an empty file is treated as an empty object
             return result
         try:
-            result.data = parse_json(text, path)
+            result.data = parse_json(text, path, allow_comments=allow_comments)
         except ConfigFileError as exc:
             result.error = exc
             return result
@@ -250,12 +251,14 @@ def read_text(path: Path) -> ConfigFile:
 
 def json_change(file: ConfigFile, new_data: Any, *, target: str, summary: list[str], secret: bool = False,
                 new_mode: int | None = None) -> FileChange:
-    """A FileChange writing `new_data` in the file's own style; unchanged data keeps the bytes exactly."""
+    """A FileChange that rewrites only the values where `new_data` differs from the file (see jsonedit): every
+    other byte stays; a new or empty file is written as 2-space JSON."""
     file.check()
-    if file.exists and new_data == file.data:
-        after = file.raw or b""
+    text = file.text or ""
+    if not text.strip():
+        after = dumps_like(new_data, None).encode("utf-8")
     else:
-        after = dumps_like(new_data, file.text).encode("utf-8")
+        after = edit_json(text, new_data, allow_comments=file.kind == "jsonc").encode("utf-8")
     return FileChange(file.path, file.raw, after, secret=secret, summary=summary if after != file.raw else [],
                       target=target, new_mode=new_mode)
 

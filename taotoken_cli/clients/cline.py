@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
+from taotoken_cli.clients import vscode
 from taotoken_cli.clients.base import (
     ClientState,
     Detection,
@@ -28,8 +29,7 @@ NAME = "cline"
 LABEL = "Cline"
 PROVIDER_ID = "openai-compatible"
 TOKEN_SOURCE = "manual"
-EXTENSION_ID = "saoudrizwan.claude-dev"
-VSCODE_FLAVOURS = ("Code", "Code - Insiders", "VSCodium", "Cursor", "Windsurf")  # editors the extension runs in
+EXTENSION_ID = vscode.CLINE_EXTENSION
 MCP_SETTINGS = "cline_mcp_settings.json"
 
 
@@ -53,16 +53,6 @@ def paths(machine: Machine) -> ClinePaths:
     return ClinePaths(cline_dir, data_dir, providers, data_dir / "globalState.json", data_dir / "secrets.json")
 
 
-def vscode_user_dirs(machine: Machine) -> list[Path]:
-    """Every place a VS Code-style editor may keep its `User` directory: Linux (XDG), macOS, Windows (%APPDATA%)."""
-    env = machine.env
-    roots = [Path(env["XDG_CONFIG_HOME"]) if env.get("XDG_CONFIG_HOME") else machine.home / ".config",
-             machine.home / "Library" / "Application Support"]
-    if env.get("APPDATA"):
-        roots.append(Path(env["APPDATA"]))
-    return [root / flavour / "User" for root in roots for flavour in VSCODE_FLAVOURS]
-
-
 def mcp_settings_paths(machine: Machine) -> list[Path]:
     """Cline's MCP server files (reference §4.4): the 4.x extension's and the CLI's (CLINE_MCP_SETTINGS_PATH moves
     it), then each editor's pre-4.0 extension file in its globalStorage."""
@@ -71,17 +61,18 @@ def mcp_settings_paths(machine: Machine) -> list[Path]:
         current = Path(env["CLINE_MCP_SETTINGS_PATH"]).expanduser()
     else:
         current = paths(machine).data_dir / "settings" / MCP_SETTINGS
-    legacy = [d / "globalStorage" / EXTENSION_ID / "settings" / MCP_SETTINGS for d in vscode_user_dirs(machine)]
+    legacy = [d / "globalStorage" / EXTENSION_ID / "settings" / MCP_SETTINGS
+              for d in vscode.candidate_user_dirs(machine)]
     return [current, *legacy]
 
 
 def detect(machine: Machine) -> Detection:
     where = paths(machine)
-    extensions = machine.home / ".vscode" / "extensions"
     found = detect_by([where.cline_dir], ["cline"], machine.env)
-    if extensions.is_dir() and any(extensions.glob(f"{EXTENSION_ID}-*")):
+    versions = vscode.extension_versions(machine, vscode.CLINE_EXTENSION)
+    if versions:
         found.found = True
-        found.reasons.append(f"Cline VS Code extension in {extensions}")
+        found.reasons.append(f"Cline VS Code extension {'.'.join(map(str, versions[0][0]))} in {versions[0][1].parent}")
     return found
 
 

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from taotoken_cli import tomledit
 from taotoken_cli.clients.base import (
     ClientState,
     Detection,
@@ -87,21 +88,15 @@ def plan(triple: Triple, machine: Machine, options: PlanOptions = PlanOptions())
     for key, value in (("model", triple.model), ("model_provider", PROVIDER_ID)):
         if doc.get(key) != value:
             old = doc.get(key)
-            doc[key] = value
+            tomledit.set_in(doc, (key,), value)
             summary.append(f"set {key} = {value!r}" + (f" (was {old!r})" if old is not None else ""))
 
     providers = doc.get("model_providers")
-    if providers is None:
-        providers = tomlkit.table(is_super_table=True)
-        doc["model_providers"] = providers
-    elif not isinstance(providers, Mapping):
+    if providers is not None and not isinstance(providers, Mapping):
         raise ConfigFileError(str(where.config), None, None, "model_providers is not a table",
                               "make it a table ([model_providers.<id>] sections), then run again")
-    table = providers.get(PROVIDER_ID)
-    created = table is None
-    if created:
-        table = tomlkit.table()
-    elif not isinstance(table, Mapping):
+    table = providers.get(PROVIDER_ID) if providers is not None else None
+    if table is not None and not isinstance(table, Mapping):
         raise ConfigFileError(str(where.config), None, None, f"model_providers.{PROVIDER_ID} is not a table",
                               f"remove it so init can write [model_providers.{PROVIDER_ID}]")
 
@@ -113,16 +108,18 @@ def plan(triple: Triple, machine: Machine, options: PlanOptions = PlanOptions())
     else:
         wanted["requires_openai_auth"] = True
     wanted["wire_api"] = "responses"
+    path = ("model_providers", PROVIDER_ID)
+    current = dict(table) if table is not None else {}
     for key in _KEY_SOURCES:
-        if key in table and key not in wanted:
-            old = table[key]
+        if key in current and key not in wanted:
+            old = current[key]
             if key == "experimental_bearer_token" and isinstance(old, str):
                 result.secrets.append(old)
-            del table[key]
+            tomledit.remove_in(doc, (*path, key))
             summary.append(f"removed model_providers.{PROVIDER_ID}.{key} (the key now comes from "
                            f"{'$' + ENV_KEY if auth_mode == 'env' else auth_mode})")
     for key, value in wanted.items():
-        old = table.get(key)
+        old = current.get(key)
         if old == value:
             continue
         if key == "experimental_bearer_token":
@@ -131,13 +128,12 @@ def plan(triple: Triple, machine: Machine, options: PlanOptions = PlanOptions())
             shown = mask_key(triple.api_key)
         else:
             shown = repr(value)
-        table[key] = value
+        if table is not None:
+            tomledit.set_in(doc, (*path, key), value)
         summary.append(f"set model_providers.{PROVIDER_ID}.{key} = {shown}" + (
             f" (was {old!r})" if old is not None and key != "experimental_bearer_token" else ""))
-    if created:
-        providers[PROVIDER_ID] = table
-        if not tomlkit.dumps(doc).rstrip().endswith(table.as_string().rstrip()):
-            table.add(tomlkit.nl())  # a table inserted between others keeps the blank line before the next
+    if table is None:
+        _add_provider_table(doc, wanted)
 
     if "profile" in doc or "profiles" in doc:
         result.warnings.append(f"{where.config} has a legacy `profile`/`[profiles]` entry: Codex 0.134+ refuses to "
@@ -149,11 +145,33 @@ def plan(triple: Triple, machine: Machine, options: PlanOptions = PlanOptions())
         result.warnings.append(f"--codex-auth inline stores the key in plaintext in {where.config} (kept at 0600); "
                                "do not share or commit that file")
     secret = auth_mode == "inline" or _holds_inline_token(doc)
-    result.add(text_change(config, tomlkit.dumps(doc), target=NAME, summary=summary, secret=secret))
+    result.add(text_change(config, tomledit.dumps(doc, config.text or ""), target=NAME, summary=summary,
+                           secret=secret))
 
     if auth_mode == "auth-json":
         result.extend(_plan_auth_json(triple, where))
     return result
+
+
+def _add_provider_table(doc, wanted: dict[str, object]) -> None:
+    """[model_providers.taotoken] after the other providers (inside `model_providers = { … }` when the user
+    wrote the providers inline), keeping the blank line before a table that follows."""
+    import tomlkit
+    from tomlkit.items import Table
+
+    providers = doc.get("model_providers")
+    if providers is None:
+        providers = tomlkit.table(is_super_table=True)
+        doc["model_providers"] = providers
+    if not isinstance(providers, Table):
+        tomledit.set_in(doc, ("model_providers", PROVIDER_ID), dict(wanted))
+        return
+    table = tomlkit.table()
+    for key, value in wanted.items():
+        table[key] = value
+    providers[PROVIDER_ID] = table
+    if not tomlkit.dumps(doc).rstrip().endswith(table.as_string().rstrip()):
+        table.add(tomlkit.nl())  # a table inserted between others keeps the blank line before the next
 
 
 def _holds_inline_token(doc) -> bool:

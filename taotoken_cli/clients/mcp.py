@@ -243,12 +243,12 @@ def _plan_file(mcp_file: McpFile, file: ConfigFile, servers: list[McpServer], tr
     tracked = mcp_file.project and gitrepo.tracked(mcp_file.path)
     edits = _Edits()
     if mcp_file.kind == "toml":
-        import tomlkit
+        from taotoken_cli import tomledit
 
         doc = parse_toml_doc(file.text or "", mcp_file.path)
         for server in servers:
             _edit_env(_env_table(doc, server.location), server, triple, tracked, edits)
-        new_text = tomlkit.dumps(doc)
+        new_text = tomledit.dumps(doc, file.text or "")
     else:
         data = copy.deepcopy(file.data)
         for server in servers:

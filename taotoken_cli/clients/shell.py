@@ -104,15 +104,20 @@ def source_line(env_file: Path) -> str:
 
 
 def with_marked_line(text: str, line: str) -> str:
-    """`text` with our marked line replaced, or appended once; everything else untouched."""
+    """`text` with our marked line replaced, or appended once; every other byte untouched: the line keeps its
+    own ending (CRLF stays CRLF), an appended line uses the file's, and a file that ended without a newline
+    still does."""
     lines = text.splitlines(keepends=True)
     for index, existing in enumerate(lines):
         if MARKER in existing:
-            ending = "\n" if existing.endswith("\n") else ""
-            lines[index] = line + ending
+            lines[index] = line + existing[len(existing.rstrip("\r\n")):]
             return "".join(lines)
-    prefix = text if not text or text.endswith("\n") else text + "\n"
-    return prefix + line + "\n"
+    if not text:
+        return line + "\n"
+    newline = "\r\n" if text.count("\r\n") * 2 > text.count("\n") else "\n"
+    if text.endswith("\n"):
+        return text + line + newline
+    return text + newline + line
 
 
 def rc_files(where: ShellPaths, env: Mapping[str, str] | None = None) -> list[Path]:

@@ -21,6 +21,7 @@ BASE_URL = typer.Option(None, "--base-url", metavar="URL",
                         help="Override the base URL (API root, e.g. https://taotoken.net/api).")
 MODEL = typer.Option(None, "--model", "-m", metavar="MODEL", help="Override the model ID.")
 JSON = typer.Option(False, "--json", help="Print a stable JSON object instead of text.")
+NO_PROXY = typer.Option(False, "--no-proxy", help="Ignore HTTP(S)_PROXY/ALL_PROXY from the environment.")
 
 
 def io():

@@ -16,8 +16,10 @@ def check(
     chat: bool = typer.Option(False, "--chat", help="Also send a 1-token chat completion and prove 'choices'."),
     stream: bool = typer.Option(False, "--stream", help="Like --chat, streamed: proves content arrives and the "
                                 "stream ends properly."),
-    model: str | None = typer.Option(None, "--model", "-m", metavar="MODEL", help="Check that this model is listed "
-                                     "(default: the configured model, reported but not required)."),
+    model: str | None = typer.Option(None, "--model", "-m", metavar="MODEL", help="Check this model instead of "
+                                     "the configured one: it must be listed (see `taotoken models`)."),
+    allow_unlisted: bool = typer.Option(False, "--allow-unlisted", help="A model the gateway does not list is a "
+                                        "note, not a failure (for gateways that hide some models)."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Nothing on success; one line (code, cause, fix) on "
                                "failure. For .bashrc."),
     code: bool = typer.Option(False, "--code", help="Print only the HTTP status (000 when there was no response)."),
@@ -25,7 +27,7 @@ def check(
     timeout: float = typer.Option(DEFAULT_TIMEOUT_S, "--timeout", "-t", metavar="SECONDS",
                                   callback=_options.in_range(0.1, unit="seconds"),
                                   help="Total time limit in seconds (0.1 or more)."),
-    no_proxy: bool = typer.Option(False, "--no-proxy", help="Ignore HTTP(S)_PROXY/ALL_PROXY from the environment."),
+    no_proxy: bool = _options.NO_PROXY,
     profile: str | None = _options.PROFILE,
     base_url: str | None = _options.BASE_URL,
 ) -> None:
@@ -34,6 +36,6 @@ def check(
     from taotoken_cli.check.run import CheckOptions, run
 
     options = CheckOptions(profile=profile, base_url=base_url, model=model, chat=chat, stream=stream,
-                           timeout_s=timeout, no_proxy=no_proxy,
+                           timeout_s=timeout, no_proxy=no_proxy, allow_unlisted=allow_unlisted,
                            mode=pick_mode(json_out=json_out, code=code, quiet=quiet))
     raise typer.Exit(run(options, _options.io()))

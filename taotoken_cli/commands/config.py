@@ -37,7 +37,7 @@ def path() -> None:
 @config_app.command("set")
 def set_value(
     key: str = typer.Argument(..., metavar="KEY", autocompletion=_complete.config_keys,
-                              help="base_url, api_key, model or default_profile."),
+                              help="base_url, api_key, model, default_profile or lang (en, zh, auto)."),
     value: str = typer.Argument(..., metavar="VALUE",
                                 help="The value; for api_key use '-' to type it hidden (or pipe it in)."),
     yes: bool = typer.Option(False, "--yes", "-y", help="Also update every copy init wrote without asking."),

@@ -70,12 +70,14 @@ def devices(
 def set_routes(
     assignments: list[str] = typer.Argument(..., help="KIND=MODEL pairs; KIND= removes a route.",
                                             metavar="KIND=MODEL...", autocompletion=_complete.route_keys),
+    no_check: bool = typer.Option(False, "--no-check", help="Do not ask the gateway whether it lists the models."),
     profile: str | None = _options.PROFILE,
 ) -> None:
-    """Add, change or remove routes in the profile's routing table."""
+    """Add, change or remove routes in the profile's routing table (a model the gateway does not list is warned
+    about)."""
     from taotoken_cli.route.run import set_routes as save
 
-    raise typer.Exit(save(_options.io(), assignments, profile))
+    raise typer.Exit(save(_options.io(), assignments, profile, check_models=not no_check))
 
 
 @route_app.command("list")

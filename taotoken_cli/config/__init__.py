@@ -10,6 +10,7 @@ from taotoken_cli.config.loader import (
     ENV_MODEL,
     ENV_PROFILE,
     FIELDS,
+    LABELS,
     Origin,
     Overrides,
     Settings,
@@ -26,5 +27,5 @@ from taotoken_cli.config.loader import (
 )
 
 __all__ = ["DEFAULT_PROFILE", "ENV_API_KEY", "ENV_BASE_URL", "ENV_CONFIG", "ENV_MODEL", "ENV_PROFILE", "FIELDS",
-           "Origin", "Overrides", "Settings", "Value", "clean_value", "config_dir", "config_path", "load_settings",
-           "profile_table", "read_config_file", "toml_error_position", "tomllib", "user_config_dir"]
+           "LABELS", "Origin", "Overrides", "Settings", "Value", "clean_value", "config_dir", "config_path",
+           "load_settings", "profile_table", "read_config_file", "toml_error_position", "tomllib", "user_config_dir"]

@@ -19,37 +19,35 @@ def validate_profile_name(name: str) -> str:
     return name
 
 
-SETTABLE_KEYS = ("base_url", "api_key", "model", "default_profile")
+SETTABLE_KEYS = ("base_url", "api_key", "model", "default_profile", "lang")
+TOP_LEVEL_KEYS = ("default_profile", "lang")  # settings of the file, not of a profile
 
 
-def _table(parent, name: str, *, super_table: bool = False):
-    """parent[name] as a TOML table, created (empty) when missing."""
-    import tomlkit
+def _apply(doc, path: tuple[str, ...], updates: Mapping[str, str | None]) -> None:
+    """Set each key of the table at `path` to its value; None removes it (a comment on its line stays)."""
+    from taotoken_cli import tomledit
 
-    if name not in parent:
-        parent[name] = tomlkit.table(is_super_table=super_table)
-    return parent[name]
-
-
-def _apply(table, updates: Mapping[str, str | None]) -> None:
-    """Set each key to its value; None removes it."""
     for key, value in updates.items():
         if value is not None:
-            table[key] = value
-        elif key in table:
-            del table[key]
+            tomledit.set_in(doc, (*path, key), value)
+        else:
+            tomledit.remove_in(doc, (*path, key))
 
 
 def render_config_update(current_text: str, path: Path, profile: str, updates: Mapping[str, str | None],
                          routes: Mapping[str, str | None] | None = None,
-                         default_profile: str | None = None) -> str:
-    """Return the config file text with `updates` applied to [profiles.<profile>].
+                         default_profile: str | None = None, top: Mapping[str, str | None] | None = None) -> str:
+    """Return the config file text with `updates` applied to [profiles.<profile>] (and `top` to the file's own
+    settings, such as `lang`).
 
-    tomlkit keeps comments, order and formatting of everything else. A value of None removes
-    the key. Input is expected to be cleaned already (see `clean_value`).
+    tomlkit keeps comments, order and formatting of everything else (tomledit: line endings, a missing final
+    newline, inline tables). A value of None removes the key. Input is expected to be cleaned already (see
+    `clean_value`).
     """
     import tomlkit
     from tomlkit.exceptions import ParseError
+
+    from taotoken_cli import tomledit
 
     try:
         doc = tomlkit.parse(current_text) if current_text.strip() else tomlkit.document()
@@ -60,11 +58,19 @@ def render_config_update(current_text: str, path: Path, profile: str, updates: M
         doc.add(tomlkit.comment("taotoken configuration: edit with `taotoken config set` or by hand."))
         doc.add(tomlkit.comment("The API key is a secret: this file is kept at mode 0600."))
     if default_profile is not None:
-        doc["default_profile"] = default_profile
+        tomledit.set_in(doc, ("default_profile",), default_profile)
     elif "default_profile" not in doc:
-        doc["default_profile"] = profile
-    table = _table(_table(doc, "profiles", super_table=True), profile)
-    _apply(table, updates)
+        tomledit.set_in(doc, ("default_profile",), profile)
+    for key, value in (top or {}).items():
+        if value is not None:
+            tomledit.set_in(doc, (key,), value)
+        elif key in doc:
+            del doc[key]
+    if "profiles" not in doc:
+        doc["profiles"] = tomlkit.table(is_super_table=True)
+    if profile not in doc["profiles"]:
+        tomledit.set_in(doc, ("profiles", profile), tomlkit.table())
+    _apply(doc, ("profiles", profile), updates)
     if routes:
-        _apply(_table(table, "routes"), routes)
-    return tomlkit.dumps(doc)
+        _apply(doc, ("profiles", profile, "routes"), routes)
+    return tomledit.dumps(doc, current_text)

@@ -47,6 +47,7 @@ ENV_CONFIG = "TAOTOKEN_CONFIG"
 DEFAULT_PROFILE = "default"
 FIELDS = ("base_url", "api_key", "model")
 _ENV_FOR = {"base_url": ENV_BASE_URL, "api_key": ENV_API_KEY, "model": ENV_MODEL}
+LABELS = {"base_url": "base URL", "api_key": "API key", "model": "model"}  # each field's name in messages
 
 
 @dataclass(frozen=True)
@@ -66,12 +67,17 @@ class Value:
     origin: Origin
     raw: str | None = None
     notes: list[str] = field(default_factory=list)  # hygiene changes and warnings
+    warnings: list[str] = field(default_factory=list)  # the notes that say something still looks wrong
     error: str | None = None  # set when the given value cannot be used at all
     fix: str | None = None
 
     @property
     def is_set(self) -> bool:
         return self.value is not None and self.error is None
+
+    def labelled_notes(self, label: str) -> list[str]:
+        """Each note as `note: LABEL: …` (something was cleaned) or `warning: LABEL: …` (it still looks wrong)."""
+        return [f"{'warning' if note in self.warnings else 'note'}: {label}: {note}" for note in self.notes]
 
 
 @dataclass(frozen=True)
@@ -107,7 +113,7 @@ class Settings:
                 raise TaotokenError(f"{name} ({item.origin}): {item.error}", item.fix, Exit.CONFIG,
                                     code="config.invalid")
             if item.value is None:
-                label = {"api_key": "API key", "base_url": "base URL", "model": "model"}[name]
+                label = LABELS[name]
                 setter = "taotoken config set api_key -" if name == "api_key" else f"taotoken config set {name} …"
                 raise TaotokenError(
                     f"no {label} configured (profile {self.profile!r})",
@@ -241,7 +247,7 @@ def clean_value(name: str, given: str, origin: Origin) -> Value:
         cleaned = cleaner(given)
     except InputError as exc:
         return Value(None, origin, raw=given, error=exc.message, fix=exc.fix)
-    return Value(cleaned.value, origin, raw=given, notes=cleaned.notes)
+    return Value(cleaned.value, origin, raw=given, notes=cleaned.notes, warnings=cleaned.warnings)
 
 
 def configured_language(env: Mapping[str, str] | None = None) -> str | None:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from taotoken_cli import fileplan
 from taotoken_cli.clients.base import Machine
-from taotoken_cli.config.edit import SETTABLE_KEYS, render_config_update, validate_profile_name
+from taotoken_cli.config.edit import SETTABLE_KEYS, TOP_LEVEL_KEYS, render_config_update, validate_profile_name
 from taotoken_cli.config.loader import FIELDS, Overrides, clean_value, config_path, load_settings
 from taotoken_cli.config.origins import describe, fix_at_source, tilde
 from taotoken_cli.copies import OWN, SYNC_COMMAND, Sync, plan_sync, triple_of
@@ -49,6 +49,14 @@ def set_value(io: IOStreams, key: str, value: str, profile: str | None, *, yes: 
         new_text = render_config_update(text, path, validate_profile_name(value), {},
                                         default_profile=validate_profile_name(value))
         shown = value
+    elif key == "lang":
+        from taotoken_cli.i18n import LANGUAGES
+
+        shown = value.strip().lower()
+        if shown not in (*LANGUAGES, "auto"):
+            raise InputError(f"unknown language {value!r}", "use en, zh, or auto (follow the system's locale)")
+        new_text = render_config_update(text, path, settings.profile, {}, top={"lang": None if shown == "auto"
+                                                                               else shown})
     else:
         validate_profile_name(settings.profile)
         cleaned = clean_value(key, value, settings.value(key).origin)
@@ -58,7 +66,7 @@ def set_value(io: IOStreams, key: str, value: str, profile: str | None, *, yes: 
             out.error_line(f"note: {note}")
         new_text = render_config_update(text, path, settings.profile, {key: cleaned.value})
         shown = mask_key(cleaned.value) if key == "api_key" else cleaned.value
-    where = "" if key == "default_profile" else f" in profile {settings.profile!r}"
+    where = "" if key in TOP_LEVEL_KEYS else f" in profile {settings.profile!r}"
     own = FileChange(path, before, new_text.encode("utf-8"), secret=True, target=OWN,
                      summary=[f"set {key} = {shown}{where}"])
     copies = Sync(None, None, Plan())

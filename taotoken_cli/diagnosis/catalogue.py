@@ -311,6 +311,28 @@ _ENTRIES = (
 CATALOGUE: dict[str, Entry] = {entry.code: entry for entry in _ENTRIES}
 
 
+# What an HTTP status can mean, most likely first (`taotoken explain 429`). The classifier decides one code
+# from the whole answer; a status alone leaves these candidates.
+STATUS_MEANINGS: dict[int, tuple[str, ...]] = {
+    200: ("resp.error_body", "resp.no_choices", "url.html_page", "url.dashboard_api", "resp.not_json"),
+    301: ("url.redirect",), 302: ("url.redirect",), 307: ("url.redirect",), 308: ("url.redirect",),
+    400: ("request.invalid", "model.not_found", "model.missing", "quota.exhausted"),
+    401: ("auth.invalid_key", "auth.expired_key", "auth.key_disabled", "quota.key_exhausted", "auth.missing_key",
+          "auth.key_not_received", "auth.upstream_credential"),
+    402: ("quota.exhausted",),
+    403: ("auth.forbidden_model", "auth.forbidden", "auth.ip_not_allowed", "auth.key_suffix", "auth.forbidden_group",
+          "auth.account_banned", "quota.exhausted", "quota.key_exhausted", "proxy.refused"),
+    404: ("url.not_found", "url.doubled_v1", "url.endpoint_in_base", "url.query_string", "model.not_found"),
+    405: ("url.not_found",), 407: ("proxy.auth_required",), 408: ("net.timeout",), 410: ("url.not_found",),
+    413: ("request.too_large",), 422: ("request.invalid", "quota.key_exhausted"),
+    429: ("rate.limited", "rate.concurrency", "quota.exhausted", "upstream.saturated"),
+    500: ("server.error", "auth.upstream_credential"), 501: ("url.not_implemented",),
+    502: ("server.error", "proxy.refused"), 503: ("model.no_channel", "upstream.saturated", "server.error",
+                                                  "proxy.refused"),
+    504: ("server.timeout",), 522: ("server.timeout",), 524: ("server.timeout",), 529: ("upstream.saturated",),
+}
+
+
 def get(code: str) -> Entry:
     return CATALOGUE[code]
 

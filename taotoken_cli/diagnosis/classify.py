@@ -256,6 +256,16 @@ def match_body_rule(body: ErrorBody, status: int | None, host: str) -> BodyRule 
     return None
 
 
+def codes_for_message(text: str, status: int | None = None) -> list[str]:
+    """Every code a server's message (Chinese or English) reads as, by the same body rules the classifier uses,
+    first match first; with `status`, only the rules that apply to it (for `taotoken explain "无效的令牌"`)."""
+    body = ErrorBody("text", True, text)
+    found = [rule.code for rule in BODY_RULES if (status is None or not rule.statuses or status in rule.statuses)
+             and any(marker in body.haystack for marker in rule.markers)
+             and all(extra in body.haystack for extra in rule.also)]
+    return list(dict.fromkeys(found))
+
+
 # ---------------------------------------------------------------------------------------------
 # Helpers
 # ---------------------------------------------------------------------------------------------

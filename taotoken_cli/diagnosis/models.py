@@ -84,7 +84,7 @@ def close_model_matches(wanted: str, available: list[str], limit: int = 5) -> li
 
 
 def model_ids(data: Any) -> list[str]:
-    items = data.get("data") if isinstance(data, dict) else None
-    if not isinstance(items, list):
-        return []
-    return [str(item.get("id")) for item in items if isinstance(item, dict) and item.get("id")]
+    """The IDs of a model list body, in the gateway's order (see `listing.listed_models`)."""
+    from taotoken_cli.diagnosis.listing import listed_models
+
+    return [model.id for model in listed_models(data)]

@@ -34,3 +34,20 @@ def render_list(out: Output, entries: list[Entry], json_out: bool = False) -> No
     rows = [[entry.code, str(int(entry.exit)), entry.title] for entry in entries]
     for line in table(None, rows, out.width, indent="", align="lll"):
         out.line(line)
+
+
+def render_candidates(out: Output, query: str, kind: str, entries: list[Entry], json_out: bool = False) -> None:
+    """The codes a status or a message can mean, most likely first, each with the command that explains it."""
+    if json_out:
+        out.json({"query": query, "kind": kind, "codes": [
+            {"code": e.code, "exit_code": int(e.exit), "retry": e.retry, "title": e.title} for e in entries]})
+        return
+    if not entries:
+        out.wrapped(f"HTTP {query} is not an error status: taotoken reports no failure for it", hang="  ")
+        return
+    head = f"HTTP {query} can mean" if kind == "status" else "the message reads as"
+    out.line(f"{head}, most likely first:" if len(entries) > 1 else f"{head}:")
+    for line in table(None, [[e.code, e.title] for e in entries], out.width, align="ll"):
+        out.line(line)
+    if len(entries) > 1:
+        out.wrapped(f"more on each: taotoken explain {entries[0].code}", hang="  ")

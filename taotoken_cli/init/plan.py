@@ -15,15 +15,15 @@ from taotoken_cli.config import (
     ENV_API_KEY,
     ENV_BASE_URL,
     ENV_MODEL,
-    Origin,
+    LABELS,
     Overrides,
-    clean_value,
     load_settings,
 )
 from taotoken_cli.copies import OWN, Record, plan_copies, read_record, record_change
 from taotoken_cli.errors import InputError
 from taotoken_cli.fileplan import Plan
-from taotoken_cli.iostreams import IOStreams
+from taotoken_cli.init import wizard
+from taotoken_cli.iostreams import IOStreams, Prompter
 from taotoken_cli.masking import remember_secret
 
 TARGETS = tuple(CLIENTS)
@@ -55,6 +55,7 @@ class InitPlan:
     hygiene: list[str]  # what input hygiene changed or distrusts, reported to the user
     target_notes: list[str]  # why these targets
     links: dict[str, str]  # CC Switch import links (contain the key; printed masked)
+    blocker: InputError | None = None  # a choice the user must make before this plan is applied (shown by a dry run)
 
 
 # ------------------------------------------------------------------------------------------- triple
@@ -88,24 +89,27 @@ def resolve_triple(request: InitRequest, io: IOStreams) -> tuple[Triple, str, li
             if not prompter.interactive:
                 raise InputError(f"no {label.lower()} given and stdin is not a terminal to ask for it",
                                  f"pass {flag}{'' if name == 'api_key' else ' VALUE'} or set {env_name}")
-            if name == "api_key":
-                answer = prompter.secret(label)
-                remember_secret(answer)
+            # Asked until usable; what was cleaned is said at the prompt.
+            if name == "base_url":
+                item = wizard.ask_base_url(prompter, value)
+            elif name == "api_key":
+                item = wizard.ask_key(prompter)
             else:
-                answer = prompter.ask(label, value if name == "base_url" else None)
-            item = clean_value(name, answer, Origin("flag", "prompt"))
-            if item.error:
-                raise InputError(f"{label}: {item.error}", item.fix)
-            value = item.value
-        notes.extend(f"{label}: {note}" for note in item.notes)
-        values[name] = value
+                item = wizard.ask_model(io, values["base_url"], values["api_key"])
+        else:
+            notes.extend(item.labelled_notes(LABELS[name]))
+        values[name] = item.value
     remember_secret(values["api_key"])
     return Triple(values["base_url"], values["api_key"], values["model"]), settings.profile, notes
 
 
 # ------------------------------------------------------------------------------------------ targets
 
-def choose_targets(request: InitRequest, machine: Machine, profile: str) -> tuple[list[str], list[str]]:
+def choose_targets(request: InitRequest, machine: Machine, profile: str, prompter: Prompter | None = None, *,
+                   assume_yes: bool = False,
+                   key_exported: bool = False) -> tuple[list[str], list[str], InputError | None]:
+    """The clients to write (asked, flagged, detected, or kept in step from an earlier init), why, and what keeps
+    this plan from being applied (a choice only the user can make), if anything."""
     notes = []
     unknown = [t for t in request.targets if t not in (*TARGETS, OWN)]
     if unknown:
@@ -136,10 +140,37 @@ def choose_targets(request: InitRequest, machine: Machine, profile: str) -> tupl
     if request.open_links and "cc-switch" not in chosen:
         chosen.append("cc-switch")
         notes.append("cc-switch: added because of --open")
+    blocker = None
     if "codex" in chosen and request.codex_auth == "env" and "shell" not in chosen:
-        chosen.append("shell")
-        notes.append("shell: added because Codex reads the key from $OPENAI_API_KEY (--codex-auth env)")
-    return chosen, notes
+        blocker = _codex_key_source(chosen, notes, prompter, assume_yes=assume_yes, key_exported=key_exported)
+    return chosen, notes, blocker
+
+
+def _codex_key_source(chosen: list[str], notes: list[str], prompter: Prompter | None, *, assume_yes: bool,
+                      key_exported: bool) -> InputError | None:
+    """Codex with `--codex-auth env` reads the key from a variable only the shell target exports, to every shell:
+    that target is never implied. On a terminal it is asked for; otherwise the plan cannot be applied until the
+    user chooses, and the returned error says exactly how (a dry run still shows the plan)."""
+    codex_key = "$" + codex.ENV_KEY
+    if key_exported:
+        notes.append(f"codex: reads the key from {codex_key}, which is set here: keep it exported in your "
+                     "shell's start-up file (or add --target shell)")
+        return None
+    if prompter is not None and prompter.interactive and not assume_yes:
+        if prompter.confirm(f"Codex reads the key from an environment variable ({codex_key}); add the shell "
+                            "target, which exports it (and OPENAI_BASE_URL) in every new shell?", default=True):
+            chosen.append("shell")
+            notes.append(f"shell: chosen, so that Codex finds {codex_key}")
+        else:
+            notes.append(f"warning: codex: nothing exports {codex_key}, so Codex will have no key; export it "
+                         "yourself, or run again with --codex-auth auth-json")
+        return None
+    wanted = " ".join(f"--target {t}" for t in [*chosen, "shell"])
+    how = (f"`taotoken init {wanted} …` (env.sh exports {codex.ENV_KEY} and OPENAI_BASE_URL in every new shell), "
+           "or `--codex-auth auth-json` (the key goes into ~/.codex/auth.json)")
+    notes.append(f"warning: codex: reads the key from {codex_key}, and no target chosen exports it; choose: {how}")
+    return InputError(f"Codex reads the key from {codex_key} (--codex-auth env), and no target chosen exports it",
+                      f"choose how Codex gets the key: {how}")
 
 
 def recorded_places(request: InitRequest, triple: Triple, profile: str, machine: Machine) -> dict[str, tuple[str, ...]]:
@@ -157,7 +188,7 @@ def recorded_places(request: InitRequest, triple: Triple, profile: str, machine:
 
 # --------------------------------------------------------------------------------------------- plan
 
-def build(request: InitRequest, io: IOStreams) -> InitPlan:
+def build(request: InitRequest, io: IOStreams, *, assume_yes: bool = False) -> InitPlan:
     if request.scope not in SCOPES:
         raise InputError(f"unknown --scope {request.scope!r}", "use --scope user or --scope project")
     if request.codex_auth not in codex.AUTH_MODES:
@@ -166,7 +197,8 @@ def build(request: InitRequest, io: IOStreams) -> InitPlan:
         raise InputError(f"unknown --open-app {request.open_app!r}", "use --open-app claude or --open-app codex")
     triple, profile, hygiene = resolve_triple(request, io)
     machine = Machine.of(io.env, io.cwd)
-    targets, target_notes = choose_targets(request, machine, profile)
+    targets, target_notes, blocker = choose_targets(request, machine, profile, io.prompter, assume_yes=assume_yes,
+                                                    key_exported=io.env.get(codex.ENV_KEY) == triple.api_key)
     options = PlanOptions(scope=request.scope, codex_auth=request.codex_auth,
                           **recorded_places(request, triple, profile, machine))
     plan = plan_copies(triple, targets, options, machine, own_profile=profile)
@@ -174,4 +206,4 @@ def build(request: InitRequest, io: IOStreams) -> InitPlan:
     fileplan.add_git_warnings(plan)
     links = ccswitch.import_links(triple) if "cc-switch" in targets else {}
     remember_secret(ccswitch.encode(triple.api_key))  # the key as the links carry it
-    return InitPlan(triple, profile, targets, plan, hygiene, target_notes, links)
+    return InitPlan(triple, profile, targets, plan, hygiene, target_notes, links, blocker)

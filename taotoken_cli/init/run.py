@@ -29,21 +29,30 @@ def run(options: InitOptions, io: IOStreams) -> int:
     if options.undo:
         view.render_undo(out, fileplan.undo_last(own_dir, force=options.force))
         return Exit.OK
-    planned = build(options.request, io)
-    view.render_plan(out, planned, dry_run=options.dry_run)
-    view.render_notes(out, planned.plan)
+    try:  # Ctrl-D or Ctrl-C at any question: nothing has been written yet
+        planned = build(options.request, io, assume_yes=options.yes)
+        view.render_plan(out, planned, dry_run=options.dry_run)
+        view.render_notes(out, planned.plan)
+        if planned.blocker is not None and not options.dry_run:
+            raise planned.blocker
+        apply = not planned.plan.is_noop and not options.dry_run and io.prompter.confirm(
+            "Apply these changes?", assume_yes=options.yes, dry_run_hint=True)
+    except KeyboardInterrupt:
+        out.error_line("\ncancelled: nothing was written")
+        return Exit.INTERRUPTED
     if planned.plan.is_noop:
         out.line("already up to date: every file already has these values; nothing was written")
     elif options.dry_run:
         out.line("dry run: nothing was written")
         return Exit.OK
-    elif not io.prompter.confirm("Apply these changes?", assume_yes=options.yes, dry_run_hint=True):
+    elif not apply:
         out.line("cancelled: nothing was written")
         return Exit.FAILURE
     else:
         view.render_applied(out, fileplan.apply(planned.plan, own_dir))
     if options.request.open_links and planned.links:
         open_links(io, planned.triple, options.request.open_app)
+    view.render_next_command(out, planned, Machine.of(io.env, io.cwd))
     return Exit.OK
 
 

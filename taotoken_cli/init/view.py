@@ -7,7 +7,8 @@ import os
 from pathlib import Path
 
 from taotoken_cli import fileplan
-from taotoken_cli.clients import ccswitch
+from taotoken_cli.clients import ccswitch, shell
+from taotoken_cli.clients.base import Machine
 from taotoken_cli.fileplan import Plan
 from taotoken_cli.init.plan import InitPlan
 from taotoken_cli.masking import mask_key
@@ -21,11 +22,9 @@ def render_plan(out: Output, init: InitPlan, *, dry_run: bool) -> None:
                 f"OpenAI-style: {triple.openai_base})", "  base URL  ")
     out.wrapped(mask_key(triple.api_key), "  API key   ")
     out.wrapped(triple.model, "  model     ")
-    for note in init.hygiene:
-        if note.startswith("warning:"):
-            out.wrapped(note[len("warning:"):].lstrip(), "  warning: ")
-        else:
-            out.wrapped(note, "  cleaned: ")
+    for note in init.hygiene:  # `note: …` what was cleaned, `warning: …` what still looks wrong
+        label, colon, text = note.partition(": ")
+        out.wrapped(text, f"  {label}: ") if colon and " " not in label else out.wrapped(note, "  ", "    ")
     out.wrapped(f"own config, {', '.join(init.targets) if init.targets else '(no clients)'}", "targets: ")
     for note in init.target_notes:
         out.wrapped(note, "  ", "    ")
@@ -89,3 +88,24 @@ def render_undo(out: Output, result: fileplan.UndoResult) -> None:
     for path in result.deleted:
         out.wrapped(f"{path} (created by that run)", "deleted ")
     out.wrapped(str(result.backup_dir), "undid the run saved in ", "  ")
+
+
+def render_next_command(out: Output, init: InitPlan, machine: Machine) -> None:
+    """What to run next: check the setup; and in this shell, load env.sh when it was written."""
+    out.wrapped("taotoken check   (one request: base URL, key and model)", "next: ")
+    if "shell" in init.targets:
+        paths = shell.paths(machine)
+        fish = machine.env.get("SHELL", "").endswith("fish")
+        source = (f"source {_home_relative(paths.env_fish, machine)}" if fish
+                  else f". {_home_relative(paths.env_sh, machine)}")
+        out.wrapped(f"{source}   (for Codex and SDK scripts started from this shell; new shells load it "
+                    "themselves)", "      ")
+
+
+def _home_relative(path: Path, machine: Machine) -> str:
+    import shlex
+
+    try:
+        return "~/" + shlex.quote(str(path.relative_to(machine.home)))
+    except ValueError:
+        return shlex.quote(str(path))

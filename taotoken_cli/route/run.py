@@ -11,7 +11,9 @@ from taotoken_cli.errors import InputError, TaotokenError
 from taotoken_cli.exitcodes import Exit
 from taotoken_cli.iostreams import IOStreams
 from taotoken_cli.route import PROBE_TIMEOUT_S, view
-from taotoken_cli.routing import choose_for_settings, parse_assignments, save_routes
+from taotoken_cli.routing import RouteEdit, choose_for_settings, parse_assignments, save_routes
+
+LIST_TIMEOUT_S = 5.0  # route set asks the gateway for its model list once, briefly
 
 
 @dataclass
@@ -88,8 +90,10 @@ def devices(io: IOStreams, *, json_out: bool, timeout_s: float = PROBE_TIMEOUT_S
     return Exit.OK
 
 
-def set_routes(io: IOStreams, assignments: list[str], profile: str | None) -> int:
-    """Add, change (`KIND=MODEL`) or remove (`KIND=`) routes; each edit is reported."""
+def set_routes(io: IOStreams, assignments: list[str], profile: str | None, *, check_models: bool = True,
+               timeout_s: float = LIST_TIMEOUT_S) -> int:
+    """Add, change (`KIND=MODEL`) or remove (`KIND=`) routes; each edit is reported, and a model the gateway does
+    not list is warned about (the route is saved all the same: some gateways serve models they do not list)."""
     out = io.out
     edits = parse_assignments(assignments)
     for edit in edits:
@@ -103,7 +107,38 @@ def set_routes(io: IOStreams, assignments: list[str], profile: str | None) -> in
                  else f"route {edit.key} is already {edit.model} — nothing changed")
     if result.applied:
         out.line(f"profile {result.profile!r} in {result.path}")
+    routed = [edit for edit in edits if edit.model is not None]
+    if check_models and routed:
+        warn_unlisted(io, routed, profile, timeout_s)
     return Exit.OK
+
+
+def warn_unlisted(io: IOStreams, edits: list[RouteEdit], profile: str | None, timeout_s: float) -> None:
+    """One models request: a routed model the list lacks is a warning; no list (no key, offline) is a note."""
+    from taotoken_cli.diagnosis.listing import fetch_model_list
+    from taotoken_cli.diagnosis.models import close_model_matches
+    from taotoken_cli.gateway import budgeted
+
+    out = io.out
+    unchecked = "note: the model(s) were not checked against the gateway's list"
+    settings = load_settings(Overrides(profile=profile), io.env)
+    if not (settings.base_url.is_set and settings.api_key.is_set):
+        out.error_line(f"{unchecked}: no usable base URL and key in profile {settings.profile!r}")
+        return
+    with budgeted(settings.base_url.value or "", settings.api_key.value, timeout_s, env=io.env) as gateway:
+        listing = fetch_model_list(gateway)
+    if listing.diagnosis is not None:
+        out.error_line(f"{unchecked}: {listing.diagnosis.entry.title} [{listing.diagnosis.code}] "
+                       "(skip the check: --no-check)")
+        return
+    for edit in edits:
+        if edit.model in listing.ids:
+            continue
+        close = close_model_matches(edit.model or "", listing.ids, limit=3)
+        out.error_line(f"warning: route {edit.key}: {edit.model!r} is not listed by the gateway"
+                       + (f" (close: {', '.join(close)})" if close else "") + "; saved all the same")
+        out.error_line(f"  fix: taotoken route set {edit.key}={close[0]}   (all models: taotoken models)" if close
+                       else "  fix: pick a listed ID: taotoken models")
 
 
 def list_routes(io: IOStreams, *, json_out: bool, profile: str | None) -> int:

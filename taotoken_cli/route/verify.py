@@ -142,13 +142,23 @@ class VerifyReport:
                 "routes": [r.to_dict() for r in self.routes]}
 
 
-def sample_once(gateway, model: str, index: int, context: dict[str, str]) -> Sample:
+def route_fix(fix: str, route: str | None) -> str:
+    """A fix that sets the profile's model, aimed at the route instead when a route chose the model."""
+    if route is None:
+        return fix
+    return re.sub(r"taotoken config set model (\S+)", lambda m: f"taotoken route set {route}={m.group(1)}", fix)
+
+
+def sample_once(gateway, model: str, index: int, context: dict[str, str], route: str | None = None) -> Sample:
     from taotoken_cli.diagnosis.classify import classify
 
     obs = gateway.chat(model, prompt="Say OK.", max_tokens=1)
     headers = {name: obs.headers[name] for name in IDENTIFYING_HEADERS if obs.headers.get(name)}
     sample = Sample(index, obs.status, round(obs.elapsed_s, 3), FAILED, headers=headers)
-    diagnosis = classify(obs, expect="chat", context={**context, "model": model})
+    context = {**context, "model": model}
+    if route is not None:  # the routing table chose this model, not the profile's model setting
+        context.pop("set:model", None)
+    diagnosis = classify(obs, expect="chat", context=context)
     body = obs.json()
     if isinstance(body, dict):
         sample.response_id = body.get("id") if isinstance(body.get("id"), str) else None
@@ -156,6 +166,7 @@ def sample_once(gateway, model: str, index: int, context: dict[str, str]) -> Sam
         sample.system_fingerprint = fingerprint if isinstance(fingerprint, str) else None
     if diagnosis is not None:
         sample.diagnosis = diagnosis.to_dict()
+        sample.diagnosis["fixes"] = [route_fix(fix, route) for fix in sample.diagnosis["fixes"]]
         sample.detail = diagnosis.entry.title + (f": {diagnosis.server_message}" if diagnosis.server_message else "")
         return sample
     returned = body.get("model") if isinstance(body, dict) and isinstance(body.get("model"), str) else None
@@ -177,7 +188,7 @@ def verify_routes(gateway, targets: list[tuple[str | None, str]], samples: int,
         for index in range(1, samples + 1):
             if on_request is not None:
                 on_request(len(results) * samples + index - 1, total, model)
-            verification.samples.append(sample_once(gateway, model, index, context))
+            verification.samples.append(sample_once(gateway, model, index, context, route))
         results.append(verification)
     return VerifyReport(gateway.endpoints.root, results)
 

@@ -14,6 +14,7 @@ from taotoken_cli.clients.base import ClientState, ConfigFile
 from taotoken_cli.clients.claude_code import EnvValue
 from taotoken_cli.doctor.checks.clients.common import (
     CLAUDE_FORM,
+    claude_url_why,
     client_base_url_result,
     client_check,
     client_state,
@@ -184,12 +185,6 @@ def claude_base_url(ctx: DoctorContext, claude: Claude) -> Result:
     if item.path is not None and item.role == "settings" and item.hidden:
         issues.details.append(f"{item.path} overrides ANTHROPIC_BASE_URL from the shell")
 
-    def why(wanted: str, changes: list[str]) -> str:
-        if value.strip().rstrip("/").endswith("/v1"):
-            return ("ends in /v1: Claude Code appends /v1/messages itself and would call "
-                    f"{value.strip().rstrip('/')}/v1/messages (404)")
-        return "is not the bare API root: " + "; ".join(changes)
-
     def set_fix(url: str) -> str:
         return _set_in(item, claude_code.BASE_URL, url)
 
@@ -199,8 +194,8 @@ def claude_base_url(ctx: DoctorContext, claude: Claude) -> Result:
 
     user = claude.settings.path
     form = client_base_url_result(
-        ctx, f"ANTHROPIC_BASE_URL = {value!r} ({item.where})", value, CLAUDE_FORM, why=why, set_fix=set_fix,
-        repair=repair if item.editable else None,
+        ctx, f"ANTHROPIC_BASE_URL = {value!r} ({item.where})", value, CLAUDE_FORM, why=claude_url_why(value),
+        set_fix=set_fix, repair=repair if item.editable else None,
         # a value from the shell is best replaced in the user settings, which win over the shell
         unusable_fix=f'set "ANTHROPIC_BASE_URL": "{ctx.base_url}" in {user}' if item.path is None else None)
     if not (overridden and form.status is Status.WARN):  # the override already says that it differs

@@ -1,18 +1,21 @@
-"""Cline's checks: providers.json (the 4.x extension and CLI 3.x), and cline.* keys in VS Code's settings that
-Cline never reads."""
+"""Cline's checks: providers.json (the 4.x extension and CLI 3.x), the stores of older versions (3.66–3.89 and
+CLI 2.x: globalState.json + secrets.json; ≤ 3.65: VS Code's state database, the key encrypted), and cline.*
+keys in VS Code's settings that Cline never reads."""
 
 from __future__ import annotations
 
-import re
-from collections.abc import Callable
 from pathlib import Path
 
+from taotoken_cli import jsonc
 from taotoken_cli.clients import cline as cline_client
+from taotoken_cli.clients import cline_legacy as cline_legacy_store
+from taotoken_cli.clients import vscode
 from taotoken_cli.doctor.checks.clients.common import (
     CLINE_FORM,
     SECTION,
     clean_root,
     client_base_url_result,
+    client_state,
     installed,
     json_repair,
     parse_failure,
@@ -22,31 +25,6 @@ from taotoken_cli.doctor.context import DoctorContext
 from taotoken_cli.doctor.model import Issues, Repair, Result
 from taotoken_cli.doctor.registry import check
 from taotoken_cli.masking import mask_key
-
-
-def vscode_settings_files(ctx: DoctorContext) -> list[Path]:
-    return [d / "settings.json" for d in cline_client.vscode_user_dirs(ctx.machine) if (d / "settings.json").exists()]
-
-
-_CLINE_KEY_RE = re.compile(r'^\s*"(cline\.[A-Za-z0-9_.]+)"\s*:', re.MULTILINE)
-# A whole one-line entry with a scalar value, which can be removed without touching anything else.
-_ONE_LINE_ENTRY = r'^[ \t]*"{key}"\s*:\s*("(?:[^"\\]|\\.)*"|-?\d[\d.eE+-]*|true|false|null)\s*,?[ \t]*\r?\n'
-
-
-def _remove_cline_keys(keys: list[str]) -> Callable[[str], str]:
-    def transform(text: str) -> str:
-        for key in keys:
-            match = re.search(_ONE_LINE_ENTRY.format(key=re.escape(key)), text, flags=re.MULTILINE)
-            if match is None:
-                continue
-            head, tail = text[:match.start()], text[match.end():]
-            if tail.lstrip().startswith("}") and head.rstrip().endswith(","):
-                # It was the last entry: drop the comma before it too, so the file stays strict JSON.
-                stripped = head.rstrip()
-                head = stripped[:-1] + head[len(stripped):]
-            text = head + tail
-        return text
-    return transform
 
 
 def _cline_base_url(ctx: DoctorContext, base: str, path: Path, provider_key: str, schema_fix: list[str]) -> Result:
@@ -125,26 +103,138 @@ def cline_providers(ctx: DoctorContext) -> Result:
 
 @check("cline.vscode", SECTION, "Cline keys in VS Code settings.json")
 def cline_vscode(ctx: DoctorContext) -> Result:
-    files = vscode_settings_files(ctx)
+    files = vscode.settings_files(ctx.machine)
     if not files:
         return Result.skipped("no VS Code user settings.json")
     issues = Issues()
     for path in files:
-        try:
-            text = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError):
+        file = vscode.read_settings(path)
+        if file.error is not None or not isinstance(file.data, dict):
+            continue  # claude.vscode reports a settings.json that does not parse
+        text = file.text or ""
+        root = jsonc.parse(text, jsonc=True).root
+        found = [(e.key, text.count("\n", 0, e.start) + 1) for e in (root.entries if root else [])
+                 if isinstance(e.key, str) and e.key.startswith("cline.")]
+        if not found:
             continue
-        keys = _CLINE_KEY_RE.findall(text)
-        if not keys:
-            continue
-        lines = [text.count("\n", 0, m.start()) + 1 for m in _CLINE_KEY_RE.finditer(text)]
-        where = ", ".join(f"{k} (line {n})" for k, n in zip(keys, lines, strict=True))
-        transform = _remove_cline_keys(keys)
-        removable = [k for k in keys if k not in _CLINE_KEY_RE.findall(transform(text))]
-        repairs = [Repair(path, f"remove {', '.join(removable)} (never read by Cline)", transform)] if removable \
-            else []
+        keys = sorted({key for key, _ in found})
+
+        def remove(data: dict, keys: list[str] = keys) -> None:
+            for key in keys:
+                data.pop(key, None)
+
+        where = ", ".join(f"{key} (line {line})" for key, line in found)
         issues.warn(f"{path}: {where} — Cline has no settings here and never reads them",
                     fixes=[f"remove the cline.* lines from {path}; configure Cline in "
                            "~/.cline/data/settings/providers.json (taotoken init does it)"],
-                    repairs=repairs)
+                    repairs=[json_repair(path, f"remove {', '.join(keys)} (never read by Cline)", remove,
+                                         allow_comments=True)])
     return issues.result(f"no cline.* keys in {', '.join(str(p) for p in files)}")
+
+
+_CHECK_IN_CLINE = ("open Cline's settings (the gear icon in its panel): API Provider \"OpenAI Compatible\", Base URL, "
+                   "API Key and Model ID are what it uses")
+
+
+@check("cline.legacy", SECTION, "Cline before 4.0: globalState/secrets")
+def cline_legacy(ctx: DoctorContext) -> Result:
+    """The provider of a Cline extension older than 4.0 (or CLI 2.x), which does not read providers.json."""
+    versions = vscode.extension_versions(ctx.machine, vscode.CLINE_EXTENSION)
+    state = client_state(ctx, cline_client.NAME)
+    files = cline_legacy_store.from_files(state.files["global_state"], state.files["secrets"])
+    newest = versions[0][0] if versions else None
+    if newest is None and files is None:
+        return Result.skipped("no Cline extension and no pre-4.0 store (~/.cline/data/globalState.json)")
+    store = cline_legacy_store.store_of(newest) if newest else "file"
+    providers = state.files["providers"]
+    if store == "providers":
+        return Result.skipped(f"Cline {cline_legacy_store.version_text(newest)} reads providers.json "
+                              "(see cline.providers)")
+    if newest is None and providers.exists:  # CLI 3.x reads providers.json; globalState.json is what 2.x left
+        return Result.skipped(f"no Cline extension; the CLI (3.x) reads {providers.path} (see cline.providers)")
+    who = f"Cline {cline_legacy_store.version_text(newest)}" if newest else "Cline CLI 2.x"
+    issues = Issues()
+    if newest and providers.exists:
+        issues.warn(f"{who} does not read {providers.path} (Cline 4.0+ and CLI 3.x do)",
+                    fixes=["update the Cline extension to 4.x (it moves its settings into providers.json)",
+                           f"or: {_CHECK_IN_CLINE}"])
+    if store == "file":
+        seen = _check_file_store(ctx, issues, who, files, state.files["secrets"])
+    else:
+        seen = _check_vscode_store(ctx, issues, who)
+    return issues.result(f"{who}: " + ("; ".join(seen) or "no provider set"))
+
+
+def _check_file_store(ctx: DoctorContext, issues: Issues, who: str, config, secrets) -> list[str]:
+    if config is None:
+        issues.warn(f"{who} keeps its provider in ~/.cline/data/globalState.json, which is missing or does not parse",
+                    fixes=[_CHECK_IN_CLINE])
+        return []
+    permissions(issues, secrets, holds_key=bool(config.api_key))
+    seen = [_check_legacy_config(ctx, issues, who, config)]
+    key = config.api_key
+    if config.provider != cline_legacy_store.OPENAI:
+        return seen
+    if not isinstance(key, str) or not key:
+        issues.fail(f"no {cline_legacy_store.KEY} in {secrets.path}: Cline sends no key", fixes=[_CHECK_IN_CLINE])
+    elif key != key.strip():
+        issues.fail(f"{cline_legacy_store.KEY} in {secrets.path} has whitespace or a newline around it",
+                    fixes=[f"paste the key again in Cline's settings (API Key) — {_CHECK_IN_CLINE}"])
+    elif ctx.api_key and key != ctx.api_key:
+        issues.warn(f"{cline_legacy_store.KEY} {mask_key(key)} differs from taotoken's key {mask_key(ctx.api_key)}",
+                    fixes=[_CHECK_IN_CLINE])
+    else:
+        seen.append(f"key {mask_key(key)}")
+    return seen
+
+
+def _check_vscode_store(ctx: DoctorContext, issues: Issues, who: str) -> list[str]:
+    stores = cline_legacy_store.from_vscode(ctx.machine)
+    unreadable = "its API key is a VS Code SecretStorage secret: stored encrypted in state.vscdb with a key held " \
+                 "by the OS keychain (\"Code Safe Storage\"), so taotoken cannot read or compare it"
+    if not stores:
+        issues.warn(f"{who} keeps its provider in VS Code's state database (state.vscdb), and none was found",
+                    fixes=[_CHECK_IN_CLINE])
+        return []
+    seen = []
+    for found in stores:
+        if found.error:
+            issues.warn(f"{found.path} could not be read ({found.error}; VS Code may be writing it)",
+                        fixes=["close VS Code and run taotoken doctor again", _CHECK_IN_CLINE])
+            continue
+        if found.config is None:
+            issues.details.append(f"{found.path}: no Cline settings")
+            continue
+        seen.append(_check_legacy_config(ctx, issues, who, found.config))
+        if found.config.provider == cline_legacy_store.OPENAI:
+            stored = "an OpenAI Compatible key is stored" if found.config.key_stored else "no OpenAI Compatible key"
+            issues.details.append(f"{stored}; {unreadable}")
+            if not found.config.key_stored:
+                issues.fail(f"{who}: no API key for OpenAI Compatible in {found.path}", fixes=[_CHECK_IN_CLINE])
+            else:
+                issues.details.append(f"to check it: {_CHECK_IN_CLINE}")
+    return seen
+
+
+def _check_legacy_config(ctx: DoctorContext, issues: Issues, who: str, config) -> str:
+    """Check the provider, base URL and model one store holds; returns what it found, in a few words."""
+    where = config.where
+    seen = f"{config.provider or 'no provider'} in {where} ({config.mode} mode)"
+    if config.provider != cline_legacy_store.OPENAI:
+        if config.provider is not None:
+            issues.warn(f"{who} uses provider {config.provider!r}, not OpenAI Compatible: it does not talk to "
+                        "TaoToken", fixes=[_CHECK_IN_CLINE])
+        return seen
+    base = config.base_url
+    if not isinstance(base, str) or not base:
+        issues.fail(f"{who}: OpenAI Compatible has no Base URL ({where})",
+                    fixes=[f"in Cline's settings set Base URL to {ctx.base_url or '<root>'}/v1"])
+        return seen
+    issues.add_result(client_base_url_result(
+        ctx, f"openAiBaseUrl {base!r}", base, CLINE_FORM,
+        why=lambda wanted, _changes: f"should be {wanted} (Cline calls <Base URL>/chat/completions)",
+        set_fix=lambda url: f"in Cline's settings set Base URL to {url}",
+        differs=f"openAiBaseUrl {base} differs from taotoken's {ctx.base_url}/v1"))
+    if config.model and ctx.model and config.model != ctx.model:
+        issues.details.append(f"model {config.model} (taotoken's model is {ctx.model})")
+    return f"OpenAI Compatible at {base}, model {config.model or '(none)'} ({where}, {config.mode} mode)"

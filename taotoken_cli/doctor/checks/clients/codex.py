@@ -149,24 +149,21 @@ def codex_profiles(ctx: DoctorContext, codex: Codex) -> Result:
 
 
 def _profile_repairs(config_path: Path, names: list[str], targets: list[Path]) -> list[Repair]:
-    import tomlkit
-
+    from taotoken_cli import tomledit
     from taotoken_cli.clients.base import parse_toml_doc
 
     def new_file(name: str) -> Callable[[str], str]:
         def transform(_text: str) -> str:
-            doc = parse_toml_doc(config_path.read_text(encoding="utf-8"), config_path)
-            table = doc["profiles"][name]
-            out = tomlkit.document()
-            out.add(tomlkit.comment(f"moved from [profiles.{name}] of {config_path} by taotoken doctor --fix"))
-            for key, value in table.items():
-                out[key] = value
-            return tomlkit.dumps(out)
+            # The table's own text moves: its comments, blank lines and sub-tables come along.
+            config_text = config_path.read_bytes().decode("utf-8")
+            body = tomledit.table_text(parse_toml_doc(config_text, config_path), ("profiles", name))
+            header = f"# moved from [profiles.{name}] of {config_path} by taotoken doctor --fix\n"
+            return tomledit.like(header + body, config_text)
         return transform
 
     def strip(doc) -> None:
-        doc.pop("profiles", None)
-        doc.pop("profile", None)
+        tomledit.remove_in(doc, ("profiles",))
+        tomledit.remove_in(doc, ("profile",))
 
     repairs = [Repair(target, f"create {target.name} from [profiles.{name}]", new_file(name), secret=True)
                for name, target in zip(names, targets, strict=True)]

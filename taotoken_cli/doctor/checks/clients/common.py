@@ -37,28 +37,30 @@ def installed(ctx: DoctorContext, name: str, role: str, not_found: str) -> tuple
     return state, file
 
 
-def json_repair(path: Path, description: str, edit: Callable[[Any], None], *, secret: bool = False) -> Repair:
-    """A repair that edits parsed JSON and writes it back in the file's own style."""
-    from taotoken_cli.jsonedit import dumps_like, parse_json
+def json_repair(path: Path, description: str, edit: Callable[[Any], None], *, secret: bool = False,
+                allow_comments: bool = False) -> Repair:
+    """A repair that edits the parsed JSON; only the values `edit` changes are rewritten (jsonedit.edit_json),
+    every other byte of the file stays. `allow_comments`: the file is JSONC (VS Code's settings.json)."""
+    from taotoken_cli.jsonedit import dumps_like, edit_json, parse_json
 
     def transform(text: str) -> str:
-        data = parse_json(text, path) if text.strip() else {}
+        data = parse_json(text, path, allow_comments=allow_comments) if text.strip() else {}
         edit(data)
-        return dumps_like(data, text)
+        return edit_json(text, data, allow_comments=allow_comments) if text.strip() else dumps_like(data, None)
 
     return Repair(path, description, transform, secret=secret)
 
 
 def toml_repair(path: Path, description: str, edit: Callable[[Any], None], *, secret: bool = False) -> Repair:
-    """A repair that edits the TOML document with tomlkit (comments and layout kept)."""
-    import tomlkit
-
+    """A repair that edits the TOML document with tomlkit (comments and layout kept; tomledit.dumps keeps the
+    line endings and a missing final newline)."""
+    from taotoken_cli import tomledit
     from taotoken_cli.clients.base import parse_toml_doc
 
     def transform(text: str) -> str:
         doc = parse_toml_doc(text, path)
         edit(doc)
-        return tomlkit.dumps(doc)
+        return tomledit.dumps(doc, text)
 
     return Repair(path, description, transform, secret=secret)
 
@@ -132,6 +134,18 @@ def codex_url_why(wanted: str, changes: list[str]) -> str:
     """Why a Codex base_url is not in Codex's form (for client_base_url_result)."""
     return "; ".join(c for c in changes if "trailing /v1" not in c) or \
         "lacks /v1: Codex calls <base_url>/responses and never adds /v1"
+
+
+def claude_url_why(value: str) -> Callable[[str, list[str]], str]:
+    """Why a Claude Code ANTHROPIC_BASE_URL `value` is not the bare root (for client_base_url_result)."""
+
+    def why(_wanted: str, changes: list[str]) -> str:
+        if value.strip().rstrip("/").endswith("/v1"):
+            return ("ends in /v1: Claude Code appends /v1/messages itself and would call "
+                    f"{value.strip().rstrip('/')}/v1/messages (404)")
+        return "is not the bare API root: " + "; ".join(changes)
+
+    return why
 
 
 CLAUDE_FORM = UrlForm("Claude Code", "", "bare root", trims=True)  # appends /v1/messages itself
