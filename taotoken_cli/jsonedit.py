@@ -59,7 +59,8 @@ def detect_style(text: str) -> JsonStyle:
     # json.dumps(ensure_ascii=True) escapes everything outside space..tilde, DEL (0x7f) included.
     ensure_ascii = "\\u" in text and not any(ord(ch) > 126 for ch in text.lstrip("\ufeff"))
     if "\n" not in stripped:
-        compact = bool(re.search(r'"\s*:\S', stripped)) or bool(re.search(r'[\]}"\d],["{\[]', stripped))
+        bare = re.sub(r'"(?:[^"\\]|\\.)*"', '""', stripped)  # separators inside strings say nothing
+        compact = bool(re.search(r'"\s*:\S', bare)) or bool(re.search(r'[\]}"\d],["{\[]', bare))
         return JsonStyle(None, trailing_newline, ensure_ascii, compact)
     match = _INDENT_RE.search(stripped)
     if not match:
