@@ -30,12 +30,21 @@ MO_DIR = PACKAGE / "locales" / LOCALE / "LC_MESSAGES"
 KEYWORDS = {"_": None, "N_": None, "ngettext": (1, 2)}
 # Click's and Typer's own keywords (they import gettext's functions under these names).
 THIRD_PARTY_KEYWORDS = {"_": None, "gettext": None, "ngettext": (1, 2)}
-# package or module under taotoken_cli/ -> shard; anything else: "core"
-SHARDS = {"doctor": "doctor", "bench": "bench", "diagnosis": "diagnosis", "init": "init", "clients": "clients",
-          "check": "check", "route": "route", "routing.py": "route", "devices.py": "devices",
-          "device_selection.py": "devices", "_device_probe.py": "devices", "mock": "mock", "demo": "demo",
-          "models": "models", "explain": "explain", "config": "config", "copies.py": "config",
-          "commands": "commands", "app.py": "commands", "hygiene.py": "config"}
+# Where a message's first use is -> its shard (the first matching prefix wins); anything else: "core".
+SHARDS = (
+    ("taotoken_cli/doctor/checks/clients/", "doctor_clients"), ("taotoken_cli/doctor/checks/mcp.py", "doctor_clients"),
+    ("taotoken_cli/doctor/checks/project_env.py", "doctor_clients"),
+    ("taotoken_cli/doctor/checks/gateway_vars.py", "doctor_clients"),
+    ("taotoken_cli/doctor/", "doctor"),
+    ("taotoken_cli/diagnosis/", "diagnosis"), ("taotoken_cli/explain/", "diagnosis"),
+    ("taotoken_cli/check/", "diagnosis"), ("taotoken_cli/models/", "diagnosis"), ("taotoken_cli/guard.py", "diagnosis"),
+    ("taotoken_cli/errors.py", "diagnosis"),
+    ("taotoken_cli/bench/", "bench"),
+    ("taotoken_cli/route/", "commands"), ("taotoken_cli/routing.py", "commands"), ("taotoken_cli/devices.py", "commands"),
+    ("taotoken_cli/device_selection.py", "commands"), ("taotoken_cli/_device_probe.py", "commands"),
+    ("taotoken_cli/commands/", "commands"), ("taotoken_cli/app.py", "commands"), ("taotoken_cli/spinner.py", "commands"),
+    ("taotoken_cli/mock/", "mock_demo"), ("taotoken_cli/demo/", "mock_demo"),
+)
 PLACEHOLDER = re.compile(r"\{[^{}]*\}|%(?:\([^)]*\))?[-#0 +]*\d*(?:\.\d+)?[sdrif%]")
 
 
@@ -94,10 +103,9 @@ def pot_text(cat) -> bytes:
 # -- shards ---------------------------------------------------------------------------------------------
 
 def shard_of(location: str) -> str:
-    parts = location.split("/")
-    if parts[0] != "taotoken_cli":
+    if not location.startswith("taotoken_cli/"):
         return "click"
-    return SHARDS.get(parts[1], "core") if len(parts) > 2 else SHARDS.get(parts[-1], "core")
+    return next((shard for prefix, shard in SHARDS if location.startswith(prefix)), "core")
 
 
 def read_shards() -> dict[str, object]:
