@@ -40,9 +40,11 @@ SHARDS = (
     ("taotoken_cli/check/", "diagnosis"), ("taotoken_cli/models/", "diagnosis"), ("taotoken_cli/guard.py", "diagnosis"),
     ("taotoken_cli/errors.py", "diagnosis"),
     ("taotoken_cli/bench/", "bench"),
-    ("taotoken_cli/route/", "commands"), ("taotoken_cli/routing.py", "commands"), ("taotoken_cli/devices.py", "commands"),
+    ("taotoken_cli/route/", "commands"), ("taotoken_cli/routing.py", "commands"),
+    ("taotoken_cli/devices.py", "commands"),
     ("taotoken_cli/device_selection.py", "commands"), ("taotoken_cli/_device_probe.py", "commands"),
-    ("taotoken_cli/commands/", "commands"), ("taotoken_cli/app.py", "commands"), ("taotoken_cli/spinner.py", "commands"),
+    ("taotoken_cli/commands/", "commands"), ("taotoken_cli/app.py", "commands"),
+    ("taotoken_cli/spinner.py", "commands"),
     ("taotoken_cli/mock/", "mock_demo"), ("taotoken_cli/demo/", "mock_demo"),
 )
 PLACEHOLDER = re.compile(r"\{[^{}]*\}|%(?:\([^)]*\))?[-#0 +]*\d*(?:\.\d+)?[sdrif%]")
