@@ -52,7 +52,9 @@ from pathlib import Path
 # KEY is the key every setup uses: it must never appear whole in any output.
 from tests.doc_setups import COMMAND_TIMEOUT_S, KEY, REPO, SETUPS, World, Worlds  # noqa: F401 - SETUPS re-exported
 
-DOC_FILES = (REPO / "README.md", *sorted((REPO / "docs").glob("*.md")))
+DOC_FILES = (REPO / "README.md", *sorted(REPO.glob("README.*.md")), *sorted((REPO / "docs").glob("*.md")))
+# A page in another language runs its examples in that language (the commands are the same).
+PAGE_LANGUAGE = {"README.zh-CN.md": "zh"}  # README.<lang>.md
 DOC_HOME = "/home/me"  # how the docs write the temporary HOME
 
 FENCE = re.compile(r"^(`{3,}|~{3,})\s*([\w+-]*)")
@@ -398,6 +400,9 @@ def run_block(block: Block, worlds: Worlds, root: Path | None = None) -> list[St
         world = worlds.world(block.setup, root)
         for step in block.steps:
             command = step.command
+            lang = PAGE_LANGUAGE.get(block.path.name)
+            if lang:
+                command = f"export TAOTOKEN_LANG={lang}; {command}"
             if world.port is not None:
                 command = re.sub(r"\bPORT\b", str(world.port), command)
             if world.setup.traffic is not None or command.rstrip().endswith("&"):
