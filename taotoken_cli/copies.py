@@ -23,6 +23,7 @@ from taotoken_cli.errors import ConfigFileError, TaotokenError
 from taotoken_cli.exitcodes import Exit
 from taotoken_cli.fileplan import FileChange, Plan
 from taotoken_cli.fsutil import resolve_target
+from taotoken_cli.i18n import _, ngettext
 from taotoken_cli.masking import mask_key, remember_secret
 
 RECORD_FILE = "copies.json"
@@ -64,7 +65,7 @@ def _option(kind: object, value: object) -> object:
     """One recorded option as PlanOptions holds it (a JSON list becomes a tuple of strings)."""
     if str(kind).startswith("tuple"):
         if not isinstance(value, list):
-            raise TypeError("a list was expected")
+            raise TypeError("a list was expected")  # never shown: the record is then ignored
         return tuple(str(item) for item in value)
     if not isinstance(value, str):
         raise TypeError("a string was expected")
@@ -74,7 +75,8 @@ def _option(kind: object, value: object) -> object:
 def record_change(record: Record, machine: Machine) -> FileChange:
     current = read_text(record_path(machine))
     return text_change(current, record.to_json(), target=OWN,
-                       summary=[f"remember the copies of profile {record.profile!r}: {', '.join(record.targets)}"])
+                       summary=[_("remember the copies of profile {profile}: {targets}").format(
+                           profile=repr(record.profile), targets=", ".join(record.targets))])
 
 
 def own_config_change(triple: Triple, profile: str, machine: Machine) -> FileChange:
@@ -84,8 +86,9 @@ def own_config_change(triple: Triple, profile: str, machine: Machine) -> FileCha
     text = current.text or ""
     new_text = render_config_update(text, path, profile, {"base_url": triple.base_url, "api_key": triple.api_key,
                                                           "model": triple.model})
-    summary = [f"profile {profile!r}: base_url = {triple.base_url!r}, api_key = {mask_key(triple.api_key)}, "
-               f"model = {triple.model!r}"]
+    summary = [_("profile {profile}: {values}").format(
+        profile=repr(profile), values=f"base_url = {triple.base_url!r}, api_key = {mask_key(triple.api_key)}, "
+                                      f"model = {triple.model!r}")]
     return text_change(current, new_text, target=OWN, summary=summary, secret=True)
 
 
@@ -120,9 +123,10 @@ def plan_copies(triple: Triple, targets: Iterable[str], options: PlanOptions, ma
         raise errors[0]
     if errors:
         raise TaotokenError(
-            f"{len(errors)} files cannot be parsed; nothing was written:\n"
-            + "\n".join(f"  {e.message}\n    fix: {e.fix}" for e in errors),
-            "fix each file at the position shown (or move it away), then run again", Exit.CONFIG,
+            ngettext("{count} file cannot be parsed; nothing was written:",
+                     "{count} files cannot be parsed; nothing was written:", len(errors)).format(count=len(errors))
+            + "".join("\n  " + e.message + "\n    " + _("fix: {fix}").format(fix=e.fix) for e in errors),
+            _("fix each file at the position shown (or move it away), then run again"), Exit.CONFIG,
             code="config.unparsable")
     for secret in plan.secrets:
         remember_secret(secret)

@@ -25,6 +25,7 @@ from pathlib import Path
 from taotoken_cli.errors import TaotokenError
 from taotoken_cli.exitcodes import Exit
 from taotoken_cli.fsutil import SECRET_MODE, atomic_write, resolve_target
+from taotoken_cli.i18n import _, ngettext
 from taotoken_cli.masking import SECRETS, Redactor, mask_unknown_keys
 
 LOCK_NAME = "taotoken.lock"
@@ -119,14 +120,22 @@ def change_lines(plan: Plan) -> list[str]:
     what happens to the mode of a file that holds the key."""
     lines = []
     for change in plan.pending:
-        extra = ""
+        what = _("create {path}  [{target}]") if change.creates else _("update {path}  [{target}]")
         if change.secret and change.creates:
-            extra = " (holds the key: 0600)"
+            what = _("create {path}  [{target}] (holds the key: 0600)")
         elif change.secret and _group_or_world_bits(change.path):
-            extra = " (holds the key: mode tightened to 0600)"
-        lines.append(f"  {'create' if change.creates else 'update'} {change.path}  [{change.target}]{extra}")
+            what = _("update {path}  [{target}] (holds the key: mode tightened to 0600)")
+        lines.append("  " + what.format(path=change.path, target=change.target))
         lines += [f"      {line}" for line in change.summary]
     return lines
+
+
+def render_changes(out, plan: Plan) -> None:
+    """`change_lines` on `out` (an output.Output), each wrapped under its own text."""
+    for line in change_lines(plan):
+        text = line.lstrip(" ")
+        indent = len(line) - len(text)
+        out.wrapped(text, line[:indent], " " * (indent + 4))
 
 
 def _group_or_world_bits(path: Path) -> bool:
@@ -153,9 +162,10 @@ def git_tracked(path: Path) -> bool:
 def add_git_warnings(plan: Plan) -> None:
     for change in plan.pending:
         if change.secret and change.before is not None and git_tracked(change.path):
-            plan.warnings.append(
-                f"{change.path} is tracked by git and will now hold your API key: do not commit it "
-                f"(`git rm --cached {resolve_target(change.path).name}` and add it to .gitignore)")
+            plan.warnings.append(_(
+                "{path} is tracked by git and will now hold your API key: do not commit it ({command} and add it "
+                "to .gitignore)").format(path=change.path,
+                                         command=f"`git rm --cached {resolve_target(change.path).name}`"))
 
 
 # ---------------------------------------------------------------------------------------------- lock
@@ -174,9 +184,11 @@ def run_lock(config_dir: Path, timeout: float = LOCK_TIMEOUT_S) -> Iterator[None
         fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o600)
     except OSError as exc:
         raise TaotokenError(
-            f"cannot create the lock file {lock_path}: {exc.strerror or exc}; nothing was written",
-            f"make {config_dir} a writable directory (e.g. chmod u+rwx {config_dir}), or point TAOTOKEN_CONFIG "
-            "at a config file in a writable directory", Exit.FAILURE, code="init.write_failed") from None
+            _("cannot create the lock file {path}: {error}; nothing was written").format(
+                path=lock_path, error=exc.strerror or exc),
+            _("make {directory} a writable directory (e.g. {command}), or point TAOTOKEN_CONFIG at a config file in "
+              "a writable directory").format(directory=config_dir, command=f"chmod u+rwx {config_dir}"),
+            Exit.FAILURE, code="init.write_failed") from None
     try:
         deadline = time.monotonic() + timeout
         while True:
@@ -186,9 +198,10 @@ def run_lock(config_dir: Path, timeout: float = LOCK_TIMEOUT_S) -> Iterator[None
             except BlockingIOError:
                 if time.monotonic() >= deadline:
                     raise TaotokenError(
-                        f"another taotoken run is writing config files (lock {lock_path} is held)",
-                        "wait for it to finish and run the command again (the lock is released when that "
-                        "process exits, so a crashed run never leaves it stuck)",
+                        _("another taotoken run is writing config files (lock {path} is held)").format(
+                            path=lock_path),
+                        _("wait for it to finish and run the command again (the lock is released when that "
+                          "process exits, so a crashed run never leaves it stuck)"),
                         Exit.FAILURE, code="init.locked") from None
                 time.sleep(0.05)
         yield
@@ -252,14 +265,14 @@ def apply(plan: Plan, config_dir: Path, *, lock_timeout: float = LOCK_TIMEOUT_S,
         return ApplyResult([], None)
     targets = [resolve_target(change.path) for change in pending]
     if len(set(targets)) != len(targets):
-        raise TaotokenError("internal error: two planned changes write the same file", None, Exit.FAILURE)
+        raise TaotokenError(_("internal error: two planned changes write the same file"), None, Exit.FAILURE)
     with run_lock(config_dir, lock_timeout):
         stale = [change.path for change in pending if read_current(change.path) != change.before]
         if stale:
             raise TaotokenError(
-                "these files changed after the plan was made; nothing was written: "
-                + ", ".join(str(p) for p in stale),
-                "run the command again to plan against the current contents", Exit.FAILURE,
+                _("these files changed after the plan was made; nothing was written: {files}").format(
+                    files=", ".join(str(p) for p in stale)),
+                _("run the command again to plan against the current contents"), Exit.FAILURE,
                 code="init.changed_since_plan")
         backup_dir = None
         try:
@@ -283,8 +296,10 @@ def apply(plan: Plan, config_dir: Path, *, lock_timeout: float = LOCK_TIMEOUT_S,
                 shutil.rmtree(backup_dir, ignore_errors=True)
             where = config_dir / BACKUPS_DIR
             raise TaotokenError(
-                f"cannot save backups in {where}: {exc.strerror or exc}; nothing was written",
-                f"make {config_dir} writable and check the disk has space (df -h {config_dir}), then run again",
+                _("cannot save backups in {directory}: {error}; nothing was written").format(
+                    directory=where, error=exc.strerror or exc),
+                _("make {directory} writable and check the disk has space ({command}), then run again").format(
+                    directory=config_dir, command=f"df -h {config_dir}"),
                 Exit.FAILURE, code="init.write_failed") from None
 
         written: list[tuple[FileChange, dict]] = []
@@ -296,15 +311,21 @@ def apply(plan: Plan, config_dir: Path, *, lock_timeout: float = LOCK_TIMEOUT_S,
                 problems = _restore(failed + [e for _, e in reversed(written)], backup_dir)
                 if problems:
                     raise TaotokenError(
-                        f"could not write {change.path}: {exc.strerror or exc}; restoring the files already "
-                        f"written also failed: {'; '.join(problems)}",
-                        f"the originals are in {backup_dir}; copy them back by hand (see {MANIFEST} there)",
+                        _("could not write {path}: {error}; restoring the files already written also failed: "
+                          "{problems}").format(path=change.path, error=exc.strerror or exc,
+                                               problems="; ".join(problems)),
+                        _("the originals are in {directory}; copy them back by hand (see {manifest} there)").format(
+                            directory=backup_dir, manifest=MANIFEST),
                         Exit.FAILURE, code="init.write_failed") from None
                 shutil.rmtree(backup_dir, ignore_errors=True)
                 raise TaotokenError(
-                    f"could not write {change.path}: {exc.strerror or exc}; nothing was changed (the "
-                    f"{len(written)} file(s) already written were restored)",
-                    f"check that {resolve_target(change.path).parent} is a writable directory, then run again",
+                    ngettext("could not write {path}: {error}; nothing was changed (the {count} file already "
+                             "written was restored)",
+                             "could not write {path}: {error}; nothing was changed (the {count} files already "
+                             "written were restored)", len(written)).format(
+                        path=change.path, error=exc.strerror or exc, count=len(written)),
+                    _("check that {directory} is a writable directory, then run again").format(
+                        directory=resolve_target(change.path).parent),
                     Exit.FAILURE, code="init.write_failed") from None
             written.append((change, entry))
         manifest["complete"] = True
@@ -363,20 +384,23 @@ def undo_last(config_dir: Path, *, force: bool = False, lock_timeout: float = LO
     with run_lock(config_dir, lock_timeout):
         history = runs(config_dir)
         if not history:
-            raise TaotokenError("there is no taotoken run to undo", f"backups live in {config_dir / BACKUPS_DIR}",
+            raise TaotokenError(_("there is no taotoken run to undo"),
+                                _("backups live in {directory}").format(directory=config_dir / BACKUPS_DIR),
                                 Exit.NOT_FOUND, code="init.nothing_to_undo")
         backup_dir, manifest = history[-1]
         entries = manifest["files"]
         edited = [e["target"] for e in entries if _sha(read_current(Path(e["target"]))) != e["after_sha256"]]
         if edited and not force:
             raise TaotokenError(
-                "these files were changed after the last run, undo would discard those edits: " + ", ".join(edited),
-                "save your edits elsewhere and run `taotoken init --undo --force`", Exit.FAILURE,
+                _("these files were changed after the last run, undo would discard those edits: {files}").format(
+                    files=", ".join(edited)),
+                _("save your edits elsewhere and run `taotoken init --undo --force`"), Exit.FAILURE,
                 code="init.undo_conflict")
         problems = _restore(entries, backup_dir)
         if problems:
-            raise TaotokenError("undo could not restore: " + "; ".join(problems),
-                                f"the originals are in {backup_dir}", Exit.FAILURE, code="init.undo_failed")
+            raise TaotokenError(_("undo could not restore: {problems}").format(problems="; ".join(problems)),
+                                _("the originals are in {directory}").format(directory=backup_dir), Exit.FAILURE,
+                                code="init.undo_failed")
         manifest["undone"] = True
         manifest["undone_at"] = datetime.now(timezone.utc).isoformat()
         _write_manifest(backup_dir, manifest)

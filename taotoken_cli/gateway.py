@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from taotoken_cli import __version__
+from taotoken_cli.i18n import _
 from taotoken_cli.proxies import proxy_for  # noqa: F401 - the gateway's proxy decision, shared by every caller
 
 USER_AGENT = f"taotoken-cli/{__version__}"
@@ -126,7 +127,7 @@ def plain_http_refusal(url: str, env: Mapping[str, str] | None = None) -> Insecu
         return None
     if (os.environ if env is None else env).get(ENV_ALLOW_HTTP) == "1":
         return None
-    return InsecureTransport(f"refusing to send the key over plain http to {parts.hostname}")
+    return InsecureTransport(_("refusing to send the key over plain http to {host}").format(host=parts.hostname))
 
 
 def chat_request_body(model: str, *, prompt: str, max_tokens: int, stream: bool) -> dict[str, Any]:
@@ -240,7 +241,7 @@ class Gateway:
 
             remaining = deadline - started
             if remaining <= 0:
-                obs.error = DeadlineExceeded("the time limit was used up before this request started")
+                obs.error = DeadlineExceeded(_("the time limit was used up before this request started"))
                 return obs
             kwargs["timeout"] = httpx.Timeout(min(self.read_timeout, remaining),
                                               connect=min(self.connect_timeout, remaining))
@@ -264,7 +265,7 @@ class Gateway:
         except Exception as exc:  # network failures are observations, not crashes
             obs.error = exc
             if cut and not isinstance(exc, DeadlineExceeded):
-                obs.error = DeadlineExceeded("timed out: the time limit ran out before the answer was complete")
+                obs.error = DeadlineExceeded(_("timed out: the time limit ran out before the answer was complete"))
         finally:
             if timer is not None:
                 timer.cancel()
@@ -312,7 +313,7 @@ class Gateway:
         """Stop reading at the deadline (a trickling server cannot stretch `--timeout`)."""
         for chunk in chunks:
             if deadline is not None and time.perf_counter() > deadline:
-                raise DeadlineExceeded("timed out: the time limit ran out while reading the answer")
+                raise DeadlineExceeded(_("timed out: the time limit ran out while reading the answer"))
             yield chunk
 
     @staticmethod

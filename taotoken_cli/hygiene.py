@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from urllib.parse import urlsplit, urlunsplit
 
 from taotoken_cli.errors import InputError
+from taotoken_cli.i18n import _
 
 # Endpoint paths people paste as part of a base URL.
 _ENDPOINT_SUFFIXES = ("/chat/completions", "/completions", "/responses", "/messages", "/models")
@@ -50,83 +51,86 @@ def host_problem(host: str) -> str | None:
         try:
             ipaddress.IPv6Address(host.split("%")[0])
         except ValueError:
-            return "is not a valid IPv6 address"
+            return _("is not a valid IPv6 address")
         return None
     if re.fullmatch(r"[0-9.]+", host):
         try:
             ipaddress.IPv4Address(host)
         except ValueError:
-            return "is not a valid IPv4 address"
+            return _("is not a valid IPv4 address")
         return None
     try:
         ascii_host = host.encode("idna").decode("ascii")  # international names become xn--…
     except UnicodeError:
-        return "is not a valid host name"
+        return _("is not a valid host name")
     labels = ascii_host.lower().rstrip(".").split(".")
     if len(ascii_host) > 253 or not all(_LABEL_RE.match(label) for label in labels):
-        return "is not a valid host name (letters, digits and '-' between dots)"
+        return _("is not a valid host name (letters, digits and '-' between dots)")
     return None
 
 
-def _unwrap(raw: str, label: str) -> Cleaned:
-    """Strip surrounding whitespace and quotes (pasted from docs or shell snippets), saying so."""
+def _unwrap(raw: str, note: str) -> Cleaned:
+    """Strip surrounding whitespace and quotes (pasted from docs or shell snippets), saying so (`note`)."""
     text = raw.strip().strip(_QUOTES).strip()
     result = Cleaned(text)
     if text != raw:
-        result.changes.append(f"removed surrounding whitespace/quotes from the {label}")
+        result.changes.append(note)
     return result
 
 
 def clean_base_url(raw: str) -> Cleaned:
     """Return the API root: scheme://host[:port]/path without query, fragment, endpoint or /v1."""
-    result = _unwrap(raw, "base URL")
+    result = _unwrap(raw, _("removed surrounding whitespace/quotes from the base URL"))
     text = result.value
     if not text:
-        raise InputError("the base URL is empty", "pass the API root, e.g. --base-url https://taotoken.net/api")
+        raise InputError(_("the base URL is empty"), _("pass the API root, e.g. --base-url https://taotoken.net/api"))
     if "://" not in text:
         raise InputError(
-            f"base URL {text!r} has no scheme",
-            f"write it with https://, e.g. https://{text.lstrip('/')}",
+            _("base URL {url} has no scheme").format(url=repr(text)),
+            _("write it with https://, e.g. {example}").format(example="https://" + text.lstrip("/")),
         )
     try:
         parts = urlsplit(text)
         hostname = parts.hostname
     except ValueError as exc:  # e.g. "Invalid IPv6 URL" for https://[::1
-        raise InputError(f"base URL {text!r} cannot be parsed ({exc})",
-                         "check the host part, e.g. https://taotoken.net/api or http://[::1]:3000/api") from None
+        raise InputError(_("base URL {url} cannot be parsed ({error})").format(url=repr(text), error=exc),
+                         _("check the host part, e.g. https://taotoken.net/api or http://[::1]:3000/api")) from None
     if parts.scheme.lower() not in ("http", "https"):
         raise InputError(
-            f"base URL scheme {parts.scheme!r} is not supported",
-            "use an http:// or https:// URL, e.g. https://taotoken.net/api",
+            _("base URL scheme {scheme} is not supported").format(scheme=repr(parts.scheme)),
+            _("use an http:// or https:// URL, e.g. https://taotoken.net/api"),
         )
     if not hostname:
-        raise InputError(f"base URL {text!r} has no host", "e.g. https://taotoken.net/api")
+        raise InputError(_("base URL {url} has no host").format(url=repr(text)), _("e.g. https://taotoken.net/api"))
     problem = host_problem(hostname)
     if problem:
-        raise InputError(f"base URL {text!r}: the host {hostname!r} {problem}",
-                         "write the host name or IP address only, e.g. https://taotoken.net/api")
+        raise InputError(_("base URL {url}: the host {host} {problem}").format(url=repr(text), host=repr(hostname),
+                                                                              problem=problem),
+                         _("write the host name or IP address only, e.g. https://taotoken.net/api"))
     try:
         port = parts.port
     except ValueError:  # not a number, or above 65535
         port = -1
     port_text = parts.netloc.rpartition("]")[2].rpartition("@")[2].partition(":")[2]
     if port == -1 or port == 0 or (port_text and not port_text.isdigit()):
-        raise InputError(f"base URL {text!r} has an invalid port {port_text!r}",
-                         "a port is a number from 1 to 65535, e.g. https://taotoken.net:8443/api, or none at all")
+        raise InputError(_("base URL {url} has an invalid port {port}").format(url=repr(text), port=repr(port_text)),
+                         _("a port is a number from 1 to 65535, e.g. https://taotoken.net:8443/api, or none at all"))
     if any(ch.isspace() for ch in text):
-        raise InputError(f"base URL {text!r} contains whitespace", "remove the spaces from the URL")
+        raise InputError(_("base URL {url} contains whitespace").format(url=repr(text)),
+                         _("remove the spaces from the URL"))
     if parts.username or parts.password:
         raise InputError(
-            "the base URL contains user:password@",
-            "give the key with --key-stdin instead of in the URL",
+            _("the base URL contains user:password@"),
+            _("give the key with --key-stdin instead of in the URL"),
         )
     if parts.query:
-        result.changes.append(f"removed the query string ?{parts.query} (clients append paths after it)")
+        result.changes.append(_("removed the query string ?{query} (clients append paths after it)")
+                              .format(query=parts.query))
     if parts.fragment:
-        result.changes.append(f"removed the fragment #{parts.fragment}")
+        result.changes.append(_("removed the fragment #{fragment}").format(fragment=parts.fragment))
     path = parts.path.rstrip("/")
     if path != parts.path and parts.path not in ("", "/"):
-        result.changes.append("removed the trailing slash")
+        result.changes.append(_("removed the trailing slash"))
     v1_count = 0
     stripped = True
     while stripped:  # until stable, so cleaning a cleaned URL changes nothing (…/models/v1 -> root)
@@ -134,7 +138,8 @@ def clean_base_url(raw: str) -> Cleaned:
         for suffix in _ENDPOINT_SUFFIXES:
             if path.lower().endswith(suffix):
                 path = path[: -len(suffix)].rstrip("/")
-                result.changes.append(f"removed the endpoint path {suffix} (each client appends its own)")
+                result.changes.append(_("removed the endpoint path {suffix} (each client appends its own)")
+                                      .format(suffix=suffix))
                 stripped = True
                 break
         while path.lower().endswith("/v1"):
@@ -142,18 +147,19 @@ def clean_base_url(raw: str) -> Cleaned:
             v1_count += 1
             stripped = True
     if v1_count == 1:
-        result.changes.append("removed the trailing /v1: the root is stored and each client gets its own form")
+        result.changes.append(_("removed the trailing /v1: the root is stored and each client gets its own form"))
     elif v1_count > 1:
-        result.changes.append(f"removed a repeated /v1 ({v1_count}x): it would produce /v1/v1/... requests")
+        result.changes.append(_("removed a repeated /v1 ({count}x): it would produce /v1/v1/... requests")
+                              .format(count=v1_count))
     scheme = parts.scheme.lower()
     netloc = parts.netloc.lower()
     if netloc.endswith(":"):  # `host:` with an empty port means the default one
         netloc = netloc[:-1]
-        result.changes.append("removed the empty port after the host")
+        result.changes.append(_("removed the empty port after the host"))
     result.value = urlunsplit((scheme, netloc, path, "", ""))
     if scheme == "http" and not is_loopback_host(hostname):
         result.warnings.append(
-            f"plain http to {hostname}: the key would travel unencrypted; use https://"
+            _("plain http to {host}: the key would travel unencrypted; use https://").format(host=hostname)
         )
     return result
 
@@ -168,53 +174,53 @@ def clean_key(raw: str, *, strip_bearer: bool = False) -> Cleaned:
     bearer = _BEARER_RE.match(raw)
     if bearer and not strip_bearer:
         raise InputError(
-            "the key starts with 'Bearer ' (or 'Authorization:'): that is the HTTP header, not the key",
-            "paste only the key itself (it usually starts with sk-); every client adds 'Bearer ' on its own",
+            _("the key starts with 'Bearer ' (or 'Authorization:'): that is the HTTP header, not the key"),
+            _("paste only the key itself (it usually starts with sk-); every client adds 'Bearer ' on its own"),
         )
     value = raw[bearer.end():] if bearer else raw
     result = Cleaned(value)
     if bearer:
-        result.changes.append(f"removed {raw[:bearer.end()].strip()!r} before the key: that is the HTTP header, "
-                              "and every client adds it on its own")
+        result.changes.append(_("removed {prefix} before the key: that is the HTTP header, and every client adds "
+                                "it on its own").format(prefix=repr(raw[:bearer.end()].strip())))
     stripped = value.strip()
     if stripped != value:
-        what = "a trailing newline" if value.rstrip(" \t") != value.rstrip() else "surrounding whitespace"
-        result.changes.append(f"removed {what} from the key")
+        result.changes.append(_("removed a trailing newline from the key") if value.rstrip(" \t") != value.rstrip()
+                              else _("removed surrounding whitespace from the key"))
     unquoted = stripped.strip(_QUOTES).strip()
     if unquoted != stripped:
-        result.changes.append("removed quotes around the key")
+        result.changes.append(_("removed quotes around the key"))
     if not unquoted:
-        raise InputError("the key is empty", "paste the key from the TaoToken console (it starts with sk-)")
+        raise InputError(_("the key is empty"), _("paste the key from the TaoToken console (it starts with sk-)"))
     if any(ch.isspace() for ch in unquoted):
         raise InputError(
-            "the key contains whitespace inside it",
-            "copy the key again in one piece; HTTP headers cannot carry spaces or newlines",
+            _("the key contains whitespace inside it"),
+            _("copy the key again in one piece; HTTP headers cannot carry spaces or newlines"),
         )
     if any(ord(ch) > 126 for ch in unquoted):
         raise InputError(
-            "the key contains non-ASCII characters (smart quotes or full-width characters?)",
-            "copy the key again from the console as plain text",
+            _("the key contains non-ASCII characters (smart quotes or full-width characters?)"),
+            _("copy the key again from the console as plain text"),
         )
     result.value = unquoted
     if not unquoted.startswith("sk-"):
-        result.warnings.append("the key does not start with sk- as TaoToken keys do; check it is the API key")
+        result.warnings.append(_("the key does not start with sk- as TaoToken keys do; check it is the API key"))
     elif not _KEY_SHAPE_RE.match(unquoted):
-        result.warnings.append("the key is unusually short or contains unexpected characters")
+        result.warnings.append(_("the key is unusually short or contains unexpected characters"))
     # one-api/new-api read anything after a second '-' as a channel id (403 普通用户不支持指定渠道).
     if unquoted.startswith("sk-") and "-" in unquoted[3:]:
-        result.warnings.append(
+        result.warnings.append(_(
             "the key has a '-' after the sk- prefix; one-api/new-api gateways read the part after it as a "
-            "channel id and answer 403 — check nothing was appended to the key"
-        )
+            "channel id and answer 403 — check nothing was appended to the key"))
     return result
 
 
 def clean_model(raw: str) -> Cleaned:
-    result = _unwrap(raw, "model ID")
+    result = _unwrap(raw, _("removed surrounding whitespace/quotes from the model ID"))
     value = result.value
     if not value:
-        raise InputError("the model ID is empty",
-                         "pass a model ID, e.g. --model gpt-4o-mini (`taotoken models` lists them)")
+        raise InputError(_("the model ID is empty"),
+                         _("pass a model ID, e.g. --model gpt-4o-mini (`taotoken models` lists them)"))
     if any(ch.isspace() for ch in value):
-        raise InputError(f"model ID {value!r} contains whitespace", "model IDs have no spaces; copy it again")
+        raise InputError(_("model ID {model} contains whitespace").format(model=repr(value)),
+                         _("model IDs have no spaces; copy it again"))
     return result

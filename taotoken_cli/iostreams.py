@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TextIO, TypeVar
 
 from taotoken_cli.errors import InputError
+from taotoken_cli.i18n import _
 from taotoken_cli.output import Output
 
 T = TypeVar("T")
@@ -34,9 +35,9 @@ class ConfirmationNeeded(InputError):
     """A change needs a yes, and there is no terminal to ask on (nothing was written)."""
 
     def __init__(self, dry_run: bool = False) -> None:
-        super().__init__("confirmation needed, but stdin is not a terminal (nothing was written)",
-                         "re-run with --yes to apply the changes shown"
-                         + (", or with --dry-run to see the diffs" if dry_run else ""))
+        super().__init__(_("confirmation needed, but stdin is not a terminal (nothing was written)"),
+                         _("re-run with --yes to apply the changes shown, or with --dry-run to see the diffs")
+                         if dry_run else _("re-run with --yes to apply the changes shown"))
 
 
 class Prompter:
@@ -52,9 +53,10 @@ class Prompter:
     def interactive(self) -> bool:
         return self._io.stdin_tty
 
-    def say(self, text: str) -> None:
-        """A line for the person answering (stderr, secrets masked)."""
-        self._io.out.error_line(text)
+    def say(self, text: str, prefix: str = "") -> None:
+        """A line for the person answering (stderr, secrets masked), wrapped to the terminal: continuation lines
+        hang under the text after `prefix`, or two columns in when there is none."""
+        self._io.out.error_wrapped(text, prefix, None if prefix else "  ")
 
     def _read_line(self, prompt: str) -> str:
         self._io.stderr.write(prompt)
@@ -72,12 +74,16 @@ class Prompter:
             return True
         if not self.interactive:
             raise ConfirmationNeeded(dry_run_hint)
-        answer = self._read_line(f"{question} [{'Y/n' if default else 'y/N'}] ").strip().lower()
+        answer = self._read_line(_("{question} [{choices}] ").format(question=question,
+                                                                     choices="Y/n" if default else "y/N"))
+        answer = answer.strip().lower()
         return default if not answer else answer in ("y", "yes")
 
     def ask(self, label: str, default: str | None = None) -> str:
         """One line of input; an empty answer is the default (when there is one)."""
-        answer = self._read_line(f"{label}" + (f" [{default}]" if default else "") + ": ")
+        prompt = _("{label} [{default}]: ").format(label=label, default=default) if default else \
+            _("{label}: ").format(label=label)
+        answer = self._read_line(prompt)
         return answer if answer.strip() or default is None else default
 
     def pause(self, message: str) -> bool:
@@ -85,7 +91,7 @@ class Prompter:
         there is nobody to wait for: returns False at once, and the caller says how to go on later."""
         if not self.interactive:
             return False
-        self._read_line(f"{message} — press Enter to continue (Ctrl-C stops) ")
+        self._read_line(_("{message} — press Enter to continue (Ctrl-C stops) ").format(message=message))
         return True
 
     def secret(self, label: str) -> str:
@@ -93,7 +99,7 @@ class Prompter:
         if not self.interactive:
             return self._io.stdin.read()
         try:
-            return (self._hidden_input or self._read_line)(f"{label} (input hidden): ")
+            return (self._hidden_input or self._read_line)(_("{label} (input hidden): ").format(label=label))
         except EOFError:  # getpass on Ctrl-D
             raise KeyboardInterrupt from None
 
@@ -108,7 +114,9 @@ class Prompter:
             except InputError as exc:
                 if not self.interactive:  # nobody to ask again
                     raise
-                self.say(f"error: {exc.message}" + (f"\n  fix: {exc.fix}" if exc.fix else ""))
+                self.say(exc.message, _("error: "))
+                if exc.fix:
+                    self.say(exc.fix, "  " + _("fix: "))
 
     def choose(self, label: str, choices: list[str], *, narrow: Callable[[str], list[str]],
                unknown: Callable[[str], str]) -> str:
@@ -124,10 +132,11 @@ class Prompter:
                 numbered = min(len(shown), self.LIST_LIMIT)
                 if 1 <= int(answer) <= numbered:
                     return shown[int(answer) - 1]
-                self.say(f"there is no number {answer} in the list shown (1-{numbered})")
+                self.say(_("there is no number {number} in the list shown (1-{last})").format(number=answer,
+                                                                                           last=numbered))
                 continue
             if not answer:
-                self.say("type a number from the list, an ID, or part of one to narrow the list")
+                self.say(_("type a number from the list, an ID, or part of one to narrow the list"))
                 continue
             matches = narrow(answer)
             if matches:
@@ -138,12 +147,13 @@ class Prompter:
 
     def _show(self, items: list[str], total: int) -> None:
         if len(items) < total:
-            self.say(f"{len(items)} of {total} match:")
+            self.say(_("{shown} of {total} match:").format(shown=len(items), total=total))
         width = len(str(min(len(items), self.LIST_LIMIT)))
         for number, item in enumerate(items[: self.LIST_LIMIT], 1):
-            self.say(f"  {number:>{width}}) {item}")
+            self.say(f"{number:>{width}}) {item}", "  ")
         if len(items) > self.LIST_LIMIT:
-            self.say(f"  … {len(items) - self.LIST_LIMIT} more: type part of a name to narrow the list")
+            self.say(_("… {count} more: type part of a name to narrow the list").format(
+                count=len(items) - self.LIST_LIMIT), "  ")
 
 
 @dataclass

@@ -18,6 +18,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from taotoken_cli.i18n import N_, _
+
 _WS = re.compile(r"[ \t\n\r]*")
 _TRIVIA = re.compile(r"(?:[ \t\n\r]+|//[^\n]*|/\*.*?\*/)*", re.DOTALL)
 _STRING = re.compile(r'"[^"\\\x00-\x1f]*(?:\\.[^"\\\x00-\x1f]*)*"', re.DOTALL)
@@ -89,10 +91,23 @@ def parse(text: str, *, jsonc: bool = False, focus: tuple | None = None) -> Docu
 
 
 def _no_constants(name: str) -> None:
-    raise ValueError(f"{name} is not JSON")
+    raise ValueError(_("{word} is not JSON").format(word=name))
 
 
 _DECODER = json.JSONDecoder(parse_constant=_no_constants)
+
+# The messages of Python's json module (it gives the position apart), shown in the user's language.
+_JSON_MODULE_MESSAGES = frozenset((
+    N_("Expecting value"), N_("Expecting property name enclosed in double quotes"), N_("Expecting ':' delimiter"),
+    N_("Expecting ',' delimiter"), N_("Unterminated string starting at"), N_("Invalid control character at"),
+    N_("Invalid \\escape"), N_("Invalid \\uXXXX escape"), N_("Extra data"),
+    N_("Illegal trailing comma before end of object"), N_("Illegal trailing comma before end of array"),
+))
+
+
+def json_message(message: str) -> str:
+    """A message of Python's json module in the user's language (one this table lacks as it is)."""
+    return _(message) if message in _JSON_MODULE_MESSAGES else message
 
 
 class _Parser:
@@ -109,11 +124,11 @@ class _Parser:
         if self.jsonc:
             end = _TRIVIA.match(self.text, self.pos).end()
             if self.text.startswith("/*", end):
-                raise self.error("unterminated /* comment */", end)
+                raise self.error(_("unterminated /* comment */"), end)
         else:
             end = _WS.match(self.text, self.pos).end()
             if self.text.startswith(("//", "/*"), end):
-                raise self.error("comments are not allowed in JSON", end)
+                raise self.error(_("comments are not allowed in JSON"), end)
         self.pos = end
 
     def document(self) -> Node | None:
@@ -123,15 +138,15 @@ class _Parser:
         try:
             root = self.value(0, ())
         except RecursionError:
-            raise self.error("nested too deeply") from None
+            raise self.error(_("nested too deeply")) from None
         self.skip()
         if self.pos != len(self.text):
-            raise self.error("extra data after the JSON value")
+            raise self.error(_("extra data after the JSON value"))
         return root
 
     def value(self, depth: int, path: tuple) -> Node:
         if depth > MAX_DEPTH:
-            raise self.error("nested too deeply")
+            raise self.error(_("nested too deeply"))
         text, start = self.text, self.pos
         char = text[start:start + 1]
         if self.focus is not None and path != self.focus[:len(path)] and char in ("{", "["):
@@ -148,12 +163,12 @@ class _Parser:
         for word in _LITERALS:
             if text.startswith(word, start):
                 return self.scalar(start + len(word))
-        raise self.error("expected a value" if char else "unexpected end of text")
+        raise self.error(_("expected a value") if char else _("unexpected end of text"))
 
     def string_end(self, start: int) -> int:
         match = _STRING.match(self.text, start)
         if match is None:
-            raise self.error("unterminated string, or a control character (a raw newline or tab) inside one")
+            raise self.error(_("unterminated string, or a control character (a raw newline or tab) inside one"))
         return match.end()
 
     def scalar(self, end: int) -> Node:
@@ -162,7 +177,7 @@ class _Parser:
         try:
             value = _LITERALS[raw] if raw in _LITERALS else json.loads(raw)
         except ValueError:
-            raise self.error("invalid escape in string", start) from None
+            raise self.error(_("invalid escape in string"), start) from None
         return Node("scalar", start, end, value)
 
     def skipped(self, start: int) -> Node:
@@ -170,7 +185,7 @@ class _Parser:
         try:
             value, end = _DECODER.raw_decode(self.text, start)
         except ValueError as exc:
-            raise self.error(str(exc).split(":")[0], getattr(exc, "pos", start)) from None
+            raise self.error(json_message(str(exc).split(":")[0]), getattr(exc, "pos", start)) from None
         self.pos = end
         return Node("object" if isinstance(value, dict) else "array", start, end, value)
 
@@ -196,9 +211,10 @@ class _Parser:
                 self.pos += 1
                 self.skip()
                 if text[self.pos:self.pos + 1] == close and not self.jsonc:
-                    raise self.error("trailing comma (not allowed in JSON)", entry.comma)
+                    raise self.error(_("trailing comma (not allowed in JSON)"), entry.comma)
             elif char != close:
-                raise self.error(f"expected ',' or '{close}'" if char else "unexpected end of text")
+                raise self.error(_("expected ',' or '{close}'").format(close=close) if char
+                                 else _("unexpected end of text"))
         self.pos += 1
         node.end = self.pos
         return node
@@ -206,11 +222,11 @@ class _Parser:
     def member(self, depth: int, path: tuple) -> Entry:
         start = self.pos
         if self.text[start:start + 1] != '"':
-            raise self.error("expected a \"key\" in double quotes")
+            raise self.error(_("expected a \"key\" in double quotes"))
         key = self.scalar(self.string_end(start))
         self.skip()
         if self.text[self.pos:self.pos + 1] != ":":
-            raise self.error("expected ':' after the key")
+            raise self.error(_("expected ':' after the key"))
         self.pos += 1
         self.skip()
         return Entry(start, self.value(depth + 1, path + (key.value,)), key.value, key.end)

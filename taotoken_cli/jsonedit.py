@@ -22,6 +22,7 @@ from typing import Any
 
 from taotoken_cli import jsonc
 from taotoken_cli.errors import ConfigFileError
+from taotoken_cli.i18n import _
 from taotoken_cli.jsonsplice import Splicer
 
 
@@ -85,25 +86,29 @@ def parse_json(text: str, path: Path | str, *, allow_comments: bool = False) -> 
         try:
             return json.loads(body, parse_constant=_not_json)
         except RecursionError:
-            raise ConfigFileError(str(path), None, None, "invalid JSON: nested too deeply",
-                                  "this is not a settings file taotoken can edit; move it away") from None
+            raise ConfigFileError(str(path), None, None, _("invalid JSON: {detail}").format(
+                                      detail=_("nested too deeply")),
+                                  _("this is not a settings file taotoken can edit; move it away")) from None
         except _NotJson as exc:
-            raise ConfigFileError(str(path), None, None, f"invalid JSON: {exc} (not a JSON number)",
-                                  f"replace {exc} by a number or null") from None
+            raise ConfigFileError(str(path), None, None, _("invalid JSON: {word} (not a JSON number)").format(word=exc),
+                                  _("replace {word} by a number or null").format(word=exc)) from None
         except json.JSONDecodeError as exc:
-            fix = (f"fix the JSON at line {exc.lineno}, column {exc.colno} (a missing comma or quote, or a trailing "
-                   f"comma, is the usual cause); `python3 -m json.tool {path}` shows the error too")
+            fix = _("fix the JSON at line {line}, column {column} (a missing comma or quote, or a trailing comma, is "
+                    "the usual cause); {command} shows the error too").format(
+                line=exc.lineno, column=exc.colno, command=f"`python3 -m json.tool {path}`")
             if _parses_as_jsonc(body):
-                fix = (f"remove the comments and trailing commas: this file must be plain JSON (the program that "
-                       f"reads it rejects the whole file otherwise); the first one is at line {exc.lineno}, "
-                       f"column {exc.colno}")
-            raise ConfigFileError(str(path), exc.lineno, exc.colno, f"invalid JSON: {exc.msg}", fix) from None
+                fix = _("remove the comments and trailing commas: this file must be plain JSON (the program that reads "
+                        "it rejects the whole file otherwise); the first one is at line {line}, column {column}")
+                fix = fix.format(line=exc.lineno, column=exc.colno)
+            raise ConfigFileError(str(path), exc.lineno, exc.colno,
+                                  _("invalid JSON: {detail}").format(detail=jsonc.json_message(exc.msg)), fix) from None
     try:
         document = jsonc.parse(text, jsonc=True)
     except jsonc.JsonSyntaxError as exc:
-        raise ConfigFileError(str(path), exc.line, exc.column, f"invalid JSON: {exc.msg}",
-                              f"fix the JSON at line {exc.line}, column {exc.column} (comments and trailing "
-                              "commas are fine in this file; a missing comma or quote is the usual cause)") from None
+        raise ConfigFileError(str(path), exc.line, exc.column, _("invalid JSON: {detail}").format(detail=exc.msg),
+                              _("fix the JSON at line {line}, column {column} (comments and trailing commas are fine "
+                                "in this file; a missing comma or quote is the usual cause)").format(
+                                  line=exc.line, column=exc.column)) from None
     return {} if document.root is None else document.root.value
 
 

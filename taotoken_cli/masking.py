@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import re
 
+from taotoken_cli.i18n import _
+
 ELLIPSIS = "…"
 _MIN_SECRET_LEN = 6
 
@@ -11,7 +13,7 @@ _MIN_SECRET_LEN = 6
 def mask_key(key: str | None) -> str:
     """`sk-abcdef…wxyz` -> `sk-ab…wxyz`; short keys reveal at most their last two characters."""
     if not key:
-        return "(not set)"
+        return _("(not set)")
     if len(key) >= 12:
         return f"{key[:5]}{ELLIPSIS}{key[-4:]}"
     if len(key) >= 6:

@@ -49,6 +49,21 @@ def color_enabled(stream: IO[str], env: Mapping[str, str] | None = None, tty: bo
         return False
 
 
+_WIDE_LABEL_MAX = 6  # the longest label before a full-width colon (`提示`, `警告`, `codex`)
+
+
+def split_label(note: str) -> tuple[str, str]:
+    """(`label: ` or `标签：`, the rest) of a labelled note such as `warning: …` or `警告：…`: the text before the
+    first colon, when it is one word; ("", note) otherwise."""
+    ascii_at, wide_at = note.find(": "), note.find("：")
+    if ascii_at > 0 and (wide_at < 0 or ascii_at < wide_at) and " " not in note[:ascii_at]:
+        return note[:ascii_at + 2], note[ascii_at + 2:]
+    if wide_at > 0 and (ascii_at < 0 or wide_at < ascii_at) and " " not in note[:wide_at] \
+            and wide_at <= _WIDE_LABEL_MAX:
+        return note[:wide_at + 1], note[wide_at + 1:]
+    return "", note
+
+
 class RedactingStream:
     """A text stream wrapper that masks secrets in everything written through it."""
 
@@ -113,10 +128,10 @@ class Output:
             self.error_line(line)
 
     def error_note(self, note: str) -> None:
-        """A labelled line (`note: …`, `warning: …`) on stderr, wrapped under its text."""
-        label, colon, text = note.partition(": ")
-        if colon and " " not in label:
-            self.error_wrapped(text, f"{label}: ")
+        """A labelled line (`note: …`, `warning: …`, `提示：…`) on stderr, wrapped under its text."""
+        label, text = split_label(note)
+        if label:
+            self.error_wrapped(text, label)
         else:
             self.error_wrapped(note, hang="  ")
 

@@ -21,6 +21,7 @@ from typing import Any, Protocol
 from taotoken_cli.errors import ConfigFileError
 from taotoken_cli.fileplan import FileChange, Plan
 from taotoken_cli.fsutil import resolve_target
+from taotoken_cli.i18n import _
 from taotoken_cli.jsonedit import dumps_like, edit_json, parse_json
 
 
@@ -136,7 +137,7 @@ class Client(Protocol):
     """What each client module provides (a module satisfies it with module-level names)."""
 
     NAME: str  # the init target, e.g. "claude-code"
-    LABEL: str  # e.g. "Claude Code"
+    LABEL: str  # e.g. "Claude Code" (a generic one is marked N_(): show it as _(LABEL))
 
     def paths(self, machine: Machine) -> Any: ...
 
@@ -175,8 +176,9 @@ def on_path(binary: str, env: Mapping[str, str] | None = None) -> str | None:
 
 
 def detect_by(dirs: list[Path], binaries: list[str], env: Mapping[str, str] | None = None) -> Detection:
-    reasons = [f"{d} exists" for d in dirs if d.is_dir()]
-    reasons += [f"{b} on PATH ({where})" for b in binaries if (where := on_path(b, env))]
+    reasons = [_("{directory} exists").format(directory=d) for d in dirs if d.is_dir()]
+    reasons += [_("{program} on PATH ({path})").format(program=b, path=where) for b in binaries
+                if (where := on_path(b, env))]
     return Detection(bool(reasons), reasons)
 
 
@@ -189,16 +191,17 @@ def _load_raw(path: Path, kind: str) -> ConfigFile:
     except FileNotFoundError:
         return result
     except IsADirectoryError:
-        result.error = ConfigFileError(str(path), None, None, "is a directory, not a file", "move it away")
+        result.error = ConfigFileError(str(path), None, None, _("is a directory, not a file"), _("move it away"))
     except PermissionError:
-        result.error = ConfigFileError(str(path), None, None, "cannot be read (permission denied)",
-                                       f"fix its permissions, e.g. chmod u+rw {path}")
+        result.error = ConfigFileError(str(path), None, None, _("cannot be read (permission denied)"),
+                                       _("fix its permissions, e.g. {command}").format(command=f"chmod u+rw {path}"))
     if result.raw is not None:
         try:
             result.raw.decode("utf-8")
         except UnicodeDecodeError as exc:
-            result.error = ConfigFileError(str(path), None, None, f"is not UTF-8 text ({exc.reason})",
-                                           "save the file as UTF-8")
+            result.error = ConfigFileError(str(path), None, None,
+                                           _("is not UTF-8 text ({reason})").format(reason=exc.reason),
+                                           _("save the file as UTF-8"))
     return result
 
 
@@ -216,8 +219,8 @@ def read_json(path: Path, *, want_object: bool = True, allow_comments: bool = Fa
             result.error = exc
             return result
         if want_object and not isinstance(result.data, dict):
-            result.error = ConfigFileError(str(path), 1, 1, "expected a JSON object ({…}) at the top level",
-                                           "make the file one JSON object, or move it away")
+            result.error = ConfigFileError(str(path), 1, 1, _("expected a JSON object ({…}) at the top level"),
+                                           _("make the file one JSON object, or move it away"))
             result.data = None
     return result
 
@@ -241,8 +244,9 @@ def parse_toml_doc(text: str, path: Path):
         return tomlkit.parse(text)
     except ParseError as exc:
         detail = str(exc).split(" at line ")[0]
-        raise ConfigFileError(str(path), exc.line, exc.col, f"invalid TOML: {detail}",
-                              f"fix the TOML at line {exc.line}, column {exc.col}, or move the file away") from None
+        raise ConfigFileError(str(path), exc.line, exc.col, _("invalid TOML: {detail}").format(detail=detail),
+                              _("fix the TOML at line {line}, column {column}, or move the file away").format(
+                                  line=exc.line, column=exc.col)) from None
 
 
 def read_text(path: Path) -> ConfigFile:

@@ -36,6 +36,7 @@ from taotoken_cli.clients.ccswitch_store import APP_LABELS, APPS, CCSwitchPaths,
 from taotoken_cli.errors import ConfigFileError, TaotokenError
 from taotoken_cli.exitcodes import Exit
 from taotoken_cli.fileplan import Plan
+from taotoken_cli.i18n import _
 from taotoken_cli.masking import mask_key
 
 NAME = "cc-switch"
@@ -135,13 +136,18 @@ def pending_links(triple: Triple, machine: Machine, only: str | None = None) -> 
         same = found.same_endpoint(app, endpoint(triple, app))
         if same:
             stale = [p for p in same if (p.api_key or "").strip() != triple.api_key]
-            notes.append(f"CC Switch already has a {APP_LABELS[app]} provider with endpoint {endpoint(triple, app)}: "
-                         f"{', '.join(p.describe() for p in same)}; not handing over the {APP_LABELS[app]} link again"
-                         + (" (it holds another key: paste the current one into it in CC Switch)" if stale else ""))
+            note = (_("CC Switch already has a {app} provider with endpoint {endpoint}: {providers}; not handing over "
+                      "the {app} link again (it holds another key: paste the current one into it in CC Switch)")
+                    if stale else
+                    _("CC Switch already has a {app} provider with endpoint {endpoint}: {providers}; not handing over "
+                      "the {app} link again"))
+            notes.append(note.format(app=APP_LABELS[app], endpoint=endpoint(triple, app),
+                                     providers=", ".join(p.describe() for p in same)))
             continue
         if found.problem:
-            notes.append(f"could not check CC Switch's {APP_LABELS[app]} providers for this endpoint "
-                         f"({found.problem}); if the import would duplicate one, cancel it in the dialog")
+            notes.append(_("could not check CC Switch's {app} providers for this endpoint ({problem}); if the import "
+                           "would duplicate one, cancel it in the dialog").format(app=APP_LABELS[app],
+                                                                                  problem=found.problem))
         links[app] = link
     return links, notes
 
@@ -152,17 +158,18 @@ def open_link(url: str) -> str | None:
         try:  # not `cmd /c start`: cmd.exe would cut the link at its first `&`
             os.startfile(url)  # type: ignore[attr-defined]  # Windows only
         except OSError as exc:
-            return f"Windows could not open the link ({exc.strerror or type(exc).__name__})"  # never the link
+            return _("Windows could not open the link ({error})").format(  # never the link
+                error=exc.strerror or type(exc).__name__)
         return None
     command = ["open", url] if sys.platform == "darwin" else ["xdg-open", url]
     try:
         proc = subprocess.run(command, capture_output=True, timeout=15, check=False)
     except FileNotFoundError:
-        return f"{command[0]} is not available on this machine"
+        return _("{program} is not available on this machine").format(program=command[0])
     except subprocess.TimeoutExpired:
-        return f"{command[0]} did not return within 15 s"
+        return _("{program} did not return within {seconds} s").format(program=command[0], seconds=15)
     if proc.returncode != 0:
-        return f"{command[0]} exited with status {proc.returncode}"
+        return _("{program} exited with status {status}").format(program=command[0], status=proc.returncode)
     return None
 
 
@@ -175,25 +182,28 @@ def plan(triple: Triple, machine: Machine, options: PlanOptions = PlanOptions())
     links = import_links(triple)
     links_path = machine.config_dir / LINKS_FILE
     result.add(text_change(read_text(links_path), links_file_text(links, links_path), target=NAME, secret=True,
-                           summary=["CC Switch import links for Claude and Codex (contain the key; mode 0600)"]))
+                           summary=[_("CC Switch import links for Claude and Codex (contain the key; mode 0600)")]))
     if current.kind == "legacy-json":
-        result.notes.append(f"{current.describe()}; TaoToken is added to that file directly")
+        result.notes.append(_("{store}; TaoToken is added to that file directly").format(store=current.describe()))
         result.extend(_plan_legacy(triple, where))
     else:
         result.notes.append(current.describe())
         for app in APPS:
             same = current.same_endpoint(app, endpoint(triple, app))
             if same:
-                result.notes.append(f"CC Switch already has a {APP_LABELS[app]} provider with endpoint "
-                                    f"{endpoint(triple, app)} ({', '.join(p.describe() for p in same)}): its link "
-                                    "is not handed over again")
-        result.notes.append("CC Switch: hand it the import links with `taotoken init --target cc-switch --open` "
-                            f"(or from {links_path}); CC Switch shows a confirmation dialog for each"
-                            + ("" if current.kind == "sqlite" else " — start CC Switch once first"))
-    result.warnings.append(
+                result.notes.append(_("CC Switch already has a {app} provider with endpoint {endpoint} ({providers}): "
+                                      "its link is not handed over again").format(
+                    app=APP_LABELS[app], endpoint=endpoint(triple, app),
+                    providers=", ".join(p.describe() for p in same)))
+        how = (_("CC Switch: hand it the import links with {command} (or from {path}); CC Switch shows a "
+                 "confirmation dialog for each") if current.kind == "sqlite" else
+               _("CC Switch: hand it the import links with {command} (or from {path}); CC Switch shows a "
+                 "confirmation dialog for each — start CC Switch once first"))
+        result.notes.append(how.format(command="`taotoken init --target cc-switch --open`", path=links_path))
+    result.warnings.append(_(
         "CC Switch manages ~/.claude/settings.json and ~/.codex/config.toml + auth.json: switching providers in "
         "CC Switch rewrites those files (after saving their current content into the provider that was selected), "
-        "so select TaoToken inside CC Switch instead of relying on the direct edits")
+        "so select TaoToken inside CC Switch instead of relying on the direct edits"))
     return result
 
 
@@ -222,15 +232,17 @@ def _plan_legacy(triple: Triple, where: CCSwitchPaths) -> Plan:
     data = copy.deepcopy(file.data)
     if data.get("version") != 2:
         raise ConfigFileError(str(where.legacy_config), None, None,
-                              f"is a CC Switch config of version {data.get('version')!r}, not the v2 shape",
-                              "start CC Switch once so it migrates the file, then run init again")
+                              _("is a CC Switch config of version {version}, not the v2 shape").format(
+                                  version=repr(data.get("version"))),
+                              _("start CC Switch once so it migrates the file, then run init again"))
     summary = []
     now_ms = int(time.time() * 1000)
     for app, entry in provider_entries(triple).items():
         manager = data.setdefault(app, {"providers": {}, "current": ""})
         if not isinstance(manager, dict) or not isinstance(manager.setdefault("providers", {}), dict):
-            raise ConfigFileError(str(where.legacy_config), None, None, f'"{app}.providers" is not an object',
-                                  "let CC Switch repair the file (start it once), then run init again")
+            raise ConfigFileError(str(where.legacy_config), None, None,
+                                  _("{name} is not an object").format(name=f'"{app}.providers"'),
+                                  _("let CC Switch repair the file (start it once), then run init again"))
         providers = manager["providers"]
         old = providers.get(PROVIDER_ID)
         if isinstance(old, dict):
@@ -242,8 +254,10 @@ def _plan_legacy(triple: Triple, where: CCSwitchPaths) -> Plan:
         else:
             merged = {**entry, "websiteUrl": homepage(triple), "category": "custom", "createdAt": now_ms}
         providers[PROVIDER_ID] = merged
-        summary.append(f"{'updated' if old else 'added'} provider {PROVIDER_ID!r} for {app} (not selected: "
-                       "choose it in CC Switch to activate it)")
+        summary.append((_("updated provider {provider} for {app} (not selected: choose it in CC Switch to activate "
+                          "it)") if old else
+                        _("added provider {provider} for {app} (not selected: choose it in CC Switch to activate it)"))
+                       .format(provider=repr(PROVIDER_ID), app=app))
     if data != file.data:
         _refuse_while_running(where, result)
     result.add(json_change(file, data, target=NAME, summary=summary, secret=True))
@@ -255,15 +269,16 @@ def _refuse_while_running(where: CCSwitchPaths, result: Plan) -> None:
     while it runs is invisible to it and erased at its next save."""
     running = processes.find(PROCESS_NAMES)
     if running is None:
-        result.warnings.append(f"could not tell whether CC Switch is running: quit it before applying, or it erases "
-                               f"TaoToken's entry in {where.legacy_config} at its next save")
+        result.warnings.append(_("could not tell whether CC Switch is running: quit it before applying, or it erases "
+                                 "TaoToken's entry in {path} at its next save").format(path=where.legacy_config))
     elif running:
         which = ", ".join(f"pid {p.pid} {p.name}" for p in running)
         raise TaotokenError(
-            f"CC Switch is running ({which}): it keeps {where.legacy_config} in memory and rewrites the whole file "
-            "when it saves, which would erase TaoToken's entry; nothing was written",
-            "quit CC Switch (tray menu → Quit; closing its window leaves it running), then run the same "
-            "`taotoken init` again", Exit.FAILURE)
+            _("CC Switch is running ({processes}): it keeps {path} in memory and rewrites the whole file when it "
+              "saves, which would erase TaoToken's entry; nothing was written").format(processes=which,
+                                                                                       path=where.legacy_config),
+            _("quit CC Switch (tray menu → Quit; closing its window leaves it running), then run the same "
+              "`taotoken init` again"), Exit.FAILURE)
 
 
 def _strings(value) -> list[str]:

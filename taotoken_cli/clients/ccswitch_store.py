@@ -20,13 +20,14 @@ from pathlib import Path
 from typing import Any
 
 from taotoken_cli.clients.base import read_json
+from taotoken_cli.i18n import N_, _
 
 APPS = ("claude", "codex")
 APP_LABELS = {"claude": "Claude Code", "codex": "Codex"}
 LOCK_WAIT_S = 0.5  # how long to wait for CC Switch to finish a write before reading around it
 SQLITE_MAGIC = b"SQLite format 3\x00"
 REQUIRED = {"id", "app_type", "settings_config"}  # the providers columns every version has
-_FIRST_SCHEMA_OF = ((17, "3.20 or newer"), (4, "3.10–3.19"), (3, "3.9.x"), (2, "3.8.x"), (1, "3.8.0"))
+_FIRST_SCHEMA_OF = ((17, N_("3.20 or newer")), (4, "3.10–3.19"), (3, "3.9.x"), (2, "3.8.x"), (1, "3.8.0"))
 
 
 @dataclass(frozen=True)
@@ -64,11 +65,11 @@ class StoredProvider:
 
         text = self.settings.get("config")
         if not isinstance(text, str):
-            return {}, "holds no config text"
+            return {}, _("holds no config text")
         try:
             return tomllib.loads(text), None
         except tomllib.TOMLDecodeError as exc:
-            return {}, f"config text is not valid TOML ({exc})"
+            return {}, _("config text is not valid TOML ({error})").format(error=exc)
 
     def codex_provider(self) -> tuple[str | None, dict]:
         """(model_provider, the [model_providers.<it>] table or {}) from the Codex config text."""
@@ -122,21 +123,24 @@ class Store:
         if self.kind == "legacy-json":
             return "3.0–3.7"
         if self.kind == "none":
-            return "not started yet"
+            return _("not started yet")
         for first, versions in _FIRST_SCHEMA_OF:
             if self.schema is not None and self.schema >= first:
-                return versions
-        return "3.8 or newer"
+                return _(versions)
+        return _("3.8 or newer")
 
     def describe(self) -> str:
         """Which store is used, and how it was read (for init's notes and doctor's details)."""
         if self.kind == "none":
-            return f"CC Switch has not been started here yet (no cc-switch.db or config.json in {self.paths.home})"
+            return _("CC Switch has not been started here yet (no cc-switch.db or config.json in {directory})").format(
+                directory=self.paths.home)
         if self.kind == "legacy-json":
-            text = f"CC Switch {self.version} keeps its providers in {self.paths.legacy_config} (legacy config.json)"
+            text = _("CC Switch {version} keeps its providers in {path} (legacy config.json)").format(
+                version=self.version, path=self.paths.legacy_config)
         else:
-            schema = "unknown" if self.schema is None else self.schema
-            text = f"CC Switch {self.version} keeps its providers in {self.paths.db} (schema {schema}, read-only)"
+            schema = _("unknown") if self.schema is None else self.schema
+            text = _("CC Switch {version} keeps its providers in {path} (schema {schema}, read-only)").format(
+                version=self.version, path=self.paths.db, schema=schema)
         return text + (f"; {self.problem}" if self.problem else "")
 
     def providers_for(self, app: str) -> list[StoredProvider]:
@@ -157,7 +161,7 @@ class Store:
             return next((p.id for p in self.providers_for(app) if p.is_current), None), "database is_current"
         if self.kind == "legacy-json":
             return self.legacy_current.get(app) or None, f"config.json {app}.current"
-        return None, "no store"
+        return None, _("no store")
 
 
 def read_store(paths: CCSwitchPaths) -> Store:
@@ -185,7 +189,8 @@ def _read_database(paths: CCSwitchPaths) -> Store:
     try:
         conn = sqlite3.connect(db.resolve().as_uri() + "?mode=ro", uri=True, timeout=LOCK_WAIT_S)
     except sqlite3.Error as exc:
-        return Store(paths, "sqlite", header_version(db), problem=f"the database cannot be opened ({exc})")
+        return Store(paths, "sqlite", header_version(db),
+                     problem=_("the database cannot be opened ({error})").format(error=exc))
     try:
         schema = conn.execute("PRAGMA user_version").fetchone()[0]
         columns = {row[1] for row in conn.execute("PRAGMA table_info(providers)")}
@@ -194,10 +199,10 @@ def _read_database(paths: CCSwitchPaths) -> Store:
                             "ORDER BY app_type, id", APPS).fetchall() if columns >= REQUIRED else None
     except sqlite3.OperationalError as exc:
         busy = "locked" in str(exc) or "busy" in str(exc)
-        problem = ("the database is locked (CC Switch is writing it): its providers were not read" if busy
-                   else f"the database cannot be read ({exc})")
+        problem = (_("the database is locked (CC Switch is writing it): its providers were not read") if busy
+                   else _("the database cannot be read ({error})").format(error=exc))
     except sqlite3.DatabaseError as exc:
-        problem = f"not a usable SQLite database ({exc})"
+        problem = _("not a usable SQLite database ({error})").format(error=exc)
     else:
         problem = None
     finally:
@@ -205,8 +210,8 @@ def _read_database(paths: CCSwitchPaths) -> Store:
     if problem:  # the header still tells the version (read after closing: no lock of ours is involved)
         return Store(paths, "sqlite", header_version(db), problem=problem)
     if rows is None:
-        return Store(paths, "sqlite", schema, problem="the database has no providers table as CC Switch 3.8+ "
-                                                      "writes it")
+        return Store(paths, "sqlite", schema, problem=_("the database has no providers table as CC Switch 3.8+ "
+                                                        "writes it"))
     providers = []
     for row in rows:
         record = dict(zip(wanted, row, strict=True))
@@ -221,7 +226,7 @@ def _json_object(text: Any) -> tuple[dict, str | None]:
         value = json.loads(text) if isinstance(text, str) else None
     except ValueError:
         value = None
-    return (value, None) if isinstance(value, dict) else ({}, "settings_config is not a JSON object")
+    return (value, None) if isinstance(value, dict) else ({}, _("settings_config is not a JSON object"))
 
 
 def _read_legacy(paths: CCSwitchPaths) -> Store:
@@ -230,8 +235,8 @@ def _read_legacy(paths: CCSwitchPaths) -> Store:
         return Store(paths, "legacy-json", problem=file.error.message)
     data = file.data or {}
     if data.get("version") != 2:
-        return Store(paths, "legacy-json", problem=f"config.json is of version {data.get('version')!r}, not the v2 "
-                                                   "shape of CC Switch 3.0–3.7")
+        return Store(paths, "legacy-json", problem=_("config.json is of version {version}, not the v2 shape of CC "
+                                                     "Switch 3.0–3.7").format(version=repr(data.get("version"))))
     providers, current = [], {}
     for app in APPS:
         manager = data.get(app) if isinstance(data.get(app), dict) else {}

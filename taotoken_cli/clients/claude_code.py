@@ -30,6 +30,7 @@ from taotoken_cli.clients.base import (
 )
 from taotoken_cli.errors import ConfigFileError, InputError
 from taotoken_cli.fileplan import Plan
+from taotoken_cli.i18n import _
 from taotoken_cli.masking import mask_key
 
 NAME = "claude-code"
@@ -121,7 +122,7 @@ class EnvValue:
 
     @property
     def where(self) -> str:
-        return "the shell" if self.path is None else str(self.path)
+        return _("the shell") if self.path is None else str(self.path)
 
     @property
     def after_trust(self) -> bool:
@@ -190,24 +191,26 @@ def plan(triple: Triple, machine: Machine, options: PlanOptions = PlanOptions())
     result = Plan()
     if scope == "project":
         if where.project_local is None:
-            raise InputError("--scope project writes .claude/settings.local.json of the current git repository, "
-                             "but this directory is not inside one",
-                             "run it from inside your project, or use --scope user")
+            raise InputError(_("--scope project writes .claude/settings.local.json of the current git repository, "
+                               "but this directory is not inside one"),
+                             _("run it from inside your project, or use --scope user"))
         settings_path = where.project_local
-        result.warnings.append(
+        result.warnings.append(_(
             "Claude Code applies a project file's env only after you accept the workspace trust prompt; "
-            "first-run onboarding still needs the user settings (use --scope user for that)")
+            "first-run onboarding still needs the user settings (use --scope user for that)"))
         if _git_ignored(settings_path) is False:
-            result.warnings.append(f"{settings_path} is not git-ignored: add `.claude/settings.local.json` to "
-                                   f"{where.repo}/.gitignore so the key is never committed")
+            result.warnings.append(_("{path} is not git-ignored: add `.claude/settings.local.json` to {gitignore} so "
+                                     "the key is never committed").format(path=settings_path,
+                                                                          gitignore=f"{where.repo}/.gitignore"))
     else:
         settings_path = where.settings
     settings = read_json(settings_path)
     settings.check()
     data = copy.deepcopy(settings.data) if settings.data is not None else {}
     if "env" in data and not isinstance(data["env"], dict):
-        raise ConfigFileError(str(settings_path), None, None, '"env" is not a JSON object',
-                              'make it an object of strings, e.g. "env": {}, then run again')
+        raise ConfigFileError(str(settings_path), None, None, _('"env" is not a JSON object'),
+                              _('make it an object of strings, e.g. {example}, then run again').format(
+                                  example='"env": {}'))
     block = data.setdefault("env", {})
     summary: list[str] = []
     wanted = {BASE_URL: triple.anthropic_base, AUTH_TOKEN: triple.api_key, MODEL: triple.model,
@@ -219,23 +222,28 @@ def plan(triple: Triple, machine: Machine, options: PlanOptions = PlanOptions())
         if name == AUTH_TOKEN:
             if isinstance(old, str):
                 result.secrets.append(old)
-            summary.append(f"set env.{name} = {mask_key(value)}")
+            summary.append(_("set {name} = {value}").format(name=f"env.{name}", value=mask_key(value)))
+        elif old is not None:
+            summary.append(_("set {name} = {value} (was {old})").format(name=f"env.{name}", value=repr(value),
+                                                                        old=repr(old)))
         else:
-            summary.append(f"set env.{name} = {value!r}" + (f" (was {old!r})" if old is not None else ""))
+            summary.append(_("set {name} = {value}").format(name=f"env.{name}", value=repr(value)))
         block[name] = value
     if API_KEY in block:
         old_key = block.pop(API_KEY)
         if isinstance(old_key, str):
             result.secrets.append(old_key)
-        summary.append(f"removed env.{API_KEY} ({mask_key(str(old_key))}): with {AUTH_TOKEN} also set, requests "
-                       "may carry two different credentials (X-Api-Key and Bearer)")
+        summary.append(_("removed {name} ({value}): with {other} also set, requests may carry two different "
+                         "credentials (X-Api-Key and Bearer)").format(name=f"env.{API_KEY}",
+                                                                       value=mask_key(str(old_key)), other=AUTH_TOKEN))
     if SMALL_FAST_MODEL in block:
-        result.warnings.append(f"{settings_path}: env.{SMALL_FAST_MODEL} is deprecated; {HAIKU_MODEL} (now set) "
-                               "replaces it — remove the old one when convenient")
+        result.warnings.append(_("{path}: {old} is deprecated; {new} (now set) replaces it — remove the old one "
+                                 "when convenient").format(path=settings_path, old=f"env.{SMALL_FAST_MODEL}",
+                                                           new=HAIKU_MODEL))
     if env.get(API_KEY):
-        result.warnings.append(f"{API_KEY} is exported in your shell: Claude Code would send it as X-Api-Key next to "
-                               f"the Bearer token from settings.json — `unset {API_KEY}` and remove it from your "
-                               "shell start-up files")
+        result.warnings.append(_("{variable} is exported in your shell: Claude Code would send it as X-Api-Key next "
+                                 "to the Bearer token from settings.json — {command} and remove it from your shell "
+                                 "start-up files").format(variable=API_KEY, command=f"`unset {API_KEY}`"))
     result.warnings.extend(_overrides(machine, "project_local" if scope == "project" else "settings", wanted))
     result.add(json_change(settings, data, target=NAME, summary=summary, secret=True))
 
@@ -245,8 +253,8 @@ def plan(triple: Triple, machine: Machine, options: PlanOptions = PlanOptions())
     onboarding_summary = []
     if state.get(ONBOARDING) is not True:
         state[ONBOARDING] = True
-        onboarding_summary.append(f"set {ONBOARDING} = true (otherwise the first-run wizard asks for an "
-                                  "Anthropic login and ignores the gateway)")
+        onboarding_summary.append(_("set {name} = true (otherwise the first-run wizard asks for an Anthropic login "
+                                    "and ignores the gateway)").format(name=ONBOARDING))
     result.add(json_change(onboarding, state, target=NAME, summary=onboarding_summary, new_mode=0o600))
     return result
 
@@ -262,11 +270,12 @@ def _overrides(machine: Machine, written: str, wanted: Mapping[str, str]) -> lis
     warnings = []
     for (role, path), names in by_file.items():
         if role == "managed":
-            warnings.append(f"{path} (managed settings, set by an administrator) sets {', '.join(names)}, which "
-                            "override every other settings file: ask the administrator to change them there")
+            warnings.append(_("{path} (managed settings, set by an administrator) sets {names}, which override "
+                              "every other settings file: ask the administrator to change them there").format(
+                path=path, names=", ".join(names)))
         else:
-            warnings.append(f"{path} sets {', '.join(names)}, which override the user settings inside that "
-                            "repository; remove them there or run init with --scope project")
+            warnings.append(_("{path} sets {names}, which override the user settings inside that repository; remove "
+                              "them there or run init with --scope project").format(path=path, names=", ".join(names)))
     return warnings
 
 

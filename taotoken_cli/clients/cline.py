@@ -23,6 +23,7 @@ from taotoken_cli.clients.base import (
 )
 from taotoken_cli.errors import ConfigFileError
 from taotoken_cli.fileplan import Plan
+from taotoken_cli.i18n import _
 from taotoken_cli.masking import mask_key
 
 NAME = "cline"
@@ -72,7 +73,8 @@ def detect(machine: Machine) -> Detection:
     versions = vscode.extension_versions(machine, vscode.CLINE_EXTENSION)
     if versions:
         found.found = True
-        found.reasons.append(f"Cline VS Code extension {'.'.join(map(str, versions[0][0]))} in {versions[0][1].parent}")
+        found.reasons.append(_("Cline VS Code extension {version} in {directory}").format(
+            version=".".join(map(str, versions[0][0])), directory=versions[0][1].parent))
     return found
 
 
@@ -96,12 +98,13 @@ def plan(triple: Triple, machine: Machine, options: PlanOptions = PlanOptions())
     data = copy.deepcopy(file.data) if file.data is not None else {}
     if data.get("version") not in (None, 1):
         raise ConfigFileError(str(where.providers), None, None,
-                              f"has version {data.get('version')!r}; this taotoken knows version 1",
-                              "update taotoken, or configure Cline with `cline auth --provider openai-compatible`")
+                              _("has version {version}; this taotoken knows version 1").format(
+                                  version=repr(data.get("version"))),
+                              _("update taotoken, or configure Cline with `cline auth --provider openai-compatible`"))
     providers = data.get("providers")
     if providers is not None and not isinstance(providers, dict):
-        raise ConfigFileError(str(where.providers), None, None, '"providers" is not a JSON object',
-                              "move the file away (Cline then starts logged out) and run again")
+        raise ConfigFileError(str(where.providers), None, None, _('"providers" is not a JSON object'),
+                              _("move the file away (Cline then starts logged out) and run again"))
     # Key order as the CLI writes a fresh file.
     fresh = {"version": 1, "lastUsedProvider": PROVIDER_ID, "modes": {}, "providers": {}}
     for key, value in fresh.items():
@@ -118,7 +121,8 @@ def plan(triple: Triple, machine: Machine, options: PlanOptions = PlanOptions())
             if key == "apiKey" and isinstance(old, str):
                 result.secrets.append(old)
             shown = mask_key(value) if key == "apiKey" else repr(value)
-            summary.append(f"set providers.{PROVIDER_ID}.settings.{key} = {shown}")
+            summary.append(_("set {name} = {value}").format(name=f"providers.{PROVIDER_ID}.settings.{key}",
+                                                            value=shown))
         settings[key] = value
     if summary or entry.get("tokenSource") != TOKEN_SOURCE:
         new_entry = dict(entry)
@@ -128,10 +132,12 @@ def plan(triple: Triple, machine: Machine, options: PlanOptions = PlanOptions())
         new_entry["tokenSource"] = TOKEN_SOURCE
         providers[PROVIDER_ID] = new_entry
     if data.get("lastUsedProvider") != PROVIDER_ID:
-        summary.append(f"set lastUsedProvider = {PROVIDER_ID!r} (was {data.get('lastUsedProvider')!r})")
+        summary.append(_("set {name} = {value} (was {old})").format(name="lastUsedProvider", value=repr(PROVIDER_ID),
+                                                                    old=repr(data.get("lastUsedProvider"))))
         data["lastUsedProvider"] = PROVIDER_ID
     kept = sorted(k for k in providers if k != PROVIDER_ID)
     if kept and summary:
-        result.notes.append(f"Cline: kept the other providers in {where.providers}: {', '.join(kept)}")
+        result.notes.append(_("Cline: kept the other providers in {path}: {providers}").format(
+            path=where.providers, providers=", ".join(kept)))
     result.add(json_change(file, data, target=NAME, summary=summary, secret=True))
     return result

@@ -30,6 +30,7 @@ from taotoken_cli.clients.base import (
 )
 from taotoken_cli.errors import ConfigFileError, InputError
 from taotoken_cli.fileplan import Plan
+from taotoken_cli.i18n import _
 from taotoken_cli.masking import mask_key
 
 NAME = "codex"
@@ -77,7 +78,8 @@ def plan(triple: Triple, machine: Machine, options: PlanOptions = PlanOptions())
 
     auth_mode = options.codex_auth
     if auth_mode not in AUTH_MODES:
-        raise InputError(f"unknown --codex-auth {auth_mode!r}", f"choose one of: {', '.join(AUTH_MODES)}")
+        raise InputError(_("unknown --codex-auth {value}").format(value=repr(auth_mode)),
+                         _("choose one of: {choices}").format(choices=", ".join(AUTH_MODES)))
     where = paths(machine)
     result = Plan()
     config = read_toml(where.config)
@@ -89,16 +91,18 @@ def plan(triple: Triple, machine: Machine, options: PlanOptions = PlanOptions())
         if doc.get(key) != value:
             old = doc.get(key)
             tomledit.set_in(doc, (key,), value)
-            summary.append(f"set {key} = {value!r}" + (f" (was {old!r})" if old is not None else ""))
+            summary.append(_("set {name} = {value} (was {old})").format(name=key, value=repr(value), old=repr(old))
+                           if old is not None else _("set {name} = {value}").format(name=key, value=repr(value)))
 
     providers = doc.get("model_providers")
     if providers is not None and not isinstance(providers, Mapping):
-        raise ConfigFileError(str(where.config), None, None, "model_providers is not a table",
-                              "make it a table ([model_providers.<id>] sections), then run again")
+        raise ConfigFileError(str(where.config), None, None, _("model_providers is not a table"),
+                              _("make it a table ([model_providers.<id>] sections), then run again"))
     table = providers.get(PROVIDER_ID) if providers is not None else None
     if table is not None and not isinstance(table, Mapping):
-        raise ConfigFileError(str(where.config), None, None, f"model_providers.{PROVIDER_ID} is not a table",
-                              f"remove it so init can write [model_providers.{PROVIDER_ID}]")
+        raise ConfigFileError(str(where.config), None, None,
+                              _("{name} is not a table").format(name=f"model_providers.{PROVIDER_ID}"),
+                              _("remove it so init can write {table}").format(table=f"[model_providers.{PROVIDER_ID}]"))
 
     wanted: dict[str, object] = {"name": PROVIDER_NAME, "base_url": triple.openai_base}
     if auth_mode == "env":
@@ -116,8 +120,8 @@ def plan(triple: Triple, machine: Machine, options: PlanOptions = PlanOptions())
             if key == "experimental_bearer_token" and isinstance(old, str):
                 result.secrets.append(old)
             tomledit.remove_in(doc, (*path, key))
-            summary.append(f"removed model_providers.{PROVIDER_ID}.{key} (the key now comes from "
-                           f"{'$' + ENV_KEY if auth_mode == 'env' else auth_mode})")
+            summary.append(_("removed {name} (the key now comes from {source})").format(
+                name=f"model_providers.{PROVIDER_ID}.{key}", source="$" + ENV_KEY if auth_mode == "env" else auth_mode))
     for key, value in wanted.items():
         old = current.get(key)
         if old == value:
@@ -130,20 +134,24 @@ def plan(triple: Triple, machine: Machine, options: PlanOptions = PlanOptions())
             shown = repr(value)
         if table is not None:
             tomledit.set_in(doc, (*path, key), value)
-        summary.append(f"set model_providers.{PROVIDER_ID}.{key} = {shown}" + (
-            f" (was {old!r})" if old is not None and key != "experimental_bearer_token" else ""))
+        name = f"model_providers.{PROVIDER_ID}.{key}"
+        summary.append(_("set {name} = {value} (was {old})").format(name=name, value=shown, old=repr(old))
+                       if old is not None and key != "experimental_bearer_token"
+                       else _("set {name} = {value}").format(name=name, value=shown))
     if table is None:
         _add_provider_table(doc, wanted)
 
     if "profile" in doc or "profiles" in doc:
-        result.warnings.append(f"{where.config} has a legacy `profile`/`[profiles]` entry: Codex 0.134+ refuses to "
-                               "start with it; move each profile to $CODEX_HOME/<name>.config.toml")
+        result.warnings.append(_("{path} has a legacy `profile`/`[profiles]` entry: Codex 0.134+ refuses to start "
+                                 "with it; move each profile to $CODEX_HOME/<name>.config.toml").format(
+            path=where.config))
     if auth_mode == "env":
-        result.notes.append(f"Codex reads the key from ${ENV_KEY} in the environment that starts it (the shell "
-                            "target exports it; GUI/IDE-launched Codex needs it in that environment too)")
+        result.notes.append(_("Codex reads the key from {variable} in the environment that starts it (the shell "
+                              "target exports it; GUI/IDE-launched Codex needs it in that environment too)").format(
+            variable="$" + ENV_KEY))
     elif auth_mode == "inline":
-        result.warnings.append(f"--codex-auth inline stores the key in plaintext in {where.config} (kept at 0600); "
-                               "do not share or commit that file")
+        result.warnings.append(_("--codex-auth inline stores the key in plaintext in {path} (kept at 0600); do not "
+                                 "share or commit that file").format(path=where.config))
     secret = auth_mode == "inline" or _holds_inline_token(doc)
     result.add(text_change(config, tomledit.dumps(doc, config.text or ""), target=NAME, summary=summary,
                            secret=secret))
@@ -188,14 +196,15 @@ def _plan_auth_json(triple: Triple, where: CodexPaths) -> Plan:
     if isinstance(old_key, str):
         result.secrets.append(old_key)
     if data.get("auth_mode") == "chatgpt" or data.get("tokens"):
-        result.warnings.append(f"{where.auth} holds a ChatGPT login: --codex-auth auth-json replaces it with the "
-                               "API key (`taotoken init --undo` brings it back); use the default env mode to keep it")
+        result.warnings.append(_("{path} holds a ChatGPT login: --codex-auth auth-json replaces it with the API key "
+                                 "(`taotoken init --undo` brings it back); use the default env mode to keep it").format(
+            path=where.auth))
     summary = []
     if data.get("auth_mode") != "apikey":
         data["auth_mode"] = "apikey"
-        summary.append("set auth_mode = 'apikey'")
+        summary.append(_("set {name} = {value}").format(name="auth_mode", value="'apikey'"))
     if old_key != triple.api_key:
         data["OPENAI_API_KEY"] = triple.api_key
-        summary.append(f"set OPENAI_API_KEY = {mask_key(triple.api_key)}")
+        summary.append(_("set {name} = {value}").format(name="OPENAI_API_KEY", value=mask_key(triple.api_key)))
     result.add(json_change(auth, data, target=NAME, summary=summary, secret=True))
     return result

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from taotoken_cli.clients.base import Triple
+from taotoken_cli.i18n import N_, _
 
 URL, KEY, MODEL = "url", "key", "model"
 TAOTOKEN, ELSEWHERE, MIXED, NO_URL = "taotoken", "elsewhere", "mixed", "no-url"
@@ -24,16 +25,25 @@ class GatewayVar:
     name: str
     role: str  # URL | KEY | MODEL
     suffix: str = ""  # URL: "" for the bare root, "/v1" for root + /v1
-    reader: str = ""  # URL: who reads it
-    reason: str = ""  # URL: why this form (what the reader appends to it)
+    reader_text: str = ""  # URL: who reads it (English; `reader` is it in the user's language)
+    reason_text: str = ""  # URL: why this form (what the reader appends to it)
     synced: bool = True  # MODEL: only taotoken's own variable is a copy; the others are the program's choice
+
+    @property
+    def reader(self) -> str:
+        return _(self.reader_text)
+
+    @property
+    def reason(self) -> str:
+        return _(self.reason_text)
 
 
 VARIABLES: dict[str, GatewayVar] = {v.name: v for v in (
-    GatewayVar("OPENAI_BASE_URL", URL, "/v1", "the OpenAI SDKs", "the OpenAI SDKs append /chat/completions"),
-    GatewayVar("OPENAI_API_BASE", URL, "/v1", "older OpenAI SDKs", "older OpenAI SDKs append /chat/completions"),
-    GatewayVar("ANTHROPIC_BASE_URL", URL, "", "the Anthropic SDK", "the Anthropic SDK appends /v1/messages"),
-    GatewayVar("TAOTOKEN_BASE_URL", URL, "", "taotoken", "taotoken takes the API root"),
+    GatewayVar("OPENAI_BASE_URL", URL, "/v1", N_("the OpenAI SDKs"), N_("the OpenAI SDKs append /chat/completions")),
+    GatewayVar("OPENAI_API_BASE", URL, "/v1", N_("older OpenAI SDKs"),
+               N_("older OpenAI SDKs append /chat/completions")),
+    GatewayVar("ANTHROPIC_BASE_URL", URL, "", N_("the Anthropic SDK"), N_("the Anthropic SDK appends /v1/messages")),
+    GatewayVar("TAOTOKEN_BASE_URL", URL, "", "taotoken", N_("taotoken takes the API root")),
     GatewayVar("OPENAI_API_KEY", KEY),
     GatewayVar("ANTHROPIC_AUTH_TOKEN", KEY),
     GatewayVar("ANTHROPIC_API_KEY", KEY),

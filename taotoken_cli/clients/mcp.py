@@ -49,10 +49,11 @@ from taotoken_cli.clients.envvars import (
 from taotoken_cli.errors import ConfigFileError
 from taotoken_cli.fileplan import Plan
 from taotoken_cli.fsutil import resolve_target
+from taotoken_cli.i18n import N_, _
 from taotoken_cli.masking import mask_key
 
 NAME = "mcp"
-LABEL = "MCP servers"
+LABEL = N_("MCP servers")  # shown as _(LABEL)
 
 
 @dataclass(frozen=True)
@@ -78,30 +79,34 @@ class McpServer:
     @property
     def short(self) -> str:
         """The name, with the project for a per-project server of ~/.claude.json."""
-        return self.name + (f" (project {self.location[1]})" if self.location[0] == "projects" else "")
+        if self.location[0] == "projects":
+            return _("{name} (project {project})").format(name=self.name, project=self.location[1])
+        return self.name
 
     @property
     def label(self) -> str:
         """`gh (Claude Code: /home/me/.claude.json, project /repo)`: what a message names."""
-        where = f"{self.file.client}: {self.file.path}"
         if self.location[0] == "projects":
-            where += f", project {self.location[1]}"
-        return f"{self.name} ({where})"
+            return _("{name} ({client}: {path}, project {project})").format(
+                name=self.name, client=self.file.client, path=self.file.path, project=self.location[1])
+        return f"{self.name} ({self.file.client}: {self.file.path})"
 
     def where_left_alone(self, hosts: frozenset[str]) -> str:
         """Why a sync leaves this server alone (it does not point at TaoToken only)."""
         others = ", ".join(self.copy.other_hosts(hosts))
         if self.copy.points == MIXED:
-            return f"points partly at TaoToken and partly at {others}"
+            return _("points partly at TaoToken and partly at {hosts}").format(hosts=others)
         if self.copy.points == ELSEWHERE:
-            return f"points at {others}"
-        return f"sets {', '.join(self.copy.names)} but no TaoToken URL"
+            return _("points at {hosts}").format(hosts=others)
+        return _("sets {names} but no TaoToken URL").format(names=", ".join(self.copy.names))
 
     def from_environment(self, name: str) -> str:
         """How this client's file takes `name` from the environment instead of holding it."""
         if self.file.kind == "toml":
-            return f'env_vars = ["{name}"] in [mcp_servers.{self.name}] (Codex passes the variable through)'
-        return f'"{name}": "${{{name}}}" (Claude Code expands it from the environment)'
+            return _("{setting} in {table} (Codex passes the variable through)").format(
+                setting=f'env_vars = ["{name}"]', table=f"[mcp_servers.{self.name}]")
+        return _("{setting} (Claude Code expands it from the environment)").format(
+            setting=f'"{name}": "${{{name}}}"')
 
 
 @dataclass
@@ -177,7 +182,7 @@ def detect(machine: Machine) -> Detection:
     if not servers:
         return Detection(False, [])
     names = ", ".join(dict.fromkeys(server.label for server in servers))
-    return Detection(True, [f"MCP servers with gateway variables: {names}"])
+    return Detection(True, [_("MCP servers with gateway variables: {servers}").format(servers=names)])
 
 
 def read(machine: Machine) -> ClientState:
@@ -202,13 +207,15 @@ def plan_over(triple: Triple, machine: Machine, options: PlanOptions, planned: M
         if after is not None:
             file = _parsed(mcp_file, after)
         if file.error is not None:
-            result.warnings.append(f"{file.error.message}: its MCP servers were left alone (fix: {file.error.fix})")
+            result.warnings.append(_("{problem}: its MCP servers were left alone (fix: {fix})").format(
+                problem=file.error.message, fix=file.error.fix))
             continue
         if not file.exists:
             continue
         found = servers_in(mcp_file, file.data, hosts)
         result.secrets += [key for server in found for key in server.copy.of_role(KEY).values()]  # masked in diffs
-        result.notes += [f"MCP server {server.label} {server.where_left_alone(hosts)}: left alone"
+        result.notes += [_("MCP server {server} {why}: left alone").format(server=server.label,
+                                                                           why=server.where_left_alone(hosts))
                          for server in found if server.copy.points != TAOTOKEN]
         ours = [server for server in found if server.copy.points == TAOTOKEN and updates(server.copy, triple)]
         if ours:
@@ -276,14 +283,16 @@ def _edit_env(env: Any, server: McpServer, triple: Triple, tracked: bool, edits:
         if VARIABLES[name].role == KEY:
             edits.secrets.append(old)
             if tracked:
-                edits.warnings.append(f"MCP server {server.label}: {name} not updated — git tracks the file, "
-                                      "and a key there gets committed; take it from the environment instead: "
-                                      + server.from_environment(name))
+                edits.warnings.append(_("MCP server {server}: {variable} not updated — git tracks the file, and a key "
+                                        "there gets committed; take it from the environment instead: {how}").format(
+                    server=server.label, variable=name, how=server.from_environment(name)))
                 continue
             edits.holds_key = True
-            shown = mask_key(value)
+            line = _("MCP server {server}: set {name} = {value}").format(server=server.short, name=f"env.{name}",
+                                                                         value=mask_key(value))
         else:
-            shown = f"{value!r} (was {old!r})"
+            line = _("MCP server {server}: set {name} = {value} (was {old})").format(
+                server=server.short, name=f"env.{name}", value=repr(value), old=repr(old))
         env[name] = value
-        edits.summary.append(f"MCP server {server.short}: set env.{name} = {shown}")
+        edits.summary.append(line)
     edits.holds_key = edits.holds_key or bool(server.copy.of_role(KEY))

@@ -28,10 +28,11 @@ from taotoken_cli.clients.base import (
 from taotoken_cli.errors import TaotokenError
 from taotoken_cli.exitcodes import Exit
 from taotoken_cli.fileplan import FileChange, Plan
+from taotoken_cli.i18n import N_, _
 from taotoken_cli.masking import mask_key
 
 NAME = "project-env"
-LABEL = "project env file (.env.taotoken)"
+LABEL = N_("project env file (.env.taotoken)")  # shown as _(LABEL)
 FILE = ".env.taotoken"
 READ = (".env", ".env.local", FILE)  # what doctor reads, in the order loaders that read several apply them
 _HEADER = ("# Written by `taotoken init --target project-env`: the TaoToken triple for this project's scripts and\n"
@@ -71,10 +72,11 @@ def refuse_tracked(path: Path) -> None:
     """Stop (nothing written) when git tracks the file: writing the key there would commit it."""
     if gitrepo.tracked(path):
         raise TaotokenError(
-            f"{path} is tracked by git: taotoken will not write the API key into it (a commit would publish it); "
-            "nothing was written",
-            f"git rm --cached {path.name} && echo {path.name} >> .gitignore   (in {path.parent}; if the file was "
-            "ever pushed, also rotate the key in the TaoToken console), then run again",
+            _("{path} is tracked by git: taotoken will not write the API key into it (a commit would publish it); "
+              "nothing was written").format(path=path),
+            _("{command}   (in {directory}; if the file was ever pushed, also rotate the key in the TaoToken "
+              "console), then run again").format(command=f"git rm --cached {path.name} && echo {path.name} >> "
+                                                         ".gitignore", directory=path.parent),
             Exit.FAILURE, code="init.tracked_key_file")
 
 
@@ -85,8 +87,9 @@ def plan(triple: Triple, machine: Machine, options: PlanOptions = PlanOptions())
         root = Path(directory)
         file = read_text(root / FILE)
         if not file.exists and file.error is None and root != here:
-            result.notes.append(f"{root / FILE} is gone: not recreated from here (run `taotoken init --target "
-                                f"project-env` in {root} to write it again)")
+            result.notes.append(_("{path} is gone: not recreated from here (run {command} in {directory} to write it "
+                                  "again)").format(path=root / FILE, command="`taotoken init --target project-env`",
+                                                   directory=root))
             continue
         refuse_tracked(file.path)
         result.add(_env_change(file, triple))
@@ -104,12 +107,13 @@ def _env_change(file: ConfigFile, triple: Triple) -> FileChange:
     before = dotenv.values(file.text or "")
     if file.exists:
         changed = [name for name, value in wanted.items() if before.get(name) != value]
-        summary = [f"set {name} = " + (mask_key(wanted[name]) if name.endswith("_KEY") else repr(wanted[name]))
-                   for name in changed]
+        summary = [_("set {name} = {value}").format(
+            name=name, value=mask_key(wanted[name]) if name.endswith("_KEY") else repr(wanted[name]))
+            for name in changed]
         text = dotenv.set_values(file.text or "", wanted)
     else:
-        summary = ["export TAOTOKEN_BASE_URL (the root), TAOTOKEN_API_KEY, TAOTOKEN_MODEL, OPENAI_BASE_URL "
-                   "(root + /v1) and OPENAI_API_KEY (mode 0600)"]
+        summary = [_("export TAOTOKEN_BASE_URL (the root), TAOTOKEN_API_KEY, TAOTOKEN_MODEL, OPENAI_BASE_URL "
+                     "(root + /v1) and OPENAI_API_KEY (mode 0600)")]
         text = dotenv.set_values(_HEADER, wanted)
     return text_change(file, text, target=NAME, summary=summary, secret=True)
 
@@ -126,4 +130,5 @@ def _exclude_change(root: Path, env_file: Path) -> FileChange | None:
     if text and not text.endswith("\n"):
         text += "\n"
     text += f"# the TaoToken key file (added by taotoken init)\n/{env_file.name}\n"
-    return text_change(current, text, target=NAME, summary=[f"ignore /{env_file.name} (never committed)"])
+    return text_change(current, text, target=NAME,
+                       summary=[_("ignore {pattern} (never committed)").format(pattern=f"/{env_file.name}")])

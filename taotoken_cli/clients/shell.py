@@ -22,9 +22,10 @@ from taotoken_cli.clients.base import (
     text_change,
 )
 from taotoken_cli.fileplan import Plan
+from taotoken_cli.i18n import N_, _
 
 NAME = "shell"
-LABEL = "shell start-up files"
+LABEL = N_("shell start-up files")  # shown as _(LABEL)
 MARKER = "# taotoken-env"  # identifies our line in rc files, so reruns replace instead of append
 _EXPORT_RE = re.compile(r"^\s*export\s+([A-Z_][A-Z0-9_]*)=(.*)$")
 
@@ -140,20 +141,21 @@ def plan(triple: Triple, machine: Machine, options: PlanOptions = PlanOptions())
     result = Plan()
     env_file = read_text(where.env_sh)
     result.add(text_change(env_file, env_sh_text(triple), target=NAME, secret=True,
-                           summary=["export OPENAI_BASE_URL (root + /v1) and OPENAI_API_KEY (mode 0600)"]))
+                           summary=[_("export OPENAI_BASE_URL (root + /v1) and OPENAI_API_KEY (mode 0600)")]))
     for rc in rc_files(where, env):
-        result.add(_rc_change(read_text(rc), source_line(where.env_sh), f"source {where.env_sh} (one marked line)"))
+        result.add(_rc_change(read_text(rc), source_line(where.env_sh),
+                              _("{command} (one marked line)").format(command=f"source {where.env_sh}")))
     if wants_fish(where, env):
         result.add(text_change(read_text(where.env_fish), env_fish_text(triple), target=NAME, secret=True,
-                               summary=["the same variables for fish (mode 0600)"]))
+                               summary=[_("the same variables for fish (mode 0600)")]))
         quoted = _fish_quote(str(where.env_fish))
         conf = f"{MARKER} (added by taotoken init)\ntest -f {quoted}; and source {quoted}\n"
         result.add(text_change(read_text(where.fish_conf), conf, target=NAME, summary=[f"source {where.env_fish}"]))
-    result.notes.append("shell: new shells get the variables; in this one run `. " + shlex.quote(str(where.env_sh))
-                        + "`")
-    result.notes.append("shell: OPENAI_BASE_URL/OPENAI_API_KEY send every OpenAI SDK script started from a new "
-                        "shell to TaoToken (Codex prints a deprecation note for OPENAI_BASE_URL; it does not "
-                        "affect the taotoken provider)")
+    result.notes.append(_("shell: new shells get the variables; in this one run {command}").format(
+        command="`. " + shlex.quote(str(where.env_sh)) + "`"))
+    result.notes.append(_("shell: OPENAI_BASE_URL/OPENAI_API_KEY send every OpenAI SDK script started from a new "
+                          "shell to TaoToken (Codex prints a deprecation note for OPENAI_BASE_URL; it does not "
+                          "affect the taotoken provider)"))
     return result
 
 

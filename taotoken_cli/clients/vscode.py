@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from taotoken_cli.clients.base import ConfigFile, Machine, read_json
+from taotoken_cli.i18n import _
 
 # (folder under the config root, folder under HOME holding its extensions)
 FLAVOURS = (("Code", ".vscode"), ("Code - Insiders", ".vscode-insiders"), ("VSCodium", ".vscode-oss"),
@@ -95,16 +96,18 @@ def claude_env(data: Any) -> ClaudeEnv | None:
     result = ClaudeEnv()
     if not isinstance(raw, list):
         result.shape_ok = False
-        kind = "an object" if isinstance(raw, dict) else f"a {type(raw).__name__}"
-        result.problems.append(f"is {kind}, not an array of {{\"name\", \"value\"}} objects: the extension "
-                               "does not read it")
+        shape = _("is an object, not an array of {shape} objects: the extension does not read it") \
+            if isinstance(raw, dict) else _("is a {type}, not an array of {shape} objects: the extension does not "
+                                            "read it")
+        result.problems.append(shape.format(type=type(raw).__name__, shape='{"name", "value"}'))
         return result
     for index, item in enumerate(raw):
         if not isinstance(item, dict) or not isinstance(item.get("name"), str) or "value" not in item:
-            result.problems.append(f"entry {index} is not a {{\"name\": \"…\", \"value\": \"…\"}} object")
+            result.problems.append(_("entry {index} is not a {shape} object").format(
+                index=index, shape='{"name": "…", "value": "…"}'))
             continue
         if not isinstance(item["value"], str):
-            result.problems.append(f"{item['name']}: the value must be a JSON string")
+            result.problems.append(_("{name}: the value must be a JSON string").format(name=item["name"]))
         result.entries.append(EnvEntry(index, item["name"], item["value"]))
     return result
 
@@ -112,7 +115,7 @@ def claude_env(data: Any) -> ClaudeEnv | None:
 def extension_versions(machine: Machine, extension_id: str) -> list[tuple[tuple[int, int, int], Path]]:
     """Installed versions of an extension in every flavour's extensions folder, newest first."""
     found = []
-    for _, folder in FLAVOURS:
+    for _name, folder in FLAVOURS:
         extensions = machine.home / folder / "extensions"
         if not extensions.is_dir():
             continue

@@ -8,14 +8,15 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from taotoken_cli.errors import ConfigFileError, InputError
+from taotoken_cli.i18n import _
 
 _PROFILE_NAME_RE = re.compile(r"^[A-Za-z0-9_.\-]{1,64}$")
 
 
 def validate_profile_name(name: str) -> str:
     if not _PROFILE_NAME_RE.match(name):
-        raise InputError(f"profile name {name!r} is not allowed",
-                         "use letters, digits, '.', '_' or '-' (at most 64 characters)")
+        raise InputError(_("profile name {name} is not allowed").format(name=repr(name)),
+                         _("use letters, digits, '.', '_' or '-' (at most 64 characters)"))
     return name
 
 
@@ -52,8 +53,8 @@ def render_config_update(current_text: str, path: Path, profile: str, updates: M
     try:
         doc = tomlkit.parse(current_text) if current_text.strip() else tomlkit.document()
     except ParseError as exc:
-        raise ConfigFileError(str(path), exc.line, exc.col, f"invalid TOML: {exc}",
-                              "fix the file at that position, or move it away and run `taotoken init`") from None
+        raise ConfigFileError(str(path), exc.line, exc.col, _("invalid TOML: {detail}").format(detail=exc),
+                              _("fix the file at that position, or move it away and run `taotoken init`")) from None
     if not current_text.strip():
         doc.add(tomlkit.comment("taotoken configuration: edit with `taotoken config set` or by hand."))
         doc.add(tomlkit.comment("The API key is a secret: this file is kept at mode 0600."))

@@ -32,6 +32,7 @@ from typing import Any
 from taotoken_cli import APP_NAME, DEFAULT_BASE_URL
 from taotoken_cli.errors import ConfigFileError, InputError, TaotokenError
 from taotoken_cli.exitcodes import Exit
+from taotoken_cli.i18n import N_, _
 from taotoken_cli.masking import remember_secret
 
 if sys.version_info >= (3, 11):
@@ -47,7 +48,11 @@ ENV_CONFIG = "TAOTOKEN_CONFIG"
 DEFAULT_PROFILE = "default"
 FIELDS = ("base_url", "api_key", "model")
 _ENV_FOR = {"base_url": ENV_BASE_URL, "api_key": ENV_API_KEY, "model": ENV_MODEL}
-LABELS = {"base_url": "base URL", "api_key": "API key", "model": "model"}  # each field's name in messages
+# Each field's name in messages (translated where shown: `_(LABELS[name])`).
+LABELS = {"base_url": N_("base URL"), "api_key": N_("API key"), "model": N_("model")}
+# How an origin's kind reads in messages (`Origin.kind` itself is a stable JSON value).
+_KIND_WORDS = {"flag": N_("flag"), "env": N_("env"), "file": N_("file"), "default": N_("default"),
+               "unset": N_("unset")}
 
 
 @dataclass(frozen=True)
@@ -56,7 +61,8 @@ class Origin:
     detail: str = ""  # e.g. "TAOTOKEN_API_KEY" or "/home/u/.config/taotoken/config.toml [default]"
 
     def __str__(self) -> str:
-        return f"{self.kind} {self.detail}".strip()
+        kind = _(_KIND_WORDS[self.kind]) if self.kind in _KIND_WORDS else self.kind
+        return f"{kind} {self.detail}".strip()
 
 
 @dataclass
@@ -76,8 +82,11 @@ class Value:
         return self.value is not None and self.error is None
 
     def labelled_notes(self, label: str) -> list[str]:
-        """Each note as `note: LABEL: …` (something was cleaned) or `warning: LABEL: …` (it still looks wrong)."""
-        return [f"{'warning' if note in self.warnings else 'note'}: {label}: {note}" for note in self.notes]
+        """Each note as `note: LABEL: …` (something was cleaned) or `warning: LABEL: …` (it still looks wrong);
+        `label` is one of LABELS (translated here)."""
+        label = _(label)
+        return [(_("warning: {label}: {note}") if note in self.warnings else _("note: {label}: {note}"))
+                .format(label=label, note=note) for note in self.notes]
 
 
 @dataclass(frozen=True)
@@ -110,14 +119,17 @@ class Settings:
         for name in names:
             item = self.value(name)
             if item.error:
-                raise TaotokenError(f"{name} ({item.origin}): {item.error}", item.fix, Exit.CONFIG,
+                raise TaotokenError(_("{name} ({origin}): {error}").format(name=name, origin=item.origin,
+                                                                           error=item.error), item.fix, Exit.CONFIG,
                                     code="config.invalid")
             if item.value is None:
-                label = LABELS[name]
                 setter = "taotoken config set api_key -" if name == "api_key" else f"taotoken config set {name} …"
+                missing = {"base_url": _("no base URL configured (profile {profile})"),
+                           "api_key": _("no API key configured (profile {profile})"),
+                           "model": _("no model configured (profile {profile})")}[name]
                 raise TaotokenError(
-                    f"no {label} configured (profile {self.profile!r})",
-                    f"taotoken init   (or: {setter})",
+                    missing.format(profile=repr(self.profile)),
+                    _("taotoken init   (or: {command})").format(command=setter),
                     Exit.CONFIG,
                     code="auth.missing_key" if name == "api_key" else "config.missing",
                 )
@@ -157,21 +169,21 @@ def read_config_file(path: Path) -> dict[str, Any]:
     except FileNotFoundError:
         return {}
     except IsADirectoryError:
-        raise ConfigFileError(str(path), None, None, "is a directory, not a file",
-                              f"remove it or point {ENV_CONFIG} at a file") from None
+        raise ConfigFileError(str(path), None, None, _("is a directory, not a file"),
+                              _("remove it or point {variable} at a file").format(variable=ENV_CONFIG)) from None
     except UnicodeDecodeError as exc:
-        raise ConfigFileError(str(path), None, None, f"is not UTF-8 text ({exc.reason})",
-                              "save the file as UTF-8") from None
+        raise ConfigFileError(str(path), None, None, _("is not UTF-8 text ({reason})").format(reason=exc.reason),
+                              _("save the file as UTF-8")) from None
     except PermissionError:
-        raise ConfigFileError(str(path), None, None, "cannot be read (permission denied)",
-                              f"fix its permissions: chmod 600 {path}") from None
+        raise ConfigFileError(str(path), None, None, _("cannot be read (permission denied)"),
+                              _("fix its permissions: {command}").format(command=f"chmod 600 {path}")) from None
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         line, col = toml_error_position(exc)
         detail = re.sub(r"\s*\(at line \d+, column \d+\)", "", str(exc))
-        raise ConfigFileError(str(path), line, col, f"invalid TOML: {detail}",
-                              "fix the file at that position, or move it away and run `taotoken init`") from None
+        raise ConfigFileError(str(path), line, col, _("invalid TOML: {detail}").format(detail=detail),
+                              _("fix the file at that position, or move it away and run `taotoken init`")) from None
     return data
 
 

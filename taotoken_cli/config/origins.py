@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from taotoken_cli.config.loader import ENV_API_KEY, ENV_BASE_URL, ENV_MODEL, Settings, Value, config_dir
+from taotoken_cli.i18n import _
 
 ENV_FOR = {"base_url": ENV_BASE_URL, "api_key": ENV_API_KEY, "model": ENV_MODEL}
 # Files a login or interactive shell reads, relative to HOME (fish: its config and every conf.d snippet).
@@ -64,13 +65,15 @@ def describe(item: Value, env: Mapping[str, str]) -> str:
     if kind == "env":
         exports = find_exports(detail, env)
         home = Path(env.get("HOME") or Path.home())
-        where = f"exported in {', '.join(e.shown(home) for e in exports)}" if exports else "set in this shell"
-        return f"${detail} ({where})"
+        if exports:
+            return _("${variable} (exported in {places})").format(variable=detail,
+                                                                  places=", ".join(e.shown(home) for e in exports))
+        return _("${variable} (set in this shell)").format(variable=detail)
     if kind == "file":
         return detail
     if kind == "flag":
         return detail
-    return "the built-in default" if kind == "default" else "not set"
+    return _("the built-in default") if kind == "default" else _("not set")
 
 
 def fix_at_source(settings: Settings, name: str, value: str | None, env: Mapping[str, str]) -> str:
@@ -85,11 +88,13 @@ def fix_at_source(settings: Settings, name: str, value: str | None, env: Mapping
         home = Path(env.get("HOME") or Path.home())
         if exports:
             places = ", ".join(e.shown(home) for e in exports)
-            return (f"{variable} is exported in {places} and wins over taotoken's config: delete that line (the "
-                    f"config then applies) or set it there to {shown}, then open a new shell")
-        return f"export {variable}={shown}   (it is set in this shell, in no start-up file taotoken found)"
+            return _("{variable} is exported in {places} and wins over taotoken's config: delete that line (the "
+                     "config then applies) or set it there to {value}, then open a new shell").format(
+                variable=variable, places=places, value=shown)
+        return _("{command}   (it is set in this shell, in no start-up file taotoken found)").format(
+            command=f"export {variable}={shown}")
     if item.origin.kind == "flag":
-        return f"pass {item.origin.detail} {shown}"
+        return _("pass {option}").format(option=f"{item.origin.detail} {shown}")
     command = "taotoken config set api_key -" if name == "api_key" else f"taotoken config set {name} {shown}"
     return command + (f" --profile {settings.profile}" if settings.profile != "default" else "")
 

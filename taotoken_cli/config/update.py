@@ -20,6 +20,7 @@ from taotoken_cli.errors import InputError, TaotokenError
 from taotoken_cli.exitcodes import Exit
 from taotoken_cli.fileplan import FileChange, Plan, read_current
 from taotoken_cli.fsutil import atomic_write
+from taotoken_cli.i18n import _, ngettext
 from taotoken_cli.iostreams import IOStreams
 from taotoken_cli.masking import mask_key, remember_secret
 from taotoken_cli.output import Output
@@ -32,15 +33,16 @@ def set_value(io: IOStreams, key: str, value: str, profile: str | None, *, yes: 
     For the key, VALUE `-` asks for it: hidden input on a terminal, the whole of stdin otherwise."""
     out = io.out
     if key not in SETTABLE_KEYS:
-        raise InputError(f"unknown setting {key!r}", f"choose one of: {', '.join(SETTABLE_KEYS)}"
-                         " (routes: `taotoken route set KIND=MODEL`)")
+        raise InputError(_("unknown setting {key}").format(key=repr(key)),
+                         _("choose one of: {keys} (routes: `taotoken route set KIND=MODEL`)").format(
+                             keys=", ".join(SETTABLE_KEYS)))
     if key == "api_key" and value == "-":
-        value = io.prompter.secret("API key")
+        value = io.prompter.secret(_("API key"))
         remember_secret(value)
     elif key == "api_key":
         remember_secret(value)
-        out.error_line("warning: a key given as an argument lands in your shell history; "
-                       "prefer `taotoken config set api_key -` and paste it")
+        out.error_note(_("warning: a key given as an argument lands in your shell history; "
+                         "prefer `taotoken config set api_key -` and paste it"))
     settings = load_settings(Overrides(profile=profile), io.env)  # raises with line/column on a broken file
     path = config_path(io.env)
     before = read_current(path)
@@ -54,7 +56,8 @@ def set_value(io: IOStreams, key: str, value: str, profile: str | None, *, yes: 
 
         shown = value.strip().lower()
         if shown not in (*LANGUAGES, "auto"):
-            raise InputError(f"unknown language {value!r}", "use en, zh, or auto (follow the system's locale)")
+            raise InputError(_("unknown language {value}").format(value=repr(value)),
+                             _("use en, zh, or auto (follow the system's locale)"))
         new_text = render_config_update(text, path, settings.profile, {}, top={"lang": None if shown == "auto"
                                                                                else shown})
     else:
@@ -63,29 +66,29 @@ def set_value(io: IOStreams, key: str, value: str, profile: str | None, *, yes: 
         if cleaned.error:
             raise InputError(cleaned.error, cleaned.fix)
         for note in cleaned.notes:
-            out.error_line(f"note: {note}")
+            out.error_note(_("note: {note}").format(note=note))
         new_text = render_config_update(text, path, settings.profile, {key: cleaned.value})
         shown = mask_key(cleaned.value) if key == "api_key" else cleaned.value
-    where = "" if key in TOP_LEVEL_KEYS else f" in profile {settings.profile!r}"
-    own = FileChange(path, before, new_text.encode("utf-8"), secret=True, target=OWN,
-                     summary=[f"set {key} = {shown}{where}"])
+    setting = (_("set {key} = {value}") if key in TOP_LEVEL_KEYS else _("set {key} = {value} in profile {profile}"))
+    setting = setting.format(key=key, value=shown, profile=repr(settings.profile))
+    own = FileChange(path, before, new_text.encode("utf-8"), secret=True, target=OWN, summary=[setting])
     copies = Sync(None, None, Plan())
     if key in FIELDS and sync:
         after = load_settings(Overrides(profile=profile), io.env, text=new_text)
         copies = plan_sync(triple_of(after), after.profile, Machine.of(io.env, io.cwd))
         if settings.value(key).origin.kind == "env":
-            out.error_line(f"warning: {fix_at_source(settings, key, shown, io.env)}")
+            out.error_note(_("warning: {text}").format(text=fix_at_source(settings, key, shown, io.env)))
     if not copies.stale:
         if own.changed:
             _write(path, new_text)
-            out.line(f"set {key} = {shown}{where} ({path})")
+            out.wrapped(_("{setting} ({path})").format(setting=setting, path=path), hang="  ")
         else:
-            out.line(f"{key} is already {shown} — nothing changed")
+            out.wrapped(_("{key} is already {value} — nothing changed").format(key=key, value=shown), hang="  ")
         return Exit.OK
     if not (yes or io.prompter.interactive):  # a script: taotoken's own file only, as before; say what is stale
         if own.changed:
             _write(path, new_text)
-            out.line(f"set {key} = {shown}{where} ({path})")
+            out.wrapped(_("{setting} ({path})").format(setting=setting, path=path), hang="  ")
         _name_stale(out, copies, io.env)
         return Exit.OK
     plan = Plan([own], notes=copies.plan.notes, warnings=copies.plan.warnings, secrets=copies.plan.secrets)
@@ -100,24 +103,29 @@ def sync(io: IOStreams, profile: str | None, *, yes: bool = False, dry_run: bool
     settings.require("base_url", "api_key", "model")
     copies = plan_sync(triple_of(settings), settings.profile, Machine.of(io.env, io.cwd))
     if copies.record is None:
-        out.line("nothing to sync: no client holds a copy written by taotoken (run `taotoken init` to write them)")
+        out.wrapped(_("nothing to sync: no client holds a copy written by taotoken (run `taotoken init` to write "
+                      "them)"), hang="  ")
         return Exit.OK
     if copies.record.profile != settings.profile:
-        raise InputError(f"the clients hold profile {copies.record.profile!r}, not {settings.profile!r}",
-                         f"{SYNC_COMMAND} --profile {copies.record.profile}   (or write profile "
-                         f"{settings.profile!r} into them: taotoken init --profile {settings.profile})")
+        raise InputError(_("the clients hold profile {recorded}, not {profile}").format(
+                             recorded=repr(copies.record.profile), profile=repr(settings.profile)),
+                         _("{command}   (or write profile {profile} into them: {init})").format(
+                             command=f"{SYNC_COMMAND} --profile {copies.record.profile}",
+                             profile=repr(settings.profile), init=f"taotoken init --profile {settings.profile}"))
     for name in FIELDS:
         if settings.value(name).origin.kind in ("env", "flag"):
-            out.error_line(f"note: {name} comes from {describe(settings.value(name), io.env)}, not the config file")
+            out.error_note(_("note: {name} comes from {origin}, not the config file").format(
+                name=name, origin=describe(settings.value(name), io.env)))
     if not copies.stale:
-        out.line(f"every copy already holds the values of profile {settings.profile!r} "
-                 f"({', '.join(copies.record.targets) or 'no clients'}); nothing to do")
+        targets = ", ".join(copies.record.targets) or _("no clients")
+        out.wrapped(_("every copy already holds the values of profile {profile} ({targets}); nothing to do").format(
+            profile=repr(settings.profile), targets=targets), hang="  ")
         _name_gone(out, copies, io.env)
         return Exit.OK
     if dry_run:
         _show(out, copies.plan)
         out.line(fileplan.plan_diff(copies.plan).rstrip("\n"))
-        out.line("dry run: nothing was written")
+        out.line(_("dry run: nothing was written"))
         return Exit.OK
     _name_gone(out, copies, io.env)
     return _confirm_and_apply(io, copies.plan, yes=yes, command=SYNC_COMMAND, dry_run_hint=True)
@@ -126,44 +134,47 @@ def sync(io: IOStreams, profile: str | None, *, yes: bool = False, dry_run: bool
 def _name_gone(out: Output, copies: Sync, env) -> None:
     home = Path(env.get("HOME") or Path.home())
     for change in copies.gone:
-        out.error_line(f"note: {tilde(change.path, home)} no longer exists: not recreated "
-                       f"(`taotoken init --target {change.target}` writes it again)")
+        out.error_note(_("note: {path} no longer exists: not recreated ({command} writes it again)").format(
+            path=tilde(change.path, home), command=f"`taotoken init --target {change.target}`"))
 
 
 def stale_note(copies: Sync, env) -> str:
     """One line naming the copies that no longer hold the triple, and the one command that syncs them."""
     home = Path(env.get("HOME") or Path.home())
     files = ", ".join(tilde(change.path, home) for change in copies.stale)
-    return f"{len(copies.stale)} cop{'y' if len(copies.stale) == 1 else 'ies'} still hold the old values: {files}"
+    count = len(copies.stale)
+    return ngettext("{count} copy still holds the old values: {files}",
+                    "{count} copies still hold the old values: {files}", count).format(count=count, files=files)
 
 
 def _name_stale(out: Output, copies: Sync, env) -> None:
-    out.error_line(f"warning: {stale_note(copies, env)}")
-    out.error_line(f"  bring them in step: {SYNC_COMMAND} --yes   (or run `taotoken config set` on a terminal)")
+    out.error_note(_("warning: {text}").format(text=stale_note(copies, env)))
+    out.error_wrapped(_("{command}   (or run `taotoken config set` on a terminal)").format(
+        command=f"{SYNC_COMMAND} --yes"), "  " + _("bring them in step: "))
 
 
 def _show(out: Output, plan: Plan) -> None:
-    out.line("changes:")
-    for line in fileplan.change_lines(plan):
-        out.line(line)
+    out.line(_("changes:"))
+    fileplan.render_changes(out, plan)
     for warning in plan.warnings:  # the clients' notes explain a first init; a sync needs only the warnings
-        out.error_line(f"warning: {warning}")
+        out.error_wrapped(warning, _("warning: "))
 
 
 def _confirm_and_apply(io: IOStreams, plan: Plan, *, yes: bool, command: str, dry_run_hint: bool = False) -> int:
     out = io.out
     _show(out, plan)
-    if not io.prompter.confirm("Apply these changes?", assume_yes=yes, dry_run_hint=dry_run_hint):
-        out.line("cancelled: nothing was written")
+    if not io.prompter.confirm(_("Apply these changes?"), assume_yes=yes, dry_run_hint=dry_run_hint):
+        out.line(_("cancelled: nothing was written"))
         return Exit.FAILURE
     result = fileplan.apply(plan, config_path(io.env).parent, command=command)
     for change in result.written:
-        out.line(f"wrote {change.path}")
-    out.line(f"backups of the previous versions: {result.backup_dir}")
-    out.line("undo everything this run changed: taotoken init --undo")
+        out.wrapped(str(change.path), _("wrote "))
+    out.wrapped(str(result.backup_dir), _("backups of the previous versions: "), "  ")
+    out.wrapped("taotoken init --undo", _("undo everything this run changed: "), "  ")
     if any(change.target == "shell" for change in result.written):
         env_sh = tilde(config_path(io.env).parent / "env.sh", Path(io.env.get("HOME") or Path.home()))
-        out.line(f"open shells still have the old variables: run `. {env_sh}` in each")
+        out.wrapped(_("open shells still have the old variables: run {command} in each").format(
+            command=f"`. {env_sh}`"), hang="  ")
     return Exit.OK
 
 
@@ -171,6 +182,6 @@ def _write(path: Path, text: str) -> None:
     try:
         atomic_write(path, text, secret=True)
     except OSError as exc:
-        raise TaotokenError(f"cannot write {path}: {exc.strerror or exc}",
-                            f"check that {path.parent} is writable") from None
+        raise TaotokenError(_("cannot write {path}: {error}").format(path=path, error=exc.strerror or exc),
+                            _("check that {directory} is writable").format(directory=path.parent)) from None
 

@@ -5,7 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from taotoken_cli.config import FIELDS, Overrides, Settings, load_settings
+from taotoken_cli.i18n import _
 from taotoken_cli.iostreams import IOStreams
+from taotoken_cli.layout import cell_width, pad
 from taotoken_cli.masking import mask_key
 from taotoken_cli.output import Output
 
@@ -14,7 +16,7 @@ def display_value(settings: Settings, name: str) -> str:
     item = settings.value(name)
     if name == "api_key":
         return mask_key(item.value or item.raw)
-    return item.value if item.value is not None else (item.raw or "(not set)")
+    return item.value if item.value is not None else (item.raw or _("(not set)"))
 
 
 def settings_to_dict(settings: Settings) -> dict[str, Any]:
@@ -41,24 +43,30 @@ def settings_to_dict(settings: Settings) -> dict[str, Any]:
 
 
 def render_settings(out: Output, settings: Settings, with_origin: bool) -> None:
-    out.line(f"profile   {settings.profile}" + (f"   ({settings.profile_origin})" if with_origin else ""))
+    # The names are the settings' own (`config set base_url …`); "profile", "routes" and "config" are words.
+    heads = {"profile": _("profile"), **{name: name for name in FIELDS}, "config": _("config")}
+    column = max(9, *(cell_width(head) for head in heads.values())) + 1
+    indent = " " * column
+    def origin(text: str, where: object) -> str:
+        return _("{value}   ({origin})").format(value=text, origin=where) if with_origin else text
+
+    out.wrapped(origin(settings.profile, settings.profile_origin), pad(heads["profile"], column))
     for name in FIELDS:
         item = settings.value(name)
-        text = display_value(settings, name)
-        if with_origin:
-            text += f"   ({item.origin})"
-        out.wrapped(text, f"{name:<9} ")
+        out.wrapped(origin(display_value(settings, name), item.origin), pad(heads[name], column))
         for note in item.notes:
-            out.wrapped(note, "          note: ")
+            out.wrapped(note, indent + _("note: "))
         if item.error:
-            out.wrapped(item.error + (f" — fix: {item.fix}" if item.fix else ""), "          error: ")
+            out.wrapped(_("{error} — fix: {fix}").format(error=item.error, fix=item.fix) if item.fix else item.error,
+                        indent + _("error: "))
     if settings.routes:
-        out.line("routes")
+        out.line(_("routes"))
         for kind, model in settings.routes.items():
             out.line(f"  {kind:<12} {model}")
     if with_origin:
-        out.wrapped(f"{settings.config_path}" + ("" if settings.config_exists else " (does not exist yet)"),
-                    "config    ")
+        path = str(settings.config_path)
+        out.wrapped(path if settings.config_exists else _("{path} (does not exist yet)").format(path=path),
+                    pad(heads["config"], column))
 
 
 def render_profiles(out: Output, settings: Settings, json_out: bool) -> None:
@@ -67,7 +75,8 @@ def render_profiles(out: Output, settings: Settings, json_out: bool) -> None:
         out.json({"active": settings.profile, "profiles": names})
         return
     if not names:
-        out.line(f"no profiles yet in {settings.config_path}; `taotoken init` creates one")
+        out.wrapped(_("no profiles yet in {path}; `taotoken init` creates one").format(path=settings.config_path),
+                    hang="  ")
         return
     for name in names:
         out.line(("* " if name == settings.profile else "  ") + name)

@@ -22,6 +22,7 @@ from taotoken_cli.config import (
 from taotoken_cli.copies import OWN, Record, plan_copies, read_record, record_change
 from taotoken_cli.errors import InputError
 from taotoken_cli.fileplan import Plan
+from taotoken_cli.i18n import _
 from taotoken_cli.init import wizard
 from taotoken_cli.iostreams import IOStreams, Prompter
 from taotoken_cli.masking import remember_secret
@@ -67,28 +68,34 @@ def resolve_triple(request: InitRequest, io: IOStreams) -> tuple[Triple, str, li
     if request.key_stdin:
         api_key = io.stdin.read()
         if not api_key.strip():
-            raise InputError("--key-stdin was given but stdin was empty",
-                             "pipe the key in, e.g. `printf %s \"$KEY\" | taotoken init --key-stdin --yes`")
+            raise InputError(_("--key-stdin was given but stdin was empty"),
+                             _("pipe the key in, e.g. {command}").format(
+                                 command='`printf %s "$KEY" | taotoken init --key-stdin --yes`'))
     remember_secret(api_key)
     settings = load_settings(Overrides(profile=request.profile, base_url=request.base_url, api_key=api_key,
                                        model=request.model), io.env)
     notes = []
     if request.key_from_flag:
-        notes.append("warning: a key passed with --key lands in your shell history; prefer --key-stdin or the prompt")
+        notes.append(_("warning: a key passed with --key lands in your shell history; prefer --key-stdin or the "
+                       "prompt"))
     values = {}
-    for name, flag, label, env_name in (("base_url", "--base-url", "Base URL", ENV_BASE_URL),
-                                        ("api_key", "--key-stdin", "API key", ENV_API_KEY),
-                                        ("model", "--model", "Model ID", ENV_MODEL)):
+    for name, flag, env_name in (("base_url", "--base-url VALUE", ENV_BASE_URL),
+                                 ("api_key", "--key-stdin", ENV_API_KEY), ("model", "--model VALUE", ENV_MODEL)):
         item = settings.value(name)
         if item.error:
-            raise InputError(f"{label} ({item.origin}): {item.error}", item.fix)
+            label = {"base_url": _("Base URL"), "api_key": _("API key"), "model": _("Model ID")}[name]
+            raise InputError(_("{name} ({origin}): {error}").format(name=label, origin=item.origin, error=item.error),
+                             item.fix)
         value = item.value
         ask = value is None or (name == "base_url" and item.origin.kind == "default" and prompter.interactive
                                 and settings.api_key.value is None)
         if ask:
             if not prompter.interactive:
-                raise InputError(f"no {label.lower()} given and stdin is not a terminal to ask for it",
-                                 f"pass {flag}{'' if name == 'api_key' else ' VALUE'} or set {env_name}")
+                missing = {"base_url": _("no base URL given and stdin is not a terminal to ask for it"),
+                           "api_key": _("no API key given and stdin is not a terminal to ask for it"),
+                           "model": _("no model ID given and stdin is not a terminal to ask for it")}[name]
+                raise InputError(missing, _("pass {option} or set {variable}").format(option=flag,
+                                                                                        variable=env_name))
             # Asked until usable; what was cleaned is said at the prompt.
             if name == "base_url":
                 item = wizard.ask_base_url(prompter, value)
@@ -113,8 +120,9 @@ def choose_targets(request: InitRequest, machine: Machine, profile: str, prompte
     notes = []
     unknown = [t for t in request.targets if t not in (*TARGETS, OWN)]
     if unknown:
-        raise InputError(f"unknown target(s): {', '.join(unknown)}",
-                         f"choose from: {', '.join(TARGETS)} (your own config file is always written)")
+        raise InputError(_("unknown target(s): {targets}").format(targets=", ".join(unknown)),
+                         _("choose from: {targets} (your own config file is always written)").format(
+                             targets=", ".join(TARGETS)))
     if request.all_targets:
         chosen = [t for t in TARGETS if t not in ON_REQUEST or t in request.targets]
     elif request.targets:
@@ -125,21 +133,22 @@ def choose_targets(request: InitRequest, machine: Machine, profile: str, prompte
             found = client.detect(machine)  # never true for ON_REQUEST targets
             if found.found:
                 chosen.append(name)
-                notes.append(f"{name}: detected ({'; '.join(found.reasons)})")
+                notes.append(_("{target}: detected ({reasons})").format(target=name, reasons="; ".join(found.reasons)))
         if not chosen:
-            notes.append("no AI clients detected: only taotoken's own config is written "
-                         "(choose clients with --target NAME or --all)")
+            notes.append(_("no AI clients detected: only taotoken's own config is written (choose clients with "
+                           "--target NAME or --all)"))
     recorded = read_record(machine)
     if recorded is not None and recorded.profile == profile:
         kept = [t for t in recorded.targets if t not in chosen]
         chosen += kept  # one truth: every copy an earlier init wrote gets the new values too
-        notes.extend(f"{name}: written by an earlier init, kept in step" for name in kept)
+        notes.extend(_("{target}: written by an earlier init, kept in step").format(target=name) for name in kept)
     elif recorded is not None:
-        notes.append(f"the copies of profile {recorded.profile!r} ({', '.join(recorded.targets)}) are no longer kept "
-                     f"in step: from now on they follow profile {profile!r} wherever this run writes them")
+        notes.append(_("the copies of profile {old} ({targets}) are no longer kept in step: from now on they follow "
+                       "profile {new} wherever this run writes them").format(
+            old=repr(recorded.profile), targets=", ".join(recorded.targets), new=repr(profile)))
     if request.open_links and "cc-switch" not in chosen:
         chosen.append("cc-switch")
-        notes.append("cc-switch: added because of --open")
+        notes.append(_("{target}: added because of --open").format(target="cc-switch"))
     blocker = None
     if "codex" in chosen and request.codex_auth == "env" and "shell" not in chosen:
         blocker = _codex_key_source(chosen, notes, prompter, assume_yes=assume_yes, key_exported=key_exported)
@@ -153,24 +162,27 @@ def _codex_key_source(chosen: list[str], notes: list[str], prompter: Prompter | 
     user chooses, and the returned error says exactly how (a dry run still shows the plan)."""
     codex_key = "$" + codex.ENV_KEY
     if key_exported:
-        notes.append(f"codex: reads the key from {codex_key}, which is set here: keep it exported in your "
-                     "shell's start-up file (or add --target shell)")
+        notes.append(_("codex: reads the key from {variable}, which is set here: keep it exported in your shell's "
+                       "start-up file (or add --target shell)").format(variable=codex_key))
         return None
     if prompter is not None and prompter.interactive and not assume_yes:
-        if prompter.confirm(f"Codex reads the key from an environment variable ({codex_key}); add the shell "
-                            "target, which exports it (and OPENAI_BASE_URL) in every new shell?", default=True):
+        if prompter.confirm(_("Codex reads the key from an environment variable ({variable}); add the shell target, "
+                              "which exports it (and OPENAI_BASE_URL) in every new shell?").format(variable=codex_key),
+                            default=True):
             chosen.append("shell")
-            notes.append(f"shell: chosen, so that Codex finds {codex_key}")
+            notes.append(_("shell: chosen, so that Codex finds {variable}").format(variable=codex_key))
         else:
-            notes.append(f"warning: codex: nothing exports {codex_key}, so Codex will have no key; export it "
-                         "yourself, or run again with --codex-auth auth-json")
+            notes.append(_("warning: codex: nothing exports {variable}, so Codex will have no key; export it "
+                           "yourself, or run again with --codex-auth auth-json").format(variable=codex_key))
         return None
     wanted = " ".join(f"--target {t}" for t in [*chosen, "shell"])
-    how = (f"`taotoken init {wanted} …` (env.sh exports {codex.ENV_KEY} and OPENAI_BASE_URL in every new shell), "
-           "or `--codex-auth auth-json` (the key goes into ~/.codex/auth.json)")
-    notes.append(f"warning: codex: reads the key from {codex_key}, and no target chosen exports it; choose: {how}")
-    return InputError(f"Codex reads the key from {codex_key} (--codex-auth env), and no target chosen exports it",
-                      f"choose how Codex gets the key: {how}")
+    how = _("{command} (env.sh exports {variable} and OPENAI_BASE_URL in every new shell), or {other} (the key goes "
+            "into ~/.codex/auth.json)").format(command=f"`taotoken init {wanted} …`", variable=codex.ENV_KEY,
+                                               other="`--codex-auth auth-json`")
+    notes.append(_("warning: codex: reads the key from {variable}, and no target chosen exports it; choose: {how}")
+                 .format(variable=codex_key, how=how))
+    return InputError(_("Codex reads the key from {variable} (--codex-auth env), and no target chosen exports it")
+                      .format(variable=codex_key), _("choose how Codex gets the key: {how}").format(how=how))
 
 
 def recorded_places(request: InitRequest, triple: Triple, profile: str, machine: Machine) -> dict[str, tuple[str, ...]]:
@@ -190,11 +202,14 @@ def recorded_places(request: InitRequest, triple: Triple, profile: str, machine:
 
 def build(request: InitRequest, io: IOStreams, *, assume_yes: bool = False) -> InitPlan:
     if request.scope not in SCOPES:
-        raise InputError(f"unknown --scope {request.scope!r}", "use --scope user or --scope project")
+        raise InputError(_("unknown --scope {value}").format(value=repr(request.scope)),
+                         _("use --scope user or --scope project"))
     if request.codex_auth not in codex.AUTH_MODES:
-        raise InputError(f"unknown --codex-auth {request.codex_auth!r}", f"use one of: {', '.join(codex.AUTH_MODES)}")
+        raise InputError(_("unknown --codex-auth {value}").format(value=repr(request.codex_auth)),
+                         _("use one of: {choices}").format(choices=", ".join(codex.AUTH_MODES)))
     if request.open_app not in (None, *ccswitch.APPS):
-        raise InputError(f"unknown --open-app {request.open_app!r}", "use --open-app claude or --open-app codex")
+        raise InputError(_("unknown --open-app {value}").format(value=repr(request.open_app)),
+                         _("use --open-app claude or --open-app codex"))
     triple, profile, hygiene = resolve_triple(request, io)
     machine = Machine.of(io.env, io.cwd)
     targets, target_notes, blocker = choose_targets(request, machine, profile, io.prompter, assume_yes=assume_yes,

@@ -9,6 +9,7 @@ from taotoken_cli.clients import ccswitch
 from taotoken_cli.clients.base import Machine, Triple
 from taotoken_cli.config import config_dir
 from taotoken_cli.exitcodes import Exit
+from taotoken_cli.i18n import _
 from taotoken_cli.init import view
 from taotoken_cli.init.plan import InitRequest, build
 from taotoken_cli.iostreams import IOStreams
@@ -36,17 +37,17 @@ def run(options: InitOptions, io: IOStreams) -> int:
         if planned.blocker is not None and not options.dry_run:
             raise planned.blocker
         apply = not planned.plan.is_noop and not options.dry_run and io.prompter.confirm(
-            "Apply these changes?", assume_yes=options.yes, dry_run_hint=True)
+            _("Apply these changes?"), assume_yes=options.yes, dry_run_hint=True)
     except KeyboardInterrupt:
-        out.error_line("\ncancelled: nothing was written")
+        out.error_line("\n" + _("cancelled: nothing was written"))
         return Exit.INTERRUPTED
     if planned.plan.is_noop:
-        out.line("already up to date: every file already has these values; nothing was written")
+        out.wrapped(_("already up to date: every file already has these values; nothing was written"), hang="  ")
     elif options.dry_run:
-        out.line("dry run: nothing was written")
+        out.line(_("dry run: nothing was written"))
         return Exit.OK
     elif not apply:
-        out.line("cancelled: nothing was written")
+        out.line(_("cancelled: nothing was written"))
         return Exit.FAILURE
     else:
         view.render_applied(out, fileplan.apply(planned.plan, own_dir))
@@ -67,7 +68,7 @@ def open_links(io: IOStreams, triple: Triple, only: str | None) -> None:
         view.render_opened(io.out, app, problem, config_dir(io.env) / ccswitch.LINKS_FILE)
         if problem or next_app is None:
             return
-        if not io.prompter.pause(f"Confirm the {ccswitch.APP_LABELS[app]} import in CC Switch; next: the "
-                                 f"{ccswitch.APP_LABELS[next_app]} link"):
+        if not io.prompter.pause(_("Confirm the {app} import in CC Switch; next: the {next_app} link").format(
+                app=ccswitch.APP_LABELS[app], next_app=ccswitch.APP_LABELS[next_app])):
             view.render_next_link(io.out, app, next_app)
             return

@@ -10,6 +10,7 @@ from taotoken_cli import hygiene
 from taotoken_cli.config import LABELS, Origin, Value
 from taotoken_cli.diagnosis.listing import ModelListing, fetch_model_list, match_models
 from taotoken_cli.diagnosis.models import close_model_matches
+from taotoken_cli.i18n import _, ngettext
 from taotoken_cli.iostreams import IOStreams, Prompter
 from taotoken_cli.masking import remember_secret
 
@@ -26,7 +27,7 @@ def _answered(prompter: Prompter, name: str, clean: Callable[[str], hygiene.Clea
 
 
 def ask_base_url(prompter: Prompter, default: str | None) -> Value:
-    return prompter.ask_until("Base URL", lambda answer: _answered(prompter, "base_url", hygiene.clean_base_url,
+    return prompter.ask_until(_("Base URL"), lambda answer: _answered(prompter, "base_url", hygiene.clean_base_url,
                                                                    answer), default=default)
 
 
@@ -37,7 +38,7 @@ def ask_key(prompter: Prompter) -> Value:
         remember_secret(value.value)
         return value
 
-    return prompter.ask_until("API key", accept, secret=True)
+    return prompter.ask_until(_("API key"), accept, secret=True)
 
 
 def ask_model(io: IOStreams, base_url: str, api_key: str) -> Value:
@@ -45,36 +46,45 @@ def ask_model(io: IOStreams, base_url: str, api_key: str) -> Value:
     from taotoken_cli.gateway import budgeted
 
     prompter = io.prompter
-    prompter.say(f"asking {base_url}/v1/models which models this key can use …")
+    prompter.say(_("asking {url} which models this key can use …").format(url=f"{base_url}/v1/models"))
     with budgeted(base_url, api_key, MODEL_LIST_TIMEOUT_S, env=io.env) as gateway:
         listing = fetch_model_list(gateway)
     if listing.ok and listing.models:
         ids = listing.ids
-        prompter.say(f"{len(ids)} model{'s' if len(ids) != 1 else ''} listed: pick one by its number or ID, "
-                     "or type part of a name (or a glob such as gpt-4*) to narrow the list")
-        chosen = prompter.choose("Model", ids, narrow=lambda text: [m.id for m in match_models(listing.models, text)],
+        prompter.say(ngettext("{count} model listed: pick one by its number or ID, or type part of a name (or a "
+                              "glob such as gpt-4*) to narrow the list",
+                              "{count} models listed: pick one by its number or ID, or type part of a name (or a "
+                              "glob such as gpt-4*) to narrow the list", len(ids)).format(count=len(ids)))
+        chosen = prompter.choose(_("Model"), ids,
+                                 narrow=lambda text: [m.id for m in match_models(listing.models, text)],
                                  unknown=lambda text: _not_listed(text, ids))
         return _answered(prompter, "model", hygiene.clean_model, chosen)
-    prompter.say(f"warning: {unchecked_reason(listing)}; the model you type cannot be checked against the list")
+    prompter.say(_("warning: {reason}; the model you type cannot be checked against the list").format(
+        reason=unchecked_reason(listing)))
     while True:
-        value = prompter.ask_until("Model ID", lambda answer: _answered(prompter, "model", hygiene.clean_model,
-                                                                        answer))
-        if prompter.confirm(f"Use {value.value!r} without checking it?"):
+        value = prompter.ask_until(_("Model ID"), lambda answer: _answered(prompter, "model", hygiene.clean_model,
+                                                                           answer))
+        if prompter.confirm(_("Use {model} without checking it?").format(model=repr(value.value))):
             return value
 
 
 def _not_listed(text: str, ids: list[str]) -> str:
     close = close_model_matches(text, ids, limit=3)
-    return (f"{text!r} is not listed" + (f"; close: {', '.join(close)}" if close else "")
-            + " (* shows the whole list; an unlisted ID anyway: taotoken init --model ID)")
+    if close:
+        return _("{text} is not listed; close: {close} (* shows the whole list; an unlisted ID anyway: "
+                 "{command})").format(text=repr(text), close=", ".join(close), command="taotoken init --model ID")
+    return _("{text} is not listed (* shows the whole list; an unlisted ID anyway: {command})").format(
+        text=repr(text), command="taotoken init --model ID")
 
 
 def unchecked_reason(listing: ModelListing) -> str:
     """Why there is no list to pick from, in a few words and with the server's own."""
     diagnosis = listing.diagnosis
     if diagnosis is None:
-        return "the gateway lists no models for this key"
-    said = f"; server said: {diagnosis.server_message}" if diagnosis.server_message else ""
+        return _("the gateway lists no models for this key")
+    said = "; " + _("server said: {message}").format(message=diagnosis.server_message) \
+        if diagnosis.server_message else ""
     if diagnosis.code.startswith("auth."):
-        return f"the gateway rejected the key [{diagnosis.code}{said}]"
-    return f"cannot list the models: {diagnosis.entry.title} [{diagnosis.code}{said}]"
+        return _("the gateway rejected the key [{code}]").format(code=diagnosis.code + said)
+    return _("cannot list the models: {title} [{code}]").format(title=_(diagnosis.entry.title),
+                                                               code=diagnosis.code + said)
