@@ -398,6 +398,8 @@ def test_at_source_rewrites_the_command_inside_a_translated_fix(chinese, code, n
     # the value ends where the Chinese text starts, full-width marks included
     rewritten = at_source("运行：taotoken config set model x（示例）", {"set:model": "export M={value}"})
     assert rewritten == "运行：export M=x（示例）"
+    english = at_source("taotoken init   (or: taotoken config set api_key -)", {"set:api_key": "export K=sk-…"})
+    assert english == "taotoken init   (or: export K=sk-…)"  # the parenthesis closes in English too
 
 
 def test_diagnosis_text_follows_the_language_it_is_produced_in(chinese) -> None:
