@@ -135,7 +135,21 @@ def update(only: str | None = None) -> None:
     shards = read_shards()
     wanted = {**{m.id: (m, shard_of(m.locations[0][0])) for m in extract_package() if m.id},
               **{m.id: (m, "click") for m in extract_third_party() if m.id}}
-    have = {m.id: name for name, cat in shards.items() for m in cat if m.id}
+    have: dict[object, str] = {}
+    for name, cat in shards.items():
+        for message in [m for m in cat if m.id]:
+            if message.id not in have:
+                have[message.id] = name
+                continue
+            # Translated in two shards at once (people worked in parallel): keep the one in the shard where the
+            # message belongs now, the translation kept from whichever shard has one.
+            home = wanted[message.id][1] if message.id in wanted else have[message.id]
+            keep, drop = (name, have[message.id]) if home == name else (have[message.id], name)
+            kept, dropped = shards[keep].get(message.id), shards[drop].get(message.id)
+            if not kept.string and dropped.string:
+                kept.string = dropped.string
+            shards[drop].delete(message.id)
+            have[message.id] = keep
     for cat in shards.values():  # drop what the code no longer says
         for message in [m for m in cat if m.id and m.id not in wanted]:
             cat.delete(message.id)

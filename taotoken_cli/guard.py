@@ -1,4 +1,7 @@
-"""Turning exceptions into messages and exit codes: shared by the Typer app and `check`'s fast path."""
+"""Turning exceptions into messages and exit codes: shared by the Typer app and `check`'s fast path.
+
+The labels ("error:", "fix:") are in the user's language; the message and fix come translated from whoever
+raised the error."""
 
 from __future__ import annotations
 
@@ -8,6 +11,7 @@ from collections.abc import Callable
 
 from taotoken_cli.errors import TaotokenError
 from taotoken_cli.exitcodes import Exit
+from taotoken_cli.i18n import _
 
 
 def report_error(exc: TaotokenError) -> None:
@@ -15,9 +19,9 @@ def report_error(exc: TaotokenError) -> None:
     from taotoken_cli.masking import SECRETS, mask_unknown_keys
 
     width = terminal_width(os.environ, sys.stderr)
-    lines = wrap(exc.message + (f" [{exc.code}]" if exc.code else ""), width, "error: ", "  ")
+    lines = wrap(exc.message + (f" [{exc.code}]" if exc.code else ""), width, _("error: "), "  ")
     if exc.fix:
-        lines += wrap(exc.fix, width, "  fix: ")
+        lines += wrap(exc.fix, width, "  " + _("fix: "))
     sys.stderr.write(mask_unknown_keys(SECRETS("\n".join(lines))) + "\n")
 
 
@@ -32,7 +36,7 @@ def run_guarded(body: Callable[[], object]) -> None:
         report_error(exc)
         sys.exit(exc.exit_code)
     except KeyboardInterrupt:
-        sys.stderr.write("interrupted\n")
+        sys.stderr.write(_("interrupted") + "\n")
         sys.exit(Exit.INTERRUPTED)
     except BrokenPipeError:
         # `taotoken … | head`: the reader went away; that is not an error of ours.
@@ -43,10 +47,10 @@ def run_guarded(body: Callable[[], object]) -> None:
             raise
         from taotoken_cli.masking import SECRETS, mask_unknown_keys
 
-        name = type(exc).__name__
-        sys.stderr.write(mask_unknown_keys(SECRETS(
-            f"error: internal error ({name}: {exc})\n"
-            "  fix: run again with TAOTOKEN_DEBUG=1 for the traceback and report it\n")))
+        text = _("internal error ({name}: {error})").format(name=type(exc).__name__, error=exc)
+        fix = _("run again with TAOTOKEN_DEBUG=1 for the traceback and report it")
+        error, fix_label = _("error: "), _("fix: ")
+        sys.stderr.write(mask_unknown_keys(SECRETS(f"{error}{text}\n  {fix_label}{fix}\n")))
         sys.exit(Exit.FAILURE)
     if isinstance(status, int):
         sys.stdout.flush()

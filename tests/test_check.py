@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import ssl
 import subprocess
@@ -414,7 +415,7 @@ def test_slow_stream_is_bounded_by_the_total_timeout(env, run, httpserver):
         elapsed = time.monotonic() - started
     # the trickle never pauses longer than the read timeout: only the total budget stops it
     assert_failure(result, "net.timeout")
-    assert "content chunk(s) arrived" in result.stderr
+    assert re.search(r"\d+ content chunks? arrived", result.stderr)
     assert elapsed < 3, elapsed
 
 
@@ -430,7 +431,7 @@ def test_stream_cut_mid_way(env, run):
         env(server.url + "/api")
         result = run("check", "--stream")
     assert_failure(result, "stream.truncated")
-    assert "2 content chunk(s)" in result.stderr
+    assert "2 content chunks" in result.stderr
 
 
 def test_proxy_asking_for_credentials(env, run, monkeypatch):

@@ -20,6 +20,7 @@ from taotoken_cli.diagnosis.classify import Diagnosis, classify
 from taotoken_cli.diagnosis.listing import config_diagnosis, fetch_model_list
 from taotoken_cli.diagnosis.models import close_model_matches
 from taotoken_cli.errors import TaotokenError
+from taotoken_cli.i18n import _, ngettext
 from taotoken_cli.iostreams import IOStreams
 
 
@@ -97,7 +98,8 @@ def run_check(options: CheckOptions, env: dict[str, str] | None = None) -> Check
             result.probes.append(Probe("chat", chat.method, chat.url, chat.status, elapsed_ms, diagnosis is None))
             if diagnosis is not None:
                 if diagnosis.code == "model.not_found" and result.close_matches:
-                    diagnosis.details.append("listed IDs close to it: " + ", ".join(result.close_matches))
+                    diagnosis.details.append(_("listed IDs close to it: {models}").format(
+                        models=", ".join(result.close_matches)))
                 result.diagnosis = diagnosis
                 return result
             result.chat_reply = chat.stream.text[:80] if chat.stream is not None else chat_text(chat.json())
@@ -106,14 +108,17 @@ def run_check(options: CheckOptions, env: dict[str, str] | None = None) -> Check
 
 def model_not_listed(result: CheckResult, context: dict[str, str]) -> Diagnosis:
     if result.models_count:
-        details = [f"{result.model!r} is not among the {result.models_count} model(s) this key lists"]
+        details = [ngettext("{model!r} is not among the {count} model this key lists",
+                            "{model!r} is not among the {count} models this key lists", result.models_count).format(
+            model=result.model, count=result.models_count)]
     else:
-        details = [f"the gateway lists no models for this key, so {result.model!r} is not among them"]
+        details = [_("the gateway lists no models for this key, so {model!r} is not among them").format(
+            model=result.model)]
     if result.close_matches:
-        details.append("close matches: " + ", ".join(result.close_matches))
-    details.append("a gateway that serves models it does not list: taotoken check --allow-unlisted")
+        details.append(_("close matches: {models}").format(models=", ".join(result.close_matches)))
+    details.append(_("a gateway that serves models it does not list: taotoken check --allow-unlisted"))
     first_fix = (f"taotoken config set model {result.close_matches[0]}" if result.close_matches
-                 else "see the models this key can use: taotoken models")
+                 else _("see the models this key can use: taotoken models"))
     return Diagnosis("model.not_found", get("model.not_found"), None, None, details, context, first_fix=first_fix)
 
 

@@ -1,13 +1,15 @@
 """Rendering a CheckResult: one line, quiet, status code only, or JSON.
 
 Plain text with at most two ANSI colours (no rich: `check` must start fast). Success goes to
-stdout, failures to stderr, so `.bashrc` and scripts can capture one without the other.
+stdout, failures to stderr, so `.bashrc` and scripts can capture one without the other. The words are in the
+user's language; scripts read `--json`, `--code` or the exit status, which never change with it.
 """
 
 from __future__ import annotations
 
 from taotoken_cli.check.model import CheckResult
 from taotoken_cli.diagnosis.text import failure_lines
+from taotoken_cli.i18n import _, ngettext
 from taotoken_cli.output import Output
 
 _GREEN, _RESET = "\033[32m", "\033[0m"
@@ -35,31 +37,31 @@ def render_quiet(out: Output, result: CheckResult) -> None:
     diagnosis = result.diagnosis
     if diagnosis is None:
         return
-    text = f"taotoken: {diagnosis.code}: {diagnosis.entry.title}"
+    text = f"taotoken: {diagnosis.code}: {diagnosis.title}"
     if diagnosis.server_message:
-        said = "server" if result.last_status is not None else "error"
-        text += f" ({said}: {diagnosis.server_message})"
+        said = _("{line} (server: {message})") if result.last_status is not None else _("{line} (error: {message})")
+        text = said.format(line=text, message=diagnosis.server_message)
     elif diagnosis.details:
-        text += f" ({diagnosis.details[0]})"
+        text = _("{line} ({detail})").format(line=text, detail=diagnosis.details[0])
     fixes = diagnosis.fixes()
     if fixes:
-        text += f" — fix: {fixes[0]}"
+        text = _("{line} — fix: {fix}").format(line=text, fix=fixes[0])
     out.error_line(" ".join(text.split()))
 
 
 def _model_part(result: CheckResult) -> str:
     if not result.model:
-        return "no model configured"
+        return _("no model configured")
     if result.model_listed:
-        return f"model {result.model} listed"
+        return _("model {model} listed").format(model=result.model)
     if result.model_listed is False:
-        text = f"model {result.model} NOT listed"
+        text = _("model {model} NOT listed").format(model=result.model)
         if result.close_matches:
-            text += " (close: " + ", ".join(result.close_matches) + ")"
+            text = _("{text} (close: {models})").format(text=text, models=", ".join(result.close_matches))
         if result.unlisted_allowed:
-            text += " (allowed: --allow-unlisted)"
+            text = _("{text} (allowed: --allow-unlisted)").format(text=text)
         return text
-    return f"model {result.model}"
+    return _("model {model}").format(model=result.model)
 
 
 def render_line(out: Output, result: CheckResult) -> None:
@@ -71,10 +73,14 @@ def render_line(out: Output, result: CheckResult) -> None:
         head = f"{_status(first.status)} {first.method} {first.url} {first.latency_ms:.0f} ms"
     diagnosis = result.diagnosis
     if diagnosis is None:
-        parts = [f"{_paint('OK', _GREEN, out.color)} {head}", f"{result.models_count} models", _model_part(result)]
+        count = result.models_count or 0
+        # i18n: the mark that starts check's success line: "OK 200 GET https://… 35 ms · 3 models · …"
+        mark = _("OK")
+        parts = [f"{_paint(mark, _GREEN, out.color)} {head}",
+                 ngettext("{count} model", "{count} models", count).format(count=count), _model_part(result)]
         chat = next((p for p in result.probes if p.name == "chat"), None)
         if chat is not None:
-            parts.append(f"chat {_status(chat.status)} {chat.latency_ms:.0f} ms")
+            parts.append(_("chat {status} {ms} ms").format(status=_status(chat.status), ms=f"{chat.latency_ms:.0f}"))
         out.line(" · ".join(parts))  # one line, as `curl -w` prints one: scripts may read it
     else:
         last = result.probes[-1] if result.probes else None

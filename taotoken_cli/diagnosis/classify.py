@@ -20,6 +20,7 @@ from taotoken_cli.diagnosis.body import SERVER_MESSAGE_LIMIT, ErrorBody, parse_b
 from taotoken_cli.diagnosis.catalogue import CONDITIONS, Entry, get
 from taotoken_cli.diagnosis.evidence import named_model, parse_retry_after, request_id
 from taotoken_cli.gateway import Observation
+from taotoken_cli.i18n import N_, _, ngettext
 
 
 @dataclass
@@ -28,7 +29,11 @@ class Diagnosis:
 
     `context` fills the entry's placeholders; a key in it means the situation has that value
     (`proxy`, `request_id`, `retry_after` decide which conditional fixes apply). `generic` is for
-    `explain`: no situation, so every conditional fix is shown with its condition."""
+    `explain`: no situation, so every conditional fix is shown with its condition.
+
+    `title`, `causes()` and `fixes()` are in the user's language (translated here, when produced; `details`
+    and `first_fix` come translated from whoever adds them); --json runs in English, so `to_dict()` is English
+    there."""
 
     code: str
     entry: Entry
@@ -41,36 +46,49 @@ class Diagnosis:
     model: str | None = None  # the model the server's message names (for close matches), if any
     generic: bool = False
 
+    @property
+    def title(self) -> str:
+        return _(self.entry.title)
+
     def fixes(self) -> list[str]:
         out = [self.first_fix] if self.first_fix else []
         for fix in self.entry.fixes:
             when = getattr(fix, "when", None)
             if when is None:
-                out.append(_fill(fix, self.context))
+                out.append(self._filled(fix))
             elif self.generic:
                 yes, no = CONDITIONS[when]
-                out.append(f"({yes}) {_fill(fix, self.context)}")
+                # i18n: a fix that applies only in some situations, as `explain` lists it: (when …) fix
+                out.append(_("({condition}) {fix}").format(condition=_(yes), fix=self._filled(fix)))
                 if fix.otherwise:
-                    out.append(f"({no}) {_fill(fix.otherwise, self.context)}")
+                    out.append(_("({condition}) {fix}").format(condition=_(no), fix=self._filled(fix.otherwise)))
             elif self.context.get(when):
-                out.append(_fill(fix, self.context))
+                out.append(self._filled(fix))
             elif fix.otherwise:
-                out.append(_fill(fix.otherwise, self.context))
+                out.append(self._filled(fix.otherwise))
         out = [at_source(fix, self.context) for fix in out]
         return list(dict.fromkeys(out))  # the situation's own fix may repeat a catalogue line
 
     def causes(self) -> list[str]:
-        return [_fill(cause, self.context) for cause in self.entry.causes]
+        return [self._filled(cause) for cause in self.entry.causes]
+
+    def _filled(self, text: str) -> str:
+        """A catalogue text in the user's language, its placeholders filled from the situation."""
+        return _fill(_(text), self.context)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"code": self.code, "title": self.entry.title, "exit_code": int(self.entry.exit),
+        return {"code": self.code, "title": self.title, "exit_code": int(self.entry.exit),
                 "retry": self.entry.retry, "server_message": self.server_message,
                 "retry_after_s": self.retry_after_s, "causes": self.causes(),
                 "fixes": self.fixes(), "details": self.details, "request_id": self.request_id,
                 "model": self.model}
 
 
-_CONFIG_SET = re.compile(r"taotoken config set (base_url|api_key|model) (\S+)")
+# The value ends at a space, a closing parenthesis ("(or: taotoken config set api_key -)") or the first wide
+# character: in a translated fix a Chinese word or full-width mark may follow it with no space between
+# ("…：taotoken config set model <id>（…）").
+_CONFIG_SET = re.compile(r"taotoken config set (base_url|api_key|model) ([^\s)\u2e80-\u9fff\uf900-\ufaff"
+                         r"\ufe30-\ufe4f\uff00-\uffef]+)")
 
 
 def at_source(fix: str, context: dict[str, str]) -> str:
@@ -115,7 +133,7 @@ class BodyRule:
     also: tuple[str, ...] = ()
     not_shapes: tuple[str, ...] = ()
     not_hosts: tuple[str, ...] = ()
-    note: str = ""
+    note: str = ""  # an English msgid (N_), translated when it is added
 
 
 _AUTH_STATUSES = (200, 400, 401, 403)
@@ -168,7 +186,7 @@ BODY_RULES: tuple[BodyRule, ...] = (
                                        "missing authentication", "missing api key", "no api key provided"),
              _AUTH_STATUSES),
     BodyRule("auth.invalid_key", ("no_db_connection", "no connected db"), _AUTH_STATUSES,
-             note="this LiteLLM proxy has no key database: only its master key is accepted"),
+             note=N_("this LiteLLM proxy has no key database: only its master key is accepted")),
     BodyRule("auth.invalid_key", ("无效的令牌", "invalid token", "token_not_found_in_db", "invalid proxy server token",
                                   "authentication_error", "invalid_api_key", "incorrect api key", "invalid api key",
                                   "virtual key expected", "auth_error", "invalid credentials", "unauthorized",
@@ -403,7 +421,7 @@ def _add_answer_evidence(diagnosis: Diagnosis, obs: Observation, message: str | 
     if diagnosis.request_id:
         diagnosis.context["request_id"] = diagnosis.request_id
         if diagnosis.request_id not in (diagnosis.server_message or ""):
-            diagnosis.details.append(f"request id: {diagnosis.request_id}")
+            diagnosis.details.append(_("request id: {request_id}").format(request_id=diagnosis.request_id))
     if diagnosis.code != "proxy.refused":
         diagnosis.model = named_model(message)
     if diagnosis.model:
@@ -415,16 +433,22 @@ def _decide(obs: Observation, expect: str, ctx: dict[str, str]) -> tuple[str | N
     if obs.error is not None:
         marks = proxy_answer.evidence(obs)  # e.g. the proxy refused the CONNECT with its own status
         if marks:
-            details.append(f"the proxy {obs.proxy} answered itself, not the gateway: {'; '.join(marks)}")
+            # i18n: "; " joins the pieces of evidence (and the numbered causes in check's `likely:` line)
+            details.append(_("the proxy {proxy} answered itself, not the gateway: {evidence}").format(
+                proxy=obs.proxy, evidence=_("; ").join(marks)))
             return proxy_answer.CODE, exception_message(obs.error), details
         code = classify_exception(obs.error, obs.proxy)
-        if obs.stream is not None and obs.stream.content_deltas and code == "net.reset":
-            details.append(f"{obs.stream.content_deltas} content chunk(s) arrived before the connection ended")
+        chunks = obs.stream.content_deltas if obs.stream is not None else 0
+        if chunks and code == "net.reset":
+            details.append(ngettext("{count} content chunk arrived before the connection ended",
+                                    "{count} content chunks arrived before the connection ended", chunks).format(
+                count=chunks))
             return "stream.truncated", exception_message(obs.error), details
-        if obs.stream is not None and obs.stream.content_deltas:
-            details.append(f"{obs.stream.content_deltas} content chunk(s) arrived before that")
+        if chunks:
+            details.append(ngettext("{count} content chunk arrived before that",
+                                    "{count} content chunks arrived before that", chunks).format(count=chunks))
         if obs.proxy and code.startswith("proxy."):
-            details.append(f"proxy in use: {obs.proxy}")
+            details.append(_("proxy in use: {proxy}").format(proxy=obs.proxy))
         return code, exception_message(obs.error), details
 
     status = obs.status or 0
@@ -433,7 +457,7 @@ def _decide(obs: Observation, expect: str, ctx: dict[str, str]) -> tuple[str | N
     if 300 <= status < 400:
         location = obs.headers.get("location")
         if location:
-            details.append(f"redirects to {location}")
+            details.append(_("redirects to {location}").format(location=location))
         return "url.redirect", location, details
 
     if obs.stream is not None and 200 <= status < 300:
@@ -443,8 +467,9 @@ def _decide(obs: Observation, expect: str, ctx: dict[str, str]) -> tuple[str | N
     host = ctx.get("host", "")
     marks = proxy_answer.evidence(obs)
     if marks:
-        details.append(f"HTTP {status} from the proxy {obs.proxy}, not from the gateway: {'; '.join(marks)}")
-        return proxy_answer.CODE, body.message or f"HTTP {status} from the proxy", details
+        details.append(_("HTTP {status} from the proxy {proxy}, not from the gateway: {evidence}").format(
+            status=status, proxy=obs.proxy, evidence=_("; ").join(marks)))
+        return proxy_answer.CODE, body.message or _("HTTP {status} from the proxy").format(status=status), details
     if body.shape == "html":
         if 200 <= status < 300 or status in (404, 405):
             return "url.html_page", body.message, details
@@ -456,7 +481,8 @@ def _decide(obs: Observation, expect: str, ctx: dict[str, str]) -> tuple[str | N
                 return "url.dashboard_api", body.message, details
             rule = match_body_rule(body, status, host)
             code = rule.code if rule else "resp.error_body"
-            details.append(f"HTTP {status} carried an error body ({body.shape} format)")
+            details.append(_("HTTP {status} carried an error body ({shape} format)").format(status=status,
+                                                                                            shape=body.shape))
             return code, body.message, details
         if expect == "stream":
             if body.shape in ("empty", "text"):
@@ -467,19 +493,20 @@ def _decide(obs: Observation, expect: str, ctx: dict[str, str]) -> tuple[str | N
                 return None, None, details
             return "resp.not_json", body.message, details
         code = _success_shape(expect, body.data)
-        if code:
-            details.append("the JSON has no " + {"resp.no_models": "'data' list of models"}.get(
-                code, "'choices'" if expect == "chat" else "content/output"))
+        if code == "resp.no_models":
+            details.append(_("the JSON has no 'data' list of models"))
+        elif code:
+            details.append(_("the JSON has no 'choices'") if expect == "chat" else _("the JSON has no content/output"))
         return code, None, details
 
     if status == 429 and body.shape == "empty":
-        details.append("empty 429: the gateway's per-IP limiter (also counts wrong-URL probes)")
+        details.append(_("empty 429: the gateway's per-IP limiter (also counts wrong-URL probes)"))
     code = _status_code(status, body, host, details)
     if code.startswith("url.") and code != "url.not_implemented":
         code = refine_url_code(obs.url, body.message)
     if code == "quota.exhausted" and body.shape == "openai" and "x-oneapi-request-id" in obs.headers:
-        details.append("OpenAI's quota error passed through the gateway: the gateway's upstream account may be "
-                       "the one that is empty; ask the operator if your balance is fine")
+        details.append(_("OpenAI's quota error passed through the gateway: the gateway's upstream account may be "
+                         "the one that is empty; ask the operator if your balance is fine"))
     if code in ("auth.key_not_received", "auth.invalid_key") and not obs.key_sent:
         code = "auth.missing_key"
     message = body.message if body.shape != "empty" else None
@@ -490,7 +517,7 @@ def _status_code(status: int, body: ErrorBody, host: str, details: list[str]) ->
     rule = match_body_rule(body, status, host) if body.is_error or body.message else None
     if rule:
         if rule.note:
-            details.append(rule.note)
+            details.append(_(rule.note))
         return rule.code
     if status in STATUS_FALLBACK:
         return STATUS_FALLBACK[status]
@@ -514,13 +541,20 @@ def _decide_stream(obs: Observation, details: list[str]) -> tuple[str | None, st
             body = ErrorBody("stream", True, str(error))
         rule = match_body_rule(body, obs.status, "")
         if rule:
-            details.append(f"the error reads as {rule.code} (see: taotoken explain {rule.code})")
+            details.append(_("the error reads as {code} (see: taotoken explain {code})").format(code=rule.code))
         return "stream.error_event", body.message, details
     if stream.content_deltas == 0:
-        details.append(f"{stream.events} event(s), no content"
-                       + (f", finish_reason={stream.finish_reason}" if stream.finish_reason else ""))
+        if stream.finish_reason:
+            details.append(ngettext("{count} event, no content, finish_reason={reason}",
+                                    "{count} events, no content, finish_reason={reason}", stream.events).format(
+                count=stream.events, reason=stream.finish_reason))
+        else:
+            details.append(ngettext("{count} event, no content", "{count} events, no content",
+                                    stream.events).format(count=stream.events))
         return "stream.empty", None, details
     if not stream.done and stream.finish_reason is None:
-        details.append(f"{stream.content_deltas} content chunk(s), then the connection closed without [DONE]")
+        details.append(ngettext("{count} content chunk, then the connection closed without [DONE]",
+                                "{count} content chunks, then the connection closed without [DONE]",
+                                stream.content_deltas).format(count=stream.content_deltas))
         return "stream.truncated", None, details
     return None, None, details

@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 
 from taotoken_cli.gateway import Observation
+from taotoken_cli.i18n import _
 
 CODE = "proxy.refused"  # the catalogue entry for an answer the proxy gave itself
 _PROXY_PRODUCTS = re.compile(r"squid|privoxy|proxy|mihomo|clash|polipo|v2ray|xray|sing-box|surge|bluecoat|zscaler",
@@ -29,13 +30,15 @@ _CONNECT_STATUS = re.compile(r"^\s*(\d{3})\b")
 
 
 def evidence(obs: Observation) -> list[str]:
-    """What shows that the proxy in `obs.proxy` answered the request itself (empty: it did not, or no proxy)."""
+    """What shows that the proxy in `obs.proxy` answered the request itself (empty: it did not, or no proxy), in
+    the user's language (header lines as the proxy sent them)."""
     if not obs.proxy:
         return []
     if obs.error is not None:
         match = _CONNECT_STATUS.match(str(obs.error))
         if type(obs.error).__name__ == "ProxyError" and match and match.group(1) != "407":  # 407: a login
-            return [f"the proxy answered the tunnel request (CONNECT) with {str(obs.error).strip()}"]
+            return [_("the proxy answered the tunnel request (CONNECT) with {answer}").format(
+                answer=str(obs.error).strip())]
         return []
     if obs.status is None or obs.status < 400:
         return []
@@ -44,7 +47,7 @@ def evidence(obs: Observation) -> list[str]:
         return []
     found = []
     if obs.status == 407:
-        found.append("407 Proxy Authentication Required is the proxy's own status")
+        found.append(_("407 Proxy Authentication Required is the proxy's own status"))
     server = headers.get("server", "")
     if _PROXY_PRODUCTS.search(server):
         found.append(f"Server: {server}")
@@ -53,5 +56,5 @@ def evidence(obs: Observation) -> list[str]:
         found.append(f"Via: {headers['via']}")
     named = _PROXY_PRODUCTS.search(obs.text(2000))
     if named and not found:
-        found.append(f"the error page names {named.group(0)}")
+        found.append(_("the error page names {product}").format(product=named.group(0)))
     return found

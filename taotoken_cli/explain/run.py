@@ -12,6 +12,7 @@ from taotoken_cli.diagnosis.classify import Diagnosis, codes_for_message
 from taotoken_cli.errors import InputError
 from taotoken_cli.exitcodes import Exit
 from taotoken_cli.explain import view
+from taotoken_cli.i18n import _
 from taotoken_cli.iostreams import IOStreams
 
 
@@ -58,7 +59,7 @@ def lookup(code: str, env: Mapping[str, str]) -> Diagnosis | Candidates:
     entry = CATALOGUE.get(wanted)
     if entry is not None:
         return Diagnosis(entry.code, entry, context=profile_context(env), generic=True)
-    status_text, _, rest = query.partition(" ")
+    status_text, _space, rest = query.partition(" ")
     status = int(status_text) if status_text.isdigit() and 100 <= int(status_text) <= 599 else None
     if status is not None and not rest.strip():
         return Candidates(query, "status", list(STATUS_MEANINGS.get(status) or _status_family(status)))
@@ -66,8 +67,9 @@ def lookup(code: str, env: Mapping[str, str]) -> Diagnosis | Candidates:
     if matched:
         return Candidates(query, "message", matched)
     near = close_codes(wanted)
-    hint = ("did you mean: " + ", ".join(near) + "?  " if near else "") + "all codes: taotoken explain --list"
-    raise InputError(f"{code!r} is not a code, an HTTP status or a message taotoken knows", hint)
+    hint = (_("did you mean: {codes}?  all codes: taotoken explain --list").format(codes=", ".join(near)) if near
+            else _("all codes: taotoken explain --list"))
+    raise InputError(_("{query!r} is not a code, an HTTP status or a message taotoken knows").format(query=code), hint)
 
 
 def _status_family(status: int) -> tuple[str, ...]:

@@ -1,9 +1,11 @@
-"""Rendering `taotoken explain`: one entry (causes and fixes), or the list of every code."""
+"""Rendering `taotoken explain`: one entry (causes and fixes), or the list of every code. Titles, causes and
+fixes in the user's language; codes and commands as they are (--json runs in English)."""
 
 from __future__ import annotations
 
 from taotoken_cli.diagnosis.catalogue import Entry
 from taotoken_cli.diagnosis.classify import Diagnosis
+from taotoken_cli.i18n import _
 from taotoken_cli.layout import table
 from taotoken_cli.output import Output
 
@@ -16,13 +18,14 @@ def render_entry(out: Output, diagnosis: Diagnosis, json_out: bool = False) -> N
             data.pop(transient)
         out.json(data)
         return
-    out.wrapped(f"{entry.code} — {entry.title}", hang="  ")
-    out.wrapped(f"exit status: {int(entry.exit)} ({entry.exit.name.lower()})   "
-                f"retry: {'may succeed later' if entry.retry else 'no, retrying will not help'}", hang="  ")
-    out.line("likely causes, most likely first:")
+    out.wrapped(f"{entry.code} — {diagnosis.title}", hang="  ")
+    facts = (_("exit status: {status} ({name})   retry: may succeed later") if entry.retry
+             else _("exit status: {status} ({name})   retry: no, retrying will not help"))
+    out.wrapped(facts.format(status=int(entry.exit), name=entry.exit.name.lower()), hang="  ")
+    out.line(_("likely causes, most likely first:"))
     for number, cause in enumerate(diagnosis.causes(), 1):
         out.wrapped(cause, f"  {number}. ")
-    out.line("fix:")
+    out.line(_("fix:"))
     for fix in diagnosis.fixes():
         out.wrapped(fix, "  - ")
 
@@ -31,7 +34,7 @@ def render_list(out: Output, entries: list[Entry], json_out: bool = False) -> No
     if json_out:
         out.json([{"code": e.code, "exit_code": int(e.exit), "retry": e.retry, "title": e.title} for e in entries])
         return
-    rows = [[entry.code, str(int(entry.exit)), entry.title] for entry in entries]
+    rows = [[entry.code, str(int(entry.exit)), _(entry.title)] for entry in entries]
     for line in table(None, rows, out.width, indent="", align="lll"):
         out.line(line)
 
@@ -43,11 +46,16 @@ def render_candidates(out: Output, query: str, kind: str, entries: list[Entry], 
             {"code": e.code, "exit_code": int(e.exit), "retry": e.retry, "title": e.title} for e in entries]})
         return
     if not entries:
-        out.wrapped(f"HTTP {query} is not an error status: taotoken reports no failure for it", hang="  ")
+        out.wrapped(_("HTTP {status} is not an error status: taotoken reports no failure for it").format(status=query),
+                    hang="  ")
         return
-    head = f"HTTP {query} can mean" if kind == "status" else "the message reads as"
-    out.line(f"{head}, most likely first:" if len(entries) > 1 else f"{head}:")
-    for line in table(None, [[e.code, e.title] for e in entries], out.width, align="ll"):
+    if kind == "status":
+        head = (_("HTTP {status} can mean, most likely first:") if len(entries) > 1
+                else _("HTTP {status} can mean:")).format(status=query)
+    else:
+        head = _("the message reads as, most likely first:") if len(entries) > 1 else _("the message reads as:")
+    out.wrapped(head, hang="  ")
+    for line in table(None, [[e.code, _(e.title)] for e in entries], out.width, align="ll"):
         out.line(line)
     if len(entries) > 1:
-        out.wrapped(f"more on each: taotoken explain {entries[0].code}", hang="  ")
+        out.wrapped(_("more on each: taotoken explain {code}").format(code=entries[0].code), hang="  ")

@@ -8,6 +8,7 @@ from typing import Any
 from taotoken_cli.diagnosis.classify import Diagnosis
 from taotoken_cli.diagnosis.listing import ListedModel
 from taotoken_cli.exitcodes import Exit
+from taotoken_cli.i18n import _
 
 
 @dataclass
@@ -20,9 +21,14 @@ class ModelRow:
 
     @property
     def uses(self) -> str:
-        """e.g. "model, route cuda, gpu": the profile's model, and the routes that choose it."""
-        return ", ".join((["model"] if self.configured else []) + (["route " + ", ".join(self.routes)]
-                                                                    if self.routes else []))
+        """e.g. "model, route cuda, gpu": the profile's model, and the routes that choose it (for the table, in the
+        user's language; --json has `configured` and `routes`)."""
+        # i18n: the USED AS column of `taotoken models`: the profile's model …
+        uses = [_("model")] if self.configured else []
+        if self.routes:
+            # i18n: … and the routes that send requests to it: "route cuda, gpu"
+            uses.append(_("route {routes}").format(routes=", ".join(self.routes)))
+        return ", ".join(uses)
 
     def to_dict(self) -> dict[str, Any]:
         return {**self.model.to_dict(), "configured": self.configured, "routes": self.routes}

@@ -11,6 +11,7 @@ from taotoken_cli.config.origins import fix_at_source
 from taotoken_cli.diagnosis.listing import GLOB_CHARACTERS, config_diagnosis, fetch_model_list, match_models
 from taotoken_cli.diagnosis.models import close_model_matches
 from taotoken_cli.errors import TaotokenError
+from taotoken_cli.i18n import _
 from taotoken_cli.iostreams import IOStreams
 from taotoken_cli.models import DEFAULT_TIMEOUT_S
 from taotoken_cli.models.model import ModelRow, ModelsReport, Unlisted
@@ -66,7 +67,7 @@ def collect(options: ModelsOptions, env: Mapping[str, str]) -> ModelsReport:
     for use, route, model in uses:
         if model not in ids:
             close = close_model_matches(model, ids, limit=3)
-            target = close[0] if close else "<a listed ID>"
+            target = close[0] if close else _("<a listed ID>")
             fix = (f"taotoken route set {route}={target}" if route is not None
                    else fix_at_source(settings, "model", target, env))
             report.unlisted.append(Unlisted(use, route, model, close, fix))

@@ -1,12 +1,15 @@
 """Rendering `taotoken models`: one ID per line for pipes (`taotoken models | grep qwen`), a table that fits the
 terminal (80 columns as often as not) with the configured and routed models marked, or JSON. Plain text, no rich:
-the columns are simple and IDs must never be folded (they are copied from here)."""
+the columns are simple and IDs must never be folded (they are copied from here). Headings and sentences are in the
+user's language, so widths are display widths (a Chinese character takes two columns)."""
 
 from __future__ import annotations
 
 from taotoken_cli.diagnosis.text import failure_lines
+from taotoken_cli.i18n import N_, _, ngettext
 from taotoken_cli.iostreams import IOStreams
-from taotoken_cli.models.model import ModelsReport
+from taotoken_cli.layout import cell_width, char_width, pad
+from taotoken_cli.models.model import ModelsReport, Unlisted
 from taotoken_cli.output import Output
 
 _GREEN, _RESET = "\033[32m", "\033[0m"
@@ -44,9 +47,12 @@ def render_ids(out: Output, report: ModelsReport) -> None:
 def _no_match(out: Output, report: ModelsReport) -> None:
     if not report.no_match:
         return
-    text = f"no listed model matches {report.pattern!r} ({len(report.listed)} listed)"
     if report.close_matches:
-        text += "; close: " + ", ".join(report.close_matches)
+        text = _("no listed model matches {pattern!r} ({count} listed); close: {models}").format(
+            pattern=report.pattern, count=len(report.listed), models=", ".join(report.close_matches))
+    else:
+        text = _("no listed model matches {pattern!r} ({count} listed)").format(pattern=report.pattern,
+                                                                            count=len(report.listed))
     out.error_wrapped(text, hang="  ")
 
 
@@ -54,11 +60,16 @@ ID_MIN = 20  # a longer ID gets a line of its own rather than being cut (IDs are
 # How a table too wide for the terminal is made narrower, step by step: (column, what, down to).
 NARROWING = (("ID", "wrap", ID_MIN), ("OWNED BY", "cut", 8), ("CREATED", "drop", 0), ("USED AS", "cut", 10),
              ("OWNED BY", "drop", 0), ("USED AS", "drop", 0))
+# The columns' headings (their keys above are names, not text).
+HEADINGS = {"ID": N_("ID"), "USED AS": N_("USED AS"), "OWNED BY": N_("OWNED BY"), "CREATED": N_("CREATED")}
 
 
-def fit_columns(columns: dict[str, list[str]], width: int) -> dict[str, int]:
-    """Each kept column's width, so that a row fits `width` (ID first; a longer ID wraps onto its own line)."""
-    widths = {name: max(len(name), *(len(v) for v in values)) for name, values in columns.items()}
+def fit_columns(columns: dict[str, list[str]], width: int, headings: dict[str, str] | None = None) -> dict[str, int]:
+    """Each kept column's width in display columns, so that a row fits `width` (ID first; a longer ID wraps onto
+    its own line). `headings`: the text over each column (default: its name)."""
+    headings = headings or {}
+    heading = {name: cell_width(headings.get(name, name)) for name in columns}
+    widths = {name: max(heading[name], *(cell_width(v) for v in values)) for name, values in columns.items()}
 
     def total() -> int:
         return 2 + sum(widths.values()) + 2 * (len(widths) - 1)
@@ -71,38 +82,60 @@ def fit_columns(columns: dict[str, list[str]], width: int) -> dict[str, int]:
         if what == "drop":
             del widths[name]
         else:
-            widths[name] = max(floor, len(name), widths[name] - (total() - width))
+            widths[name] = max(floor, heading[name], widths[name] - (total() - width))
     return widths
 
 
 def _cell(text: str, width: int) -> str:
-    return text if len(text) <= width else text[: max(0, width - 1)] + ELLIPSIS
+    """`text` cut to `width` display columns (with an ellipsis), padded to them."""
+    if cell_width(text) > width:
+        kept, used = "", 0
+        for char in text:
+            if used + char_width(char) > width - 1:
+                break
+            kept, used = kept + char, used + char_width(char)
+        text = kept + ELLIPSIS
+    return pad(text, width)
 
 
 def render_table(out: Output, report: ModelsReport, *, width: int = 80) -> None:
     """For a terminal: a heading, the table (ID, owner, created, use) and what the profile uses that is not listed."""
     count = len(report.listed)
-    where = f"from {report.url} in {report.latency_ms or 0:.0f} ms"
+    where = _("from {url} in {ms} ms").format(url=report.url, ms=f"{report.latency_ms or 0:.0f}")
     if not count:
-        out.line(f"the gateway lists no models for key {report.key}")
-        out.line(where)
-        out.line("if it serves models it does not list: taotoken check --allow-unlisted")
+        out.wrapped(_("the gateway lists no models for key {key}").format(key=report.key), hang="  ")
+        out.wrapped(where, hang="  ")
+        out.wrapped(_("if it serves models it does not list: taotoken check --allow-unlisted"), hang="  ")
     else:
-        head = (f"{len(report.rows)} of {count} models match {report.pattern!r}" if report.pattern
-                else f"{count} model{'s' if count != 1 else ''}")
-        out.wrapped(f"{head} for key {report.key} (profile {report.profile!r})", hang="  ")
-        out.line(where)
+        if report.pattern:
+            head = ngettext("{matched} of {count} model matches {pattern!r} for key {key} (profile {profile!r})",
+                            "{matched} of {count} models match {pattern!r} for key {key} (profile {profile!r})",
+                            count)
+        else:
+            head = ngettext("{count} model for key {key} (profile {profile!r})",
+                            "{count} models for key {key} (profile {profile!r})", count)
+        out.wrapped(head.format(matched=len(report.rows), count=count, pattern=report.pattern, key=report.key,
+                                profile=report.profile), hang="  ")
+        out.wrapped(where, hang="  ")
     if report.rows:
         out.line("")
         _table(out, report, width)
     _no_match(out, report)
     for item in report.unlisted:
-        what = (f"the configured model {item.model!r}" if item.use == "model"
-                else f"route {item.route} -> {item.model!r}")
-        close = f" (close: {', '.join(item.close_matches)})" if item.close_matches else ""
-        out.error_wrapped(f"{what} is not listed{close}; fix: {item.fix}", "warning: ")
+        out.error_wrapped(_unlisted_text(item), _("warning: "))
     for note in report.notes:
         out.error_note(note)
+
+
+def _unlisted_text(item: Unlisted) -> str:
+    close = ", ".join(item.close_matches)
+    if item.use == "model":
+        text = (_("the configured model {model!r} is not listed (close: {close}); fix: {fix}") if close
+                else _("the configured model {model!r} is not listed; fix: {fix}"))
+    else:
+        text = (_("route {route} -> {model!r} is not listed (close: {close}); fix: {fix}") if close
+                else _("route {route} -> {model!r} is not listed; fix: {fix}"))
+    return text.format(model=item.model, route=item.route, close=close, fix=item.fix)
 
 
 def _table(out: Output, report: ModelsReport, width: int) -> None:
@@ -110,18 +143,19 @@ def _table(out: Output, report: ModelsReport, width: int) -> None:
                "OWNED BY": [r.model.owned_by or "" for r in report.rows],
                "CREATED": [r.model.created_date or "" for r in report.rows]}
     columns = {name: values for name, values in columns.items() if name == "ID" or any(values)}
-    widths = fit_columns(columns, width)
-    out.line("  " + "  ".join(name.ljust(w) for name, w in widths.items()).rstrip())
+    headings = {name: _(HEADINGS[name]) for name in columns}
+    widths = fit_columns(columns, width, headings)
+    out.line("  " + "  ".join(pad(headings[name], w) for name, w in widths.items()).rstrip())
     for n, row in enumerate(report.rows):
         model_id = row.model.id
-        rest = "  ".join(_cell(columns[name][n], w).ljust(w) for name, w in widths.items() if name != "ID").rstrip()
+        rest = "  ".join(_cell(columns[name][n], w) for name, w in widths.items() if name != "ID").rstrip()
         mark = "* " if row.configured else "  "
-        if len(model_id) > widths["ID"]:  # the whole ID on its line, the other columns under it
+        if cell_width(model_id) > widths["ID"]:  # the whole ID on its line, the other columns under it
             lines = [model_id, (" " * (widths["ID"] + 2) + rest).rstrip()] if rest else [model_id]
         else:
-            lines = [(model_id.ljust(widths["ID"]) + "  " + rest).rstrip()]
+            lines = [(pad(model_id, widths["ID"]) + "  " + rest).rstrip()]
         for i, line in enumerate(lines):
             painted = f"{_GREEN}{line}{_RESET}" if row.configured and out.color else line
             out.line((mark if i == 0 else "  ") + painted)
     if any(r.configured for r in report.rows):
-        out.line("* the configured model")
+        out.line(_("* the configured model"))
