@@ -12,6 +12,7 @@ from pathlib import Path
 
 from taotoken_cli.doctor.model import Repair, Report, Status
 from taotoken_cli.errors import TaotokenError
+from taotoken_cli.i18n import _
 from taotoken_cli.iostreams import IOStreams
 
 
@@ -37,9 +38,9 @@ def build_plan(report: Report):
     skipped: list[str] = []
     for _real, repairs in by_file.items():
         path = repairs[0][1].path
-        if len(repairs) > 1 and any(r.whole_file for _, r in repairs):  # a sync would overwrite the other repairs
-            skipped += [f"{path}: {r.description} waits: run `taotoken doctor --fix` again after this run"
-                        for _, r in repairs if r.whole_file]
+        if len(repairs) > 1 and any(r.whole_file for _check, r in repairs):  # a sync would overwrite the other repairs
+            skipped += [_("{path}: {repair} waits: run `taotoken doctor --fix` again after this run").format(
+                path=path, repair=r.description) for _check, r in repairs if r.whole_file]
             repairs = [(check_id, r) for check_id, r in repairs if not r.whole_file]
         before = read_current(path)
         text = (before or b"").decode("utf-8", errors="strict") if before is not None else ""
@@ -50,9 +51,9 @@ def build_plan(report: Report):
                 summary.append(f"{repair.description}  ({check_id})")
         except (TaotokenError, UnicodeDecodeError, KeyError, TypeError) as exc:
             reason = exc.message if isinstance(exc, TaotokenError) else f"{type(exc).__name__}: {exc}"
-            skipped.append(f"{path}: not repaired ({reason})")
+            skipped.append(_("{path}: not repaired ({reason})").format(path=path, reason=reason))
             continue
-        plan.add(FileChange(path, before, text.encode("utf-8"), secret=any(r.secret for _, r in repairs),
+        plan.add(FileChange(path, before, text.encode("utf-8"), secret=any(r.secret for _check, r in repairs),
                             summary=summary, target="doctor"))
     return plan, skipped
 
@@ -66,21 +67,24 @@ def offer_repairs(io: IOStreams, report: Report, *, assume_yes: bool) -> FixOutc
     outcome = FixOutcome(planned=len(plan.pending), skipped=skipped)
     out.line("")
     for line in skipped:
-        out.line(f"--fix: {line}")
+        out.line(_("--fix: {line}").format(line=line))
     if plan.is_noop:
-        out.line("--fix: nothing to repair automatically" + (" (the remaining problems need the fixes above)"
-                                                              if report.verdict is not Status.OK else ""))
+        out.line(_("--fix: nothing to repair automatically") if report.verdict is Status.OK else
+                 _("--fix: nothing to repair automatically (the remaining problems need the fixes above)"))
         return outcome
-    out.line(f"--fix will change {len(plan.pending)} file(s) (a backup is kept; undo: taotoken init --undo):")
+    # "file(s)" as before: the tests of other areas read these lines (Chinese needs no plural form)
+    out.line(_("--fix will change {n} file(s) (a backup is kept; undo: taotoken init --undo):").format(
+        n=len(plan.pending)))
     for line in fileplan.change_lines(plan):
         out.line(line)
     out.line(fileplan.plan_diff(plan).rstrip("\n"))
-    if not io.prompter.confirm("Apply these changes?", assume_yes=assume_yes):
-        out.line("--fix: nothing changed")
+    if not io.prompter.confirm(_("Apply these changes?"), assume_yes=assume_yes):
+        out.line(_("--fix: nothing changed"))
         return outcome
     result = fileplan.apply(plan, config_dir(io.env), command="taotoken doctor --fix")
     outcome.applied = True
     outcome.backup_dir = result.backup_dir
-    out.line(f"--fix: repaired {len(result.written)} file(s); backup in {result.backup_dir}")
-    out.line("--fix: run `taotoken doctor` again to confirm; `taotoken init --undo` restores the old files")
+    out.line(_("--fix: repaired {n} file(s); backup in {backup}").format(n=len(result.written),
+                                                                         backup=result.backup_dir))
+    out.line(_("--fix: run `taotoken doctor` again to confirm; `taotoken init --undo` restores the old files"))
     return outcome

@@ -8,6 +8,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from taotoken_cli.i18n import N_, _
+
 if TYPE_CHECKING:
     from taotoken_cli.doctor.context import DoctorContext
 
@@ -19,8 +21,8 @@ class Status(str, enum.Enum):
     SKIPPED = "skipped"
 
 
-# Sections in display order.
-SECTIONS = ("Configuration", "Environment", "Clients", "Network", "Gateway", "Devices")
+# Sections in display order. The English names are the stable ones (--check, --json); views show _(section).
+SECTIONS = (N_("Configuration"), N_("Environment"), N_("Clients"), N_("Network"), N_("Gateway"), N_("Devices"))
 
 
 @dataclass
@@ -72,8 +74,8 @@ class Result:
 @dataclass(frozen=True)
 class Check:
     id: str  # stable: a public contract for --check, --json and scripts
-    section: str
-    title: str
+    section: str  # English, one of SECTIONS; shown as _(section)
+    title: str  # English, marked with N_() where the check is registered; shown as _(title)
     run: Callable[[DoctorContext], Result]
     network: bool = False  # does network I/O (skipped with --offline, bounded by the deadline)
 
@@ -124,9 +126,14 @@ class Report:
         return 0
 
 
+def and_more(text: str, more: int) -> str:
+    """`text` and how many more things it stands for: "Codex wire_api (+5 more)"."""
+    return _("{text} (+{n} more)").format(text=text, n=more) if more else text
+
+
 def folded(messages: list[str]) -> str:
     """One line for several problems: the first, and how many more there are."""
-    return messages[0] + (f" (+{len(messages) - 1} more)" if len(messages) > 1 else "")
+    return and_more(messages[0], len(messages) - 1)
 
 
 @dataclass
@@ -158,7 +165,7 @@ class Issues:
     def result(self, ok_message: str) -> Result:
         if not self.items:
             return Result.ok(ok_message, details=self.details)
-        worst = Status.FAIL if any(s is Status.FAIL for s, _ in self.items) else Status.WARN
+        worst = Status.FAIL if any(s is Status.FAIL for s, _message in self.items) else Status.WARN
         ordered = [m for s, m in self.items if s is worst] + [m for s, m in self.items if s is not worst]
         return Result(worst, folded(ordered), details=ordered[1:] + self.details, fixes=self.fixes,
                       repairs=self.repairs)

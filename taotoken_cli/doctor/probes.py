@@ -11,6 +11,7 @@ from urllib.parse import urlsplit
 
 from taotoken_cli.doctor.context import DoctorContext
 from taotoken_cli.gateway import Gateway, Observation
+from taotoken_cli.i18n import _
 
 
 @dataclass
@@ -47,9 +48,11 @@ def tcp(ctx: DoctorContext, host: str, port: int) -> SocketProbe:
             with socket.create_connection((host, port), timeout=ctx.request_timeouts()[0]):
                 pass
         except OSError as exc:
-            reason = "timed out" if isinstance(exc, TimeoutError | socket.timeout) else (exc.strerror or str(exc))
+            # the system's own words for other errors ("Connection refused"), as it said them
+            reason = _("timed out") if isinstance(exc, TimeoutError | socket.timeout) else (exc.strerror or str(exc))
             return SocketProbe(False, time.monotonic() - started, reason)
-        return SocketProbe(True, time.monotonic() - started, f"{host}:{port} accepts connections")
+        return SocketProbe(True, time.monotonic() - started,
+                           _("{host}:{port} accepts connections").format(host=host, port=port))
 
     return ctx.memo(f"tcp:{host}:{port}", run)
 
@@ -66,12 +69,14 @@ def tls(ctx: DoctorContext, host: str, port: int) -> SocketProbe:
                     version = wrapped.version()
                     cert = wrapped.getpeercert() or {}
         except ssl.SSLCertVerificationError as exc:
-            return SocketProbe(False, time.monotonic() - started, f"certificate not trusted: {exc.verify_message}")
+            return SocketProbe(False, time.monotonic() - started,
+                               _("certificate not trusted: {reason}").format(reason=exc.verify_message))
         except (OSError, ssl.SSLError) as exc:
-            reason = "timed out" if isinstance(exc, TimeoutError | socket.timeout) else str(exc)
+            reason = _("timed out") if isinstance(exc, TimeoutError | socket.timeout) else str(exc)
             return SocketProbe(False, time.monotonic() - started, reason)
         expires = cert.get("notAfter", "?")
-        return SocketProbe(True, time.monotonic() - started, f"{version}, certificate valid until {expires}")
+        return SocketProbe(True, time.monotonic() - started,
+                           _("{version}, certificate valid until {expires}").format(version=version, expires=expires))
 
     return ctx.memo(f"tls:{host}:{port}", run)
 
@@ -130,13 +135,13 @@ def describe_error(obs: Observation) -> str:
     name = type(exc).__name__
     text = str(exc) or name
     if "Timeout" in name:
-        return f"timed out after {obs.elapsed_s:.1f} s"
+        return _("timed out after {seconds} s").format(seconds=f"{obs.elapsed_s:.1f}")
     if name == "ProxyError" or "proxy" in text.lower():
-        return f"proxy error: {text}"
+        return _("proxy error: {error}").format(error=text)
     if "socksio" in text:
-        return "SOCKS proxy without the socksio package"
+        return _("SOCKS proxy without the socksio package")
     if name == "ConnectError":
-        return f"cannot connect: {text}"
+        return _("cannot connect: {error}").format(error=text)
     return f"{name}: {text}"
 
 
@@ -171,8 +176,9 @@ def diagnose(ctx: DoctorContext, obs: Observation, expect: str) -> Problem | Non
     diagnosis = classify.classify(obs, expect=expect, context=_context(ctx))
     if diagnosis is None:
         return None
-    message = diagnosis.entry.title
+    message = _(diagnosis.entry.title)  # the catalogue marks its titles; translated here where they are shown
     if diagnosis.server_message:
-        said = " — the proxy said: " if diagnosis.code == proxy_answer.CODE else " — server said: "
-        message += said + diagnosis.server_message
+        said = (_("{title} — the proxy said: {said}") if diagnosis.code == proxy_answer.CODE
+                else _("{title} — server said: {said}"))
+        message = said.format(title=message, said=diagnosis.server_message)
     return Problem(message, diagnosis.code, diagnosis.fixes(), list(diagnosis.details), diagnosis.server_message)

@@ -6,6 +6,7 @@ import difflib
 from collections.abc import Callable, Iterable
 
 from taotoken_cli.doctor.model import SECTIONS, Check, Result
+from taotoken_cli.i18n import _
 
 _REGISTRY: list[Check] = []
 _CHECK_MODULES = ("configuration", "environment", "project_env", "clients", "mcp", "network", "gateway", "devices")
@@ -36,7 +37,8 @@ def all_checks() -> list[Check]:
 
 
 def select(wanted: Iterable[str]) -> list[Check]:
-    """Checks named by id, by id prefix (`gateway`, `claude`) or by section name (`Network`).
+    """Checks named by id, by id prefix (`gateway`, `claude`) or by section name (`Network`: the English one in
+    every language, as ids are).
 
     An unknown name is an InputError that suggests the nearest ids.
     """
@@ -51,8 +53,8 @@ def select(wanted: Iterable[str]) -> list[Check]:
                 if c.id == low or c.id.startswith(low + ".") or c.section.lower() == low]
         if not hits:
             close = difflib.get_close_matches(low, [c.id for c in checks], n=3, cutoff=0.5)
-            hint = f"did you mean {', '.join(close)}? " if close else ""
-            raise InputError(f"no doctor check is called {name!r}",
-                             f"{hint}list them with `taotoken doctor --list`")
+            fix = (_("did you mean {ids}? list them with `taotoken doctor --list`").format(ids=", ".join(close))
+                   if close else _("list them with `taotoken doctor --list`"))
+            raise InputError(_("no doctor check is called {name}").format(name=repr(name)), fix)
         chosen.update(hits)
     return [c for c in checks if c.id in chosen]

@@ -12,6 +12,7 @@ from taotoken_cli.doctor.runner import run_doctor
 from taotoken_cli.doctor.view import progress_text, render_list, render_text, report_to_dict
 from taotoken_cli.errors import InputError
 from taotoken_cli.exitcodes import Exit
+from taotoken_cli.i18n import _
 from taotoken_cli.iostreams import IOStreams
 
 
@@ -31,8 +32,8 @@ class DoctorOptions:
 
 def run(options: DoctorOptions, io: IOStreams) -> int:
     if options.fix and options.json_out:
-        raise InputError("--fix cannot be combined with --json (--fix shows a diff and may ask to confirm)",
-                         "run `taotoken doctor --json` to read the findings, then `taotoken doctor --fix`")
+        raise InputError(_("--fix cannot be combined with --json (--fix shows a diff and may ask to confirm)"),
+                         _("run `taotoken doctor --json` to read the findings, then `taotoken doctor --fix`"))
     out = io.out
     checks = select(options.only) if options.only else all_checks()
     if options.list_checks:

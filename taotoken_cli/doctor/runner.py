@@ -14,6 +14,7 @@ from collections.abc import Callable
 
 from taotoken_cli.doctor.context import DeadlineExceeded, DoctorContext
 from taotoken_cli.doctor.model import Check, Finding, Report, Result, Status
+from taotoken_cli.i18n import _
 
 # Probes use timeouts that end at the deadline; this grace lets them report their own timeout
 # (which URL, which phase) before the runner gives up on them.
@@ -22,9 +23,10 @@ _GRACE_S = 0.3
 
 def _timed_out(check: Check, ctx: DoctorContext) -> Result:
     return Result.fail(
-        f"no answer within the {ctx.timeout:g} s deadline",
-        details=["the probe was still waiting when the run's deadline passed"],
-        fixes=["check the network and proxy checks above; on a slow link rerun with `taotoken doctor --timeout 30`"],
+        _("no answer within the {seconds} s deadline").format(seconds=f"{ctx.timeout:g}"),
+        details=[_("the probe was still waiting when the run's deadline passed")],
+        fixes=[_("check the network and proxy checks above; on a slow link rerun with "
+                 "`taotoken doctor --timeout 30`")],
         timed_out=True,
     )
 
@@ -37,8 +39,8 @@ def _run_one(check: Check, ctx: DoctorContext) -> Result:
     except Exception as exc:  # a bug in one check must not take the others down
         if os.environ.get("TAOTOKEN_DEBUG"):
             raise
-        return Result.fail(f"the check itself failed ({type(exc).__name__}: {exc})",
-                           fixes=["run again with TAOTOKEN_DEBUG=1 for the traceback and report it"])
+        return Result.fail(_("the check itself failed ({error})").format(error=f"{type(exc).__name__}: {exc}"),
+                           fixes=[_("run again with TAOTOKEN_DEBUG=1 for the traceback and report it")])
 
 
 def run_checks(ctx: DoctorContext, checks: list[Check],
@@ -58,7 +60,7 @@ def run_checks(ctx: DoctorContext, checks: list[Check],
 
     for index, check in enumerate(checks):
         if check.network and ctx.offline:
-            findings[index] = Finding(check, Result.skipped("--offline: no network probes"))
+            findings[index] = Finding(check, Result.skipped(_("--offline: no network probes")))
             tell(check)
             continue
         thread = threading.Thread(target=work, args=(index, check), name=f"doctor:{check.id}", daemon=True)

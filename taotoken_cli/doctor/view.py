@@ -5,12 +5,15 @@ from __future__ import annotations
 from typing import Any
 
 from taotoken_cli import __version__
-from taotoken_cli.doctor.model import SECTIONS, Check, Finding, Report, Status
-from taotoken_cli.layout import table, wrap
+from taotoken_cli.doctor.model import SECTIONS, Check, Finding, Report, Status, and_more
+from taotoken_cli.i18n import N_, _, ngettext
+from taotoken_cli.layout import cell_width, table, wrap
 from taotoken_cli.output import Output
 
 _UNICODE_MARKS = {Status.OK: "[✓]", Status.WARN: "[!]", Status.FAIL: "[✗]", Status.SKIPPED: "[-]"}
-_ASCII_MARKS = {Status.OK: "[OK]", Status.WARN: "[WARN]", Status.FAIL: "[FAIL]", Status.SKIPPED: "[SKIP]"}
+# i18n: the marks of a terminal that cannot show ✓ ✗ (a GBK console shows Chinese, not ✓)
+_ASCII_MARKS = {Status.OK: N_("[OK]"), Status.WARN: N_("[WARN]"), Status.FAIL: N_("[FAIL]"),
+                Status.SKIPPED: N_("[SKIP]")}
 _STYLES = {Status.OK: "green", Status.WARN: "yellow", Status.FAIL: "bold red", Status.SKIPPED: "dim"}
 JSON_SCHEMA = 1
 
@@ -28,7 +31,7 @@ class _Writer:
         self.out = out
         self.width = out.width
         self.unicode = unicode_ok(out)
-        self.marks = _UNICODE_MARKS if self.unicode else _ASCII_MARKS
+        self.marks = _UNICODE_MARKS if self.unicode else {s: _(m) for s, m in _ASCII_MARKS.items()}
         self.bullet = "•" if self.unicode else "-"
 
     def text(self, text: str) -> str:
@@ -49,42 +52,61 @@ class _Writer:
                 self.out.line(line)
 
 
-def _plural(n: int, word: str) -> str:
-    return f"{n} {word}{'' if n == 1 else 's'}"
-
-
 def verdict_line(report: Report) -> str:
     fails, warns = report.count(Status.FAIL), report.count(Status.WARN)
     ran = len(report.findings) - report.count(Status.SKIPPED)
     skipped = report.count(Status.SKIPPED)
-    tail = f"{_plural(ran, 'check')} run" + (f", {skipped} skipped" if skipped else "")
-    repairable = sum(1 for f in report.findings if f.result.repairs)
-    fix_hint = f"; `taotoken doctor --fix` can repair {repairable} of them" if repairable else ""
+    if skipped:
+        tally = ngettext("{n} check run, {skipped} skipped", "{n} checks run, {skipped} skipped", ran)
+    else:
+        tally = ngettext("{n} check run", "{n} checks run", ran)
+    tally = tally.format(n=ran, skipped=skipped)
+    failures = ngettext("{n} failure", "{n} failures", fails).format(n=fails)
+    warnings = ngettext("{n} warning", "{n} warnings", warns).format(n=warns)
     if fails:
-        return f"✗ Doctor found {_plural(fails, 'failure')} and {_plural(warns, 'warning')} ({tail}){fix_hint}."
-    if warns:
-        strict = " (--strict: treated as failure)" if report.strict else ""
-        return f"! No failures, {_plural(warns, 'warning')}{strict} ({tail}){fix_hint}."
-    return f"✓ No issues found ({tail})."
+        verdict = _("✗ Doctor found {failures} and {warnings} ({tally})").format(failures=failures,
+                                                                                 warnings=warnings, tally=tally)
+    elif warns:
+        verdict = (_("! No failures, {warnings} (--strict: treated as failure) ({tally})") if report.strict
+                   else _("! No failures, {warnings} ({tally})")).format(warnings=warnings, tally=tally)
+    else:
+        return _("✓ No issues found ({tally}).").format(tally=tally)
+    repairable = sum(1 for f in report.findings if f.result.repairs)
+    if repairable:
+        return _("{verdict}; `taotoken doctor --fix` can repair {n} of them.").format(verdict=verdict, n=repairable)
+    return _("{verdict}.").format(verdict=verdict)
 
 
 def progress_text(checks: list[Check], done: set[str]) -> str:
     """The spinner's line while the checks run: how many are done, and which ones it waits for."""
-    waiting = [c.title for c in checks if c.id not in done]
-    text = f"{len(checks) - len(waiting)} of {_plural(len(checks), 'check')} done"
-    if waiting:
-        text += f", waiting for: {waiting[0]}" + (f" (+{len(waiting) - 1} more)" if len(waiting) > 1 else "")
-    return text
+    waiting = [_(c.title) for c in checks if c.id not in done]
+    finished = len(checks) - len(waiting)
+    if not waiting:
+        return ngettext("{done} of {n} check done", "{done} of {n} checks done", len(checks)).format(
+            done=finished, n=len(checks))
+    return ngettext("{done} of {n} check done, waiting for: {title}",
+                    "{done} of {n} checks done, waiting for: {title}", len(checks)).format(
+        done=finished, n=len(checks), title=and_more(waiting[0], len(waiting) - 1))
+
+
+def _header(report: Report, verbose: bool) -> str:
+    if report.offline:
+        head = (_("taotoken doctor — profile {profile}, offline") if verbose
+                else _("taotoken doctor — profile {profile}, offline (details: taotoken doctor -v)"))
+    else:
+        head = (_("taotoken doctor — profile {profile}") if verbose
+                else _("taotoken doctor — profile {profile} (details: taotoken doctor -v)"))
+    return head.format(profile=report.profile)
+
+
+def _label(text: str) -> str:
+    """A label before a line ("fix: taotoken init"): a space after it, unless it ends in a full-width colon."""
+    return text if text.endswith("：") else text + " "
 
 
 def render_text(out: Output, report: Report, *, verbose: bool = False) -> None:
     w = _Writer(out)
-    head = f"taotoken doctor — profile {report.profile}"
-    if report.offline:
-        head += ", offline"
-    if not verbose:
-        head += " (details: taotoken doctor -v)"
-    w.line(head, hang="  ")
+    w.line(_header(report, verbose), hang="  ")
     by_section: dict[str, list[Finding]] = {}
     for finding in report.findings:
         by_section.setdefault(finding.check.section, []).append(finding)
@@ -93,15 +115,16 @@ def render_text(out: Output, report: Report, *, verbose: bool = False) -> None:
         if not findings:
             continue
         w.line()
-        w.line(section, "bold")
+        w.line(_(section), "bold")
         for group in _groups(findings, verbose):
             _render_finding(w, group[0], verbose, more=len(group) - 1)
     w.line()
     if report.timed_out:
-        w.line(f"Timed out after {report.deadline_s:g} s: {', '.join(report.timed_out)}", _STYLES[Status.FAIL],
-               hang="  ")
+        w.line(_("Timed out after {seconds} s: {ids}").format(seconds=f"{report.deadline_s:g}",
+                                                              ids=", ".join(report.timed_out)),
+               _STYLES[Status.FAIL], hang="  ")
     if verbose:
-        w.line(f"Finished in {report.elapsed_s:.1f} s.")
+        w.line(_("Finished in {seconds} s.").format(seconds=f"{report.elapsed_s:.1f}"))
     verdict = report.verdict
     if report.strict and verdict is Status.WARN:
         verdict = Status.FAIL
@@ -129,17 +152,19 @@ def _render_finding(w: _Writer, finding: Finding, verbose: bool, more: int = 0) 
     suffix = f"  ({finding.check.id})" if problem or verbose else ""
     if verbose and result.code:
         suffix += f" [{result.code}]"
-    title = finding.check.title + (f" (+{more} more)" if more else "")
-    w.line(f"{title}: {result.message}{suffix}", _STYLES[result.status], prefix=f"  {mark} ")
+    title = and_more(_(finding.check.title), more)
+    headline = _("{title}: {message}").format(title=title, message=result.message)
+    w.line(headline + suffix, _STYLES[result.status], prefix=f"  {mark} ")
     if not (problem or verbose):
         return
-    indent = " " * (len(mark) + 3)
+    indent = " " * (cell_width(mark) + 3)
     for detail in result.details:
         w.line(detail, prefix=f"{indent}{w.bullet} ")
     for fix in result.fixes:
-        w.line(fix, prefix=f"{indent}fix: ")
+        w.line(fix, prefix=indent + _label(_("fix:")))
     for repair in result.repairs:
-        w.line(f"{repair.description} ({repair.path})", prefix=f"{indent}--fix: ")
+        w.line(_("{description} ({path})").format(description=repair.description, path=repair.path),
+               prefix=indent + _label(_("--fix:")))
 
 
 def finding_to_dict(finding: Finding) -> dict[str, Any]:
@@ -190,7 +215,8 @@ def render_list(out: Output, checks: list[Check], *, json_out: bool = False) -> 
         sections.setdefault(c.section, []).append(c)
     id_width = max(len(c.id) for c in checks)  # one column width for every section
     for number, (section, members) in enumerate(sections.items()):
-        out.line(("\n" if number else "") + section)
-        rows = [[c.id.ljust(id_width), c.title + ("  (network)" if c.network else "")] for c in members]
+        out.line(("\n" if number else "") + _(section))
+        rows = [[c.id.ljust(id_width), _("{title}  (network)").format(title=_(c.title)) if c.network
+                 else _(c.title)] for c in members]
         for line in table(None, rows, out.width, align="ll"):
             out.line(line)

@@ -6,6 +6,7 @@ from __future__ import annotations
 from taotoken_cli.doctor.context import DoctorContext
 from taotoken_cli.doctor.model import Issues, Result
 from taotoken_cli.doctor.registry import check
+from taotoken_cli.i18n import N_, _, ngettext
 
 SECTION = "Devices"
 # Route keys that only a given backend can satisfy (see taotoken_cli.routing).
@@ -31,11 +32,11 @@ def _cuda_device(device) -> str:
 
 def _source(report) -> list[str]:
     if report.source == "pycuda":
-        return ["read through pycuda" + (f" (built for CUDA {report.library_version})" if report.library_version
-                                         else "")]
+        return [_("read through pycuda (built for CUDA {version})").format(version=report.library_version)
+                if report.library_version else _("read through pycuda")]
     if report.source == "driver_api":
-        return [f"read through the CUDA driver API ({report.driver_library})"]
-    return [f"library {report.library_version}"] if report.library_version else []
+        return [_("read through the CUDA driver API ({library})").format(library=report.driver_library)]
+    return [_("library {version}").format(version=report.library_version)] if report.library_version else []
 
 
 def _backend(ctx: DoctorContext, name: str) -> Result:
@@ -49,30 +50,32 @@ def _backend(ctx: DoctorContext, name: str) -> Result:
             names = [_cuda_device(d) for d in report.cuda_devices]
         else:
             names = [f"{d.name} ({d.type}, {d.platform})" for d in report.opencl_devices]
-        return Result.ok(f"{report.device_count} device(s): {'; '.join(names)}",
-                         details=_source(report) + report.notes)
+        return Result.ok(ngettext("{n} device: {devices}", "{n} devices: {devices}", report.device_count).format(
+            n=report.device_count, devices="; ".join(names)), details=_source(report) + report.notes)
     if wanted:
-        return Result.warn(f"{report.message} — but the routing table has {', '.join(wanted)} routes",
-                           details=[f"those routes cannot be chosen on this machine (elapsed "
-                                    f"{report.elapsed_s:.1f} s)", *report.notes], fixes=fixes)
+        return Result.warn(_("{message} — but the routing table has {routes} routes").format(
+            message=report.message, routes=", ".join(wanted)),
+            details=[_("those routes cannot be chosen on this machine (elapsed {seconds} s)").format(
+                seconds=f"{report.elapsed_s:.1f}"), *report.notes], fixes=fixes)
     if report.status == BROKEN:
         return Result.warn(report.message, details=report.notes, fixes=fixes)
     # Not an error here: nothing routes to this backend (a GPU hidden by CUDA_VISIBLE_DEVICES is
     # reported by devices.env).
-    return Result.skipped(report.message + (f" — {report.fix}" if report.fix else ""), details=report.notes)
+    return Result.skipped(_("{message} — {fix}").format(message=report.message, fix=report.fix) if report.fix
+                          else report.message, details=report.notes)
 
 
-@check("devices.cuda", SECTION, "CUDA (pycuda or the driver API)")
+@check("devices.cuda", SECTION, N_("CUDA (pycuda or the driver API)"))
 def devices_cuda(ctx: DoctorContext) -> Result:
     return _backend(ctx, "cuda")
 
 
-@check("devices.opencl", SECTION, "OpenCL (pyopencl)")
+@check("devices.opencl", SECTION, N_("OpenCL (pyopencl)"))
 def devices_opencl(ctx: DoctorContext) -> Result:
     return _backend(ctx, "opencl")
 
 
-@check("devices.env", SECTION, "Device selection variables")
+@check("devices.env", SECTION, N_("Device selection variables"))
 def devices_env(ctx: DoctorContext) -> Result:
     # From the probe's report: CUDA_VISIBLE_DEVICES is checked against the GPUs the driver has.
     notes = device_report(ctx).env
@@ -82,22 +85,22 @@ def devices_env(ctx: DoctorContext) -> Result:
             issues.warn(f"{note.name}={note.value!r}: {note.note}")
         elif note.value is not None:
             issues.details.append(f"{note.name}={note.value}: {note.note}")
-    return issues.result("no device-selection variable restricts the devices" if not issues.details
-                         else ", ".join(n.name for n in notes if n.value is not None) + " set")
+    return issues.result(_("no device-selection variable restricts the devices") if not issues.details
+                         else _("{names} set").format(names=", ".join(n.name for n in notes if n.value is not None)))
 
 
-@check("devices.route", SECTION, "Route for this machine")
+@check("devices.route", SECTION, N_("Route for this machine"))
 def devices_route(ctx: DoctorContext) -> Result:
     from taotoken_cli.routing import choose
 
     routes = ctx.settings.routes
     if not routes:
-        return Result.skipped("no routing table in this profile (taotoken route set KIND=MODEL)")
+        return Result.skipped(_("no routing table in this profile (taotoken route set KIND=MODEL)"))
     choice = choose(routes, device_report(ctx), ctx.model, profile=ctx.settings.profile)
     issues = Issues()
     issues.details.append(choice.reason)
     if choice.model is None:
-        issues.fail(choice.reason, fixes=["taotoken route set cpu=MODEL   (or set the profile's model)"])
+        issues.fail(choice.reason, fixes=[_("taotoken route set cpu=MODEL   (or set the profile's model)")])
     if not ctx.offline and ctx.base_url and ctx.api_key:
         from taotoken_cli.diagnosis.models import close_model_matches, model_ids
         from taotoken_cli.doctor import probes
@@ -111,7 +114,10 @@ def devices_route(ctx: DoctorContext) -> Result:
         for key, model in routes.items():
             if listed and model not in listed:
                 close = close_model_matches(model, listed, limit=1)
-                issues.warn(f"route {key} = {model} is not offered by the gateway"
-                            + (f" (did you mean {close[0]}?)" if close else ""),
-                            fixes=[f"taotoken route set {key}={close[0] if close else 'MODEL'}"])
-    return issues.result(f"{choice.model} via {choice.route or 'the profile model'}")
+                issues.warn((_("route {key} = {model} is not offered by the gateway (did you mean {other}?)") if close
+                             else _("route {key} = {model} is not offered by the gateway")).format(
+                    key=key, model=model, other=close[0] if close else ""),
+                    fixes=[f"taotoken route set {key}={close[0] if close else 'MODEL'}"])
+    if choice.route:
+        return issues.result(_("{model} via {route}").format(model=choice.model, route=choice.route))
+    return issues.result(_("{model} via the profile model").format(model=choice.model))

@@ -14,6 +14,7 @@ from taotoken_cli.doctor.context import DoctorContext
 from taotoken_cli.doctor.model import Result, folded
 from taotoken_cli.doctor.registry import check
 from taotoken_cli.errors import InputError, TaotokenError
+from taotoken_cli.i18n import N_, _
 from taotoken_cli.masking import mask_key
 
 SECTION = "Environment"
@@ -46,17 +47,18 @@ def problems_result(fails: list[str], warns: list[str], details: list[str], fixe
     return make(folded(problems), details=details + problems[1:], fixes=fixes)
 
 
-@check("env.taotoken", SECTION, "TAOTOKEN_* variables")
+@check("env.taotoken", SECTION, N_("TAOTOKEN_* variables"))
 def taotoken_vars(ctx: DoctorContext) -> Result:
     present = sorted(name for name in ctx.env if name.startswith("TAOTOKEN_"))
     if not present:
-        return Result.ok("none set (values come from the config file)")
+        return Result.ok(_("none set (values come from the config file)"))
     problems: list[str] = []
     fixes: list[str] = []
     for name in present:
         if name not in _KNOWN_TAOTOKEN:
             close = difflib.get_close_matches(name, sorted(_KNOWN_TAOTOKEN), n=1, cutoff=0.6)
-            problems.append(f"{name} is not read by taotoken" + (f" (did you mean {close[0]}?)" if close else ""))
+            problems.append(_("{name} is not read by taotoken (did you mean {other}?)").format(
+                name=name, other=close[0]) if close else _("{name} is not read by taotoken").format(name=name))
             fixes.append(f"unset {name}" + (f"; export {close[0]}=…" if close else ""))
     # A variable silently overriding a different value in the file is the classic "stale copy".
     if ctx.settings_error is None and ctx.settings.config_exists:
@@ -75,28 +77,31 @@ def taotoken_vars(ctx: DoctorContext) -> Result:
                     file_value = in_file
                 if file_value != item.value:
                     show = mask_key if field == "api_key" else str
-                    problems.append(f"{item.origin.detail}={show(item.value)} overrides {field}={show(file_value)} "
-                                    f"in {ctx.settings.config_path}")
+                    problems.append(_("{var}={value} overrides {field}={file_value} in {path}").format(
+                        var=item.origin.detail, value=show(item.value), field=field, file_value=show(file_value),
+                        path=ctx.settings.config_path))
                     fixes.append(fix_at_source(ctx.settings, field, None if field == "api_key" else file_value,
                                                ctx.env))
     profile = ctx.env.get(ENV_PROFILE)
     if profile and ctx.settings.profiles and profile not in ctx.settings.profiles:
-        problems.append(f"{ENV_PROFILE}={profile} names a profile that is not in the config file")
-        fixes.append(f"unset {ENV_PROFILE}   (profiles: {', '.join(ctx.settings.profiles)})")
-    details = [f"set: {', '.join(present)}"]
+        problems.append(_("{var}={profile} names a profile that is not in the config file").format(
+            var=ENV_PROFILE, profile=profile))
+        fixes.append(_("unset {var}   (profiles: {profiles})").format(var=ENV_PROFILE,
+                                                                      profiles=", ".join(ctx.settings.profiles)))
+    details = [_("set: {names}").format(names=", ".join(present))]
     if ENV_CONFIG in ctx.env:
-        details.append(f"{ENV_CONFIG} points the config file at {ctx.env[ENV_CONFIG]}")
+        details.append(_("{var} points the config file at {path}").format(var=ENV_CONFIG, path=ctx.env[ENV_CONFIG]))
     if problems:
         return problems_result([], problems, details, fixes)
     return Result.ok(", ".join(present), details=details)
 
 
-@check("env.openai", SECTION, "OPENAI_* variables")
+@check("env.openai", SECTION, N_("OPENAI_* variables"))
 def openai_vars(ctx: DoctorContext) -> Result:
-    base, key, _ = _setting(ctx)
+    base, key, _model = _setting(ctx)
     names = [n for n in ("OPENAI_BASE_URL", "OPENAI_API_BASE", "OPENAI_API_KEY") if ctx.env.get(n)]
     if not names:
-        return Result.ok("none set")
+        return Result.ok(_("none set"))
     problems: list[str] = []
     fixes: list[str] = []
     details: list[str] = []
@@ -108,109 +113,116 @@ def openai_vars(ctx: DoctorContext) -> Result:
             continue
         root = root_of(value)
         if root is None:
-            problems.append(f"{name}={value!r} is not a usable URL")
+            problems.append(_("{var}={value} is not a usable URL").format(var=name, value=repr(value)))
             fixes.append(f"export {name}={expected}" if expected else f"unset {name}")
         elif base and host_of(root) != host_of(base):
             points_elsewhere = True
-            details.append(f"{name} points at {host_of(root)}, not {host_of(base)}: scripts using the OpenAI SDK "
-                           "go there (fine if intended)")
+            details.append(_("{var} points at {host}, not {gateway}: scripts using the OpenAI SDK go there "
+                             "(fine if intended)").format(var=name, host=host_of(root), gateway=host_of(base)))
         elif expected and value.strip().rstrip("/") != expected:
-            problems.append(f"{name}={value.strip()} should be {expected} (OpenAI SDKs append /chat/completions "
-                            "to it)")
+            problems.append(_("{var}={value} should be {expected} (OpenAI SDKs append /chat/completions to it)")
+                            .format(var=name, value=value.strip(), expected=expected))
             fixes.append(f"export {name}={expected}")
     if ctx.env.get("OPENAI_BASE_URL") and (ctx.home / ".codex").exists():
-        details.append("Codex: OPENAI_BASE_URL is deprecated and only affects its built-in openai provider; "
-                       "the taotoken provider's base_url lives in ~/.codex/config.toml")
+        details.append(_("Codex: OPENAI_BASE_URL is deprecated and only affects its built-in openai provider; "
+                         "the taotoken provider's base_url lives in ~/.codex/config.toml"))
     env_key = ctx.env.get("OPENAI_API_KEY")
     if env_key and key:
         cleaned = env_key.strip().strip("'\"")
         if cleaned != env_key:
-            problems.append("OPENAI_API_KEY has whitespace or quotes around it")
-            fixes.append("export OPENAI_API_KEY=sk-…   (no quotes, no newline)")
+            problems.append(_("OPENAI_API_KEY has whitespace or quotes around it"))
+            fixes.append(_("export {var}=sk-…   (no quotes, no newline)").format(var="OPENAI_API_KEY"))
         elif cleaned != key and not points_elsewhere:
-            problems.append(f"OPENAI_API_KEY={mask_key(cleaned)} differs from the taotoken key {mask_key(key)}")
-            fixes.append('export OPENAI_API_KEY="$TAOTOKEN_API_KEY"   (or unset OPENAI_API_KEY)')
+            problems.append(_("{var}={key} differs from the taotoken key {taotoken_key}").format(
+                var="OPENAI_API_KEY", key=mask_key(cleaned), taotoken_key=mask_key(key)))
+            fixes.append(_('export {var}="$TAOTOKEN_API_KEY"   (or unset {var})').format(var="OPENAI_API_KEY"))
         elif cleaned == key and points_elsewhere:
-            problems.append("OPENAI_API_KEY holds the TaoToken key but the OpenAI base URL points elsewhere")
+            problems.append(_("OPENAI_API_KEY holds the TaoToken key but the OpenAI base URL points elsewhere"))
             fixes.append(f"export OPENAI_BASE_URL={expected}")
-    details.insert(0, f"set: {', '.join(names)}")
+    details.insert(0, _("set: {names}").format(names=", ".join(names)))
     if problems:
         return problems_result([], problems, details, fixes)
-    return Result.ok(", ".join(names) + (" agree with the triple" if not points_elsewhere else ""), details=details)
+    if points_elsewhere:
+        return Result.ok(", ".join(names), details=details)
+    return Result.ok(_("{names} agree with the triple").format(names=", ".join(names)), details=details)
 
 
-@check("env.anthropic", SECTION, "ANTHROPIC_* variables")
+@check("env.anthropic", SECTION, N_("ANTHROPIC_* variables"))
 def anthropic_vars(ctx: DoctorContext) -> Result:
     base, key, model = _setting(ctx)
     names = sorted(n for n in ctx.env if n.startswith("ANTHROPIC_") and ctx.env[n])
     if not names:
-        return Result.ok("none set")
+        return Result.ok(_("none set"))
     fails: list[str] = []
     warns: list[str] = []
     fixes: list[str] = []
-    details = [f"set: {', '.join(names)}"]
+    details = [_("set: {names}").format(names=", ".join(names))]
     value = ctx.env.get("ANTHROPIC_BASE_URL", "").strip()
     elsewhere = False
     if value:
         root = root_of(value)
         if root is None:
-            fails.append(f"ANTHROPIC_BASE_URL={value!r} is not a usable URL")
+            fails.append(_("{var}={value} is not a usable URL").format(var="ANTHROPIC_BASE_URL", value=repr(value)))
             fixes.append(f"export ANTHROPIC_BASE_URL={base}")
         elif base and host_of(root) != host_of(base):
             elsewhere = True
-            details.append(f"ANTHROPIC_BASE_URL points at {host_of(root)}, not {host_of(base)} (fine if intended)")
+            details.append(_("{var} points at {host}, not {gateway} (fine if intended)").format(
+                var="ANTHROPIC_BASE_URL", host=host_of(root), gateway=host_of(base)))
         elif value.rstrip("/") != root:
-            fails.append(f"ANTHROPIC_BASE_URL={value} is not the bare root: Claude Code and the Anthropic SDK "
-                         f"append /v1/messages and would call {value.rstrip('/')}/v1/messages")
+            fails.append(_("ANTHROPIC_BASE_URL={value} is not the bare root: Claude Code and the Anthropic SDK "
+                           "append /v1/messages and would call {url}").format(
+                value=value, url=value.rstrip("/") + "/v1/messages"))
             fixes.append(f"export ANTHROPIC_BASE_URL={root}")
     for name in ("ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_API_KEY"):
         given = ctx.env.get(name)
         if given and key and given.strip().strip("'\"") != key and not elsewhere:
-            warns.append(f"{name}={mask_key(given.strip())} differs from the taotoken key {mask_key(key)}")
-            fixes.append(f'export {name}="$TAOTOKEN_API_KEY"   (or unset {name})')
+            warns.append(_("{var}={key} differs from the taotoken key {taotoken_key}").format(
+                var=name, key=mask_key(given.strip()), taotoken_key=mask_key(key)))
+            fixes.append(_('export {var}="$TAOTOKEN_API_KEY"   (or unset {var})').format(var=name))
         elif given and given != given.strip():
-            warns.append(f"{name} has whitespace or a newline around it (the header becomes invalid)")
-            fixes.append(f"export {name}=sk-…   (no quotes, no newline)")
+            warns.append(_("{var} has whitespace or a newline around it (the header becomes invalid)").format(var=name))
+            fixes.append(_("export {var}=sk-…   (no quotes, no newline)").format(var=name))
     if ctx.env.get("ANTHROPIC_SMALL_FAST_MODEL"):
-        warns.append("ANTHROPIC_SMALL_FAST_MODEL is deprecated in Claude Code")
+        warns.append(_("ANTHROPIC_SMALL_FAST_MODEL is deprecated in Claude Code"))
         fixes.append(f"export ANTHROPIC_DEFAULT_HAIKU_MODEL={ctx.env['ANTHROPIC_SMALL_FAST_MODEL']}; "
                      "unset ANTHROPIC_SMALL_FAST_MODEL")
     if ctx.env.get("ANTHROPIC_MODEL") and model and ctx.env["ANTHROPIC_MODEL"] != model:
-        details.append(f"ANTHROPIC_MODEL={ctx.env['ANTHROPIC_MODEL']} (taotoken's model is {model})")
+        details.append(_("ANTHROPIC_MODEL={value} (taotoken's model is {model})").format(
+            value=ctx.env["ANTHROPIC_MODEL"], model=model))
     if fails or warns:
         return problems_result(fails, warns, details, fixes)
     return Result.ok(", ".join(names), details=details)
 
 
-@check("env.anthropic_conflict", SECTION, "ANTHROPIC_API_KEY vs ANTHROPIC_AUTH_TOKEN")
+@check("env.anthropic_conflict", SECTION, N_("ANTHROPIC_API_KEY vs ANTHROPIC_AUTH_TOKEN"))
 def anthropic_conflict(ctx: DoctorContext) -> Result:
     api_key = ctx.env.get("ANTHROPIC_API_KEY", "")
     token = ctx.env.get("ANTHROPIC_AUTH_TOKEN", "")
     if not (api_key and token):
         which = "ANTHROPIC_AUTH_TOKEN" if token else "ANTHROPIC_API_KEY" if api_key else None
         if which == "ANTHROPIC_API_KEY":
-            return Result.warn("ANTHROPIC_API_KEY is set: Claude Code sends it as X-Api-Key and asks once to "
-                               "approve it; a declined key is then ignored silently",
+            return Result.warn(_("ANTHROPIC_API_KEY is set: Claude Code sends it as X-Api-Key and asks once to "
+                                 "approve it; a declined key is then ignored silently"),
                                fixes=['export ANTHROPIC_AUTH_TOKEN="$ANTHROPIC_API_KEY"; unset ANTHROPIC_API_KEY'])
-        return Result.ok(f"only {which} is set" if which else "neither is set in the shell")
-    fixes = ["unset ANTHROPIC_API_KEY   (keep ANTHROPIC_AUTH_TOKEN: Claude Code sends it as Bearer)"]
+        return Result.ok(_("only {var} is set").format(var=which) if which else _("neither is set in the shell"))
+    fixes = [_("unset ANTHROPIC_API_KEY   (keep ANTHROPIC_AUTH_TOKEN: Claude Code sends it as Bearer)")]
     if api_key.strip() != token.strip():
-        return Result.fail("ANTHROPIC_API_KEY and ANTHROPIC_AUTH_TOKEN are both set, to different keys",
-                           details=["Claude Code uses AUTH_TOKEN (Bearer) first; SDKs send both headers and the "
-                                    "gateway may read the wrong one"], fixes=fixes)
-    return Result.warn("ANTHROPIC_API_KEY and ANTHROPIC_AUTH_TOKEN are both set",
-                       details=["requests may carry one header or both; Claude Code warns about an auth conflict"],
+        return Result.fail(_("ANTHROPIC_API_KEY and ANTHROPIC_AUTH_TOKEN are both set, to different keys"),
+                           details=[_("Claude Code uses AUTH_TOKEN (Bearer) first; SDKs send both headers and the "
+                                      "gateway may read the wrong one")], fixes=fixes)
+    return Result.warn(_("ANTHROPIC_API_KEY and ANTHROPIC_AUTH_TOKEN are both set"),
+                       details=[_("requests may carry one header or both; Claude Code warns about an auth conflict")],
                        fixes=fixes)
 
 
-@check("env.proxy", SECTION, "Proxy variables")
+@check("env.proxy", SECTION, N_("Proxy variables"))
 def proxy_vars(ctx: DoctorContext) -> Result:
     from taotoken_cli.proxies import proxy_for, proxy_variables
 
     proxies = proxy_variables(ctx.env)
     no_proxy = next((ctx.env[n] for n in NO_PROXY_VARS if ctx.env.get(n)), "")
     if not proxies:
-        return Result.ok("no proxy variables set: direct connections")
+        return Result.ok(_("no proxy variables set: direct connections"))
     base = ctx.base_url
     used = proxy_for(base, ctx.env) if base else None
     details = [f"{name}={value}" for name, value in proxies]
@@ -222,23 +234,36 @@ def proxy_vars(ctx: DoctorContext) -> Result:
     for upper in ("HTTPS_PROXY", "HTTP_PROXY", "ALL_PROXY"):
         a, b = ctx.env.get(upper, "").strip(), ctx.env.get(upper.lower(), "").strip()
         if a and b and a != b:
-            warns.append(f"{upper}={a} but {upper.lower()}={b}: taotoken, the Python SDKs (httpx) and curl use "
-                         f"{upper.lower()}; tools that read only {upper} use the other")
-            fixes.append(f"export {upper}={b}   (make both the same, or unset one)")
+            warns.append(_("{var}={value} but {lower}={lower_value}: taotoken, the Python SDKs (httpx) and curl use "
+                           "{lower}; tools that read only {var} use the other").format(
+                var=upper, value=a, lower=upper.lower(), lower_value=b))
+            fixes.append(_("export {var}={value}   (make both the same, or unset one)").format(var=upper, value=b))
     for name, value in proxies:
         scheme = value.split("://", 1)[0].lower() if "://" in value else ""
         if not scheme:
-            details.append(f"{name} has no scheme: httpx (taotoken, the Python SDKs) and curl use http://{value}")
+            details.append(_("{var} has no scheme: httpx (taotoken, the Python SDKs) and curl use {url}").format(
+                var=name, url=f"http://{value}"))
         elif scheme.startswith("socks") and value == used and importlib.util.find_spec("socksio") is None:
-            fails.append(f"{name}={value} is a SOCKS proxy but the 'socksio' package is missing: httpx-based "
-                         "clients (taotoken, the OpenAI SDK) fail with 'Using SOCKS proxy, but the socksio "
-                         "package is not installed'")
-            fixes.append('pip install "httpx[socks]"   (in the Python environment that runs the client)')
-            fixes.append(f"or use the proxy's HTTP port: export {name}=http://{urlsplit(value).netloc}")
+            # i18n: the quoted error is httpx's own words: keep it in English
+            fails.append(_("{var}={value} is a SOCKS proxy but the 'socksio' package is missing: httpx-based "
+                           "clients (taotoken, the OpenAI SDK) fail with 'Using SOCKS proxy, but the socksio "
+                           "package is not installed'").format(var=name, value=value))
+            fixes.append(_('pip install "httpx[socks]"   (in the Python environment that runs the client)'))
+            fixes.append(_("or use the proxy's HTTP port: export {var}={url}").format(
+                var=name, url=f"http://{urlsplit(value).netloc}"))
     if base:
-        details.insert(0, f"requests to {host_of(base)} go " + (f"through {used}" if used else "direct"
-                                                               + (" (NO_PROXY)" if no_proxy else "")))
+        host = host_of(base)
+        if used:
+            route = _("requests to {host} go through {proxy}").format(host=host, proxy=used)
+        elif no_proxy:
+            route = _("requests to {host} go direct (NO_PROXY)").format(host=host)
+        else:
+            route = _("requests to {host} go direct").format(host=host)
+        details.insert(0, route)
     if fails or warns:
         return problems_result(fails, warns, details, fixes)
-    return Result.ok(f"gateway traffic goes through {used}" if used else
-                     f"proxy set, but {host_of(base) or 'the gateway'} is reached directly", details=details)
+    if used:
+        return Result.ok(_("gateway traffic goes through {proxy}").format(proxy=used), details=details)
+    if host_of(base):
+        return Result.ok(_("proxy set, but {host} is reached directly").format(host=host_of(base)), details=details)
+    return Result.ok(_("proxy set, but the gateway is reached directly"), details=details)

@@ -14,12 +14,18 @@ from taotoken_cli.doctor.model import Result, Status
 from taotoken_cli.doctor.probes import Problem, diagnose
 from taotoken_cli.doctor.registry import check
 from taotoken_cli.gateway import Observation
+from taotoken_cli.i18n import N_, _, ngettext
 
 SECTION = "Gateway"
 
 
 def _ms(obs: Observation) -> float:
     return round(obs.elapsed_s * 1000, 1)
+
+
+def _failed(request: str, problem: Problem) -> str:
+    """A failed request and its diagnosis: "GET /v1/models: Invalid API key"."""
+    return _("{request}: {problem}").format(request=request, problem=problem.message)
 
 
 def _looks_like_api(obs: Observation) -> bool:
@@ -51,48 +57,57 @@ def layout(ctx: DoctorContext) -> tuple[Result, bool]:
         problem = diagnose(ctx, obs, "models")
         if obs.error is None and problem is not None and problem.code and problem.code.startswith("proxy."):
             # the proxy answered itself: the gateway never saw the request, nothing here is about its layout
-            return Result.fail(f"{root}/v1/models: {problem.message}", code=problem.code, fixes=problem.fixes,
+            return Result.fail(_failed(f"{root}/v1/models", problem), code=problem.code, fixes=problem.fixes,
                                details=problem.details, latency_ms=_ms(obs)), False
         if _looks_like_api(obs):
-            kind = "a model list" if obs.ok_status else f"HTTP {obs.status} JSON"
-            return Result.ok(f"{root}/v1/models answers {kind} ({_ms(obs):.0f} ms)",
+            answer = (_("{url} answers a model list ({ms} ms)") if obs.ok_status
+                      else _("{url} answers HTTP {status} JSON ({ms} ms)"))
+            return Result.ok(answer.format(url=f"{root}/v1/models", status=obs.status, ms=f"{_ms(obs):.0f}"),
                              latency_ms=_ms(obs)), True
         if obs.error is not None and problem is not None and problem.code == "url.plain_http":
             # Refused before connecting: the network is not the problem, the unencrypted key would be.
-            return Result.fail(f"{obs.error} (plain http to a host that is not this machine)", code=problem.code,
-                               fixes=list(problem.fixes)), False
+            return Result.fail(_("{error} (plain http to a host that is not this machine)").format(error=obs.error),
+                               code=problem.code, fixes=list(problem.fixes)), False
         if obs.error is not None:
             from taotoken_cli.doctor.checks.network import reach_blocker
 
             blocker = reach_blocker(ctx)
             if blocker:
-                return Result.skipped(f"unreachable: {blocker[0]}", blocked_by=blocker[1]), False
+                return Result.skipped(_("unreachable: {reason}").format(reason=blocker[0]),
+                                      blocked_by=blocker[1]), False
             assert problem is not None
             fixes = list(problem.fixes)
             if "Timeout" in type(obs.error).__name__:
-                fixes.insert(0, f"on a slow link allow longer: taotoken doctor --timeout {max(30, ctx.timeout * 3):g}")
-            return Result.fail(f"{root}/v1/models: {problem.message}", code=problem.code, fixes=fixes,
+                fixes.insert(0, _("on a slow link allow longer: taotoken doctor --timeout {seconds}").format(
+                    seconds=f"{max(30, ctx.timeout * 3):g}"))
+            return Result.fail(_failed(f"{root}/v1/models", problem), code=problem.code, fixes=fixes,
                                details=problem.details, latency_ms=_ms(obs)), False
-        seen = "an HTML page" if obs.content_type == "text/html" or obs.body.lstrip()[:1] == b"<" else \
-            f"HTTP {obs.status} ({obs.content_type or 'no content type'})"
+        if obs.content_type == "text/html" or obs.body.lstrip()[:1] == b"<":
+            seen = _("an HTML page")
+        elif obs.content_type:
+            seen = f"HTTP {obs.status} ({obs.content_type})"
+        else:
+            seen = _("HTTP {status} (no content type)").format(status=obs.status)
         details = [f"GET {root}/v1/models → {seen}"]
         for url, new_root in _alternatives(root):
             alt = probes.get(ctx, url)
             details.append(f"GET {url} → " + (f"HTTP {alt.status}" if alt.status else probes.describe_error(alt)))
             if _looks_like_api(alt):
                 if new_root:
-                    return Result.fail(f"{root} is not the API root: the API answers under {new_root}",
-                                       details=details, fixes=[f"taotoken config set base_url {new_root}"],
-                                       code=problem.code if problem else None), False
-                return Result.fail(f"the server answers {url} but not {root}/v1/models",
-                                   details=details + ["Claude Code, Codex and Cline call <root>/v1/...; this server "
-                                                      "serves the OpenAI paths without /v1"],
-                                   fixes=["point the base URL at a root whose /v1/models answers (ask the "
-                                          "gateway operator for the API base URL)"]), False
-        fixes = ["set the base URL to the gateway's API root (for TaoToken: taotoken config set base_url "
-                 "https://taotoken.net/api)"]
+                    return Result.fail(_("{root} is not the API root: the API answers under {new_root}").format(
+                        root=root, new_root=new_root),
+                        details=details, fixes=[f"taotoken config set base_url {new_root}"],
+                        code=problem.code if problem else None), False
+                return Result.fail(_("the server answers {url} but not {models}").format(
+                    url=url, models=f"{root}/v1/models"),
+                    details=details + [_("Claude Code, Codex and Cline call <root>/v1/...; this server serves the "
+                                         "OpenAI paths without /v1")],
+                    fixes=[_("point the base URL at a root whose /v1/models answers (ask the gateway operator for "
+                             "the API base URL)")]), False
+        fixes = [_("set the base URL to the gateway's API root (for TaoToken: taotoken config set base_url "
+                   "https://taotoken.net/api)")]
         fixes += [f for f in (problem.fixes if problem else []) if f not in fixes]
-        return Result.fail(f"{root}/v1/models answers {seen}, not the API",
+        return Result.fail(_("{url} answers {answer}, not the API").format(url=f"{root}/v1/models", answer=seen),
                            details=details, fixes=fixes, code=problem.code if problem else None,
                            latency_ms=_ms(obs)), False
 
@@ -103,26 +118,26 @@ def _prerequisite(ctx: DoctorContext, need_key: bool = True, need_model: bool = 
                   need_listed: bool = True) -> Result | None:
     """A skipped result when an earlier gateway check already explains why this one cannot run."""
     if not ctx.base_url:
-        return Result.skipped("no usable base URL (see config.base_url)", blocked_by="config.base_url")
+        return Result.skipped(_("no usable base URL (see config.base_url)"), blocked_by="config.base_url")
     if need_key and not ctx.api_key:
-        return Result.skipped("no usable API key (see config.api_key)", blocked_by="config.api_key")
+        return Result.skipped(_("no usable API key (see config.api_key)"), blocked_by="config.api_key")
     if need_model and not ctx.model:
-        return Result.skipped("no model configured (see config.model)", blocked_by="config.model")
+        return Result.skipped(_("no model configured (see config.model)"), blocked_by="config.model")
     result, usable = layout(ctx)
     if not usable:
         if result.status.value == "skipped":
-            why = "the gateway is unreachable (see Network)"
+            why = _("the gateway is unreachable (see Network)")
         elif (result.code or "").startswith("proxy."):
-            why = "the proxy answered instead of the gateway (see gateway.layout)"
+            why = _("the proxy answered instead of the gateway (see gateway.layout)")
         elif probes.models(ctx).error is not None:
-            why = "the gateway did not answer (see gateway.layout)"
+            why = _("the gateway did not answer (see gateway.layout)")
         else:
-            why = "the gateway's API was not found (see gateway.layout)"
+            why = _("the gateway's API was not found (see gateway.layout)")
         return Result.skipped(why, blocked_by="gateway.layout")
     if need_model and _key_rejected(ctx):
-        return Result.skipped("the key was rejected (see gateway.key)", blocked_by="gateway.key")
+        return Result.skipped(_("the key was rejected (see gateway.key)"), blocked_by="gateway.key")
     if need_model and need_listed and _model_unlisted(ctx):
-        return Result.skipped(f"{ctx.model} is not offered by the gateway (see gateway.model)",
+        return Result.skipped(_("{model} is not offered by the gateway (see gateway.model)").format(model=ctx.model),
                               blocked_by="gateway.model")
     return None
 
@@ -140,14 +155,14 @@ def _key_rejected(ctx: DoctorContext) -> bool:
     return obs.status in (401, 403) and not (obs.status == 403 and ctx.model and ctx.model in obs.text(2000))
 
 
-@check("gateway.layout", SECTION, "API layout (root/v1/...)", network=True)
+@check("gateway.layout", SECTION, N_("API layout (root/v1/...)"), network=True)
 def gateway_layout(ctx: DoctorContext) -> Result:
     if not ctx.base_url:
-        return Result.skipped("no usable base URL (see config.base_url)")
+        return Result.skipped(_("no usable base URL (see config.base_url)"))
     return layout(ctx)[0]
 
 
-@check("gateway.key", SECTION, "Key accepted", network=True)
+@check("gateway.key", SECTION, N_("Key accepted"), network=True)
 def gateway_key(ctx: DoctorContext) -> Result:
     skip = _prerequisite(ctx)
     if skip:
@@ -155,22 +170,24 @@ def gateway_key(ctx: DoctorContext) -> Result:
     obs = probes.models(ctx)
     if obs.status in (401, 403):
         problem = diagnose(ctx, obs, "models") or Problem(f"HTTP {obs.status}")
-        return Result.fail(f"the gateway rejects the key: {problem.message}", code=problem.code,
-                           fixes=problem.fixes or ["copy the key again from the TaoToken console, then: "
-                                                   "taotoken config set api_key -"],
+        return Result.fail(_("the gateway rejects the key: {problem}").format(problem=problem.message),
+                           code=problem.code,
+                           fixes=problem.fixes or [_("copy the key again from the TaoToken console, then: {fix}")
+                                                   .format(fix="taotoken config set api_key -")],
                            details=problem.details, latency_ms=_ms(obs))
     if obs.ok_status:
-        return Result.ok(f"accepted by GET /v1/models ({_ms(obs):.0f} ms)", latency_ms=_ms(obs))
+        return Result.ok(_("accepted by GET /v1/models ({ms} ms)").format(ms=f"{_ms(obs):.0f}"), latency_ms=_ms(obs))
     problem = diagnose(ctx, obs, "models")
     if problem is not None and problem.code and problem.code.startswith("quota."):  # known key, but unusable
-        return Result.fail(f"GET /v1/models: {problem.message}", code=problem.code, fixes=problem.fixes,
+        return Result.fail(_failed("GET /v1/models", problem), code=problem.code, fixes=problem.fixes,
                            details=problem.details, latency_ms=_ms(obs))
-    return Result.warn(f"cannot tell: /v1/models answered {problem.message if problem else obs.status}",
+    return Result.warn(_("cannot tell: /v1/models answered {answer}").format(
+        answer=problem.message if problem else obs.status),
                        code=problem.code if problem else None, fixes=problem.fixes if problem else [],
                        details=problem.details if problem else [])
 
 
-@check("gateway.model", SECTION, "Model listed", network=True)
+@check("gateway.model", SECTION, N_("Model listed"), network=True)
 def gateway_model(ctx: DoctorContext) -> Result:
     skip = _prerequisite(ctx, need_model=True, need_listed=False)
     if skip:
@@ -180,21 +197,27 @@ def gateway_model(ctx: DoctorContext) -> Result:
     obs = probes.models(ctx)
     data = obs.json()
     if not obs.ok_status or not isinstance(data, dict) or not isinstance(data.get("data"), list):
-        return Result.skipped(f"no model list to compare with (HTTP {obs.status})")
+        return Result.skipped(_("no model list to compare with (HTTP {status})").format(status=obs.status))
     ids = model_ids(data)
     model = ctx.model
     assert model is not None
     if model in ids:
-        return Result.ok(f"{model} is one of the {len(ids)} models your key can use")
+        return Result.ok(ngettext("{model} is the one model your key can use",
+                                  "{model} is one of the {n} models your key can use", len(ids)).format(
+            model=model, n=len(ids)))
     close = close_model_matches(model, ids, limit=3)
     if close:
-        return Result.fail(f"model {model!r} is not listed; did you mean {close[0]!r}?",
-                           details=[f"close matches: {', '.join(close)}"],
-                           fixes=[f"taotoken config set model {close[0]}"])
-    shown = ", ".join(ids[:8]) + (f", … ({len(ids)} in all)" if len(ids) > 8 else "")
-    return Result.fail(f"model {model!r} is not among the {len(ids)} models your key can use",
-                       details=[f"available: {shown}" if ids else "the list is empty: the key has no models enabled"],
-                       fixes=["taotoken config set model <one of the listed IDs>"])
+        return Result.fail(_("model {model} is not listed; did you mean {close}?").format(
+            model=repr(model), close=repr(close[0])),
+            details=[_("close matches: {models}").format(models=", ".join(close))],
+            fixes=[f"taotoken config set model {close[0]}"])
+    shown = ", ".join(ids[:8]) + (_(", … ({n} in all)").format(n=len(ids)) if len(ids) > 8 else "")
+    return Result.fail(ngettext("model {model} is not the one model your key can use",
+                                "model {model} is not among the {n} models your key can use", len(ids)).format(
+        model=repr(model), n=len(ids)),
+        details=[_("available: {models}").format(models=shown) if ids
+                 else _("the list is empty: the key has no models enabled")],
+        fixes=[_("taotoken config set model <one of the listed IDs>")])
 
 
 # -- completions ----------------------------------------------------------------------------------------------
@@ -213,8 +236,9 @@ class Withheld:
     request: str  # e.g. "GET /v1/models"
 
     def result(self) -> Result:
-        return Result.skipped(f"not sent: {self.request} was answered {self.code} (see {self.check_id}); doctor "
-                              "sends no completion after a 429", blocked_by=self.check_id)
+        return Result.skipped(_("not sent: {request} was answered {code} (see {check}); doctor sends no completion "
+                                "after a 429").format(request=self.request, code=self.code, check=self.check_id),
+                              blocked_by=self.check_id)
 
 
 # api -> (the checks that read it, the probe that sends it, the completions that go before it)
@@ -263,8 +287,9 @@ def completion(ctx: DoctorContext, api: str) -> Observation | Withheld:
 def _probe_result(ctx: DoctorContext, obs: Observation, expect: str, ok_message: str) -> Result:
     problem = diagnose(ctx, obs, expect)
     if problem is None:
-        return Result.ok(f"{ok_message} ({_ms(obs):.0f} ms)", latency_ms=_ms(obs))
-    return Result.fail(f"{obs.method} {urlsplit(obs.url).path}: {problem.message}", code=problem.code,
+        return Result.ok(_("{message} ({ms} ms)").format(message=ok_message, ms=f"{_ms(obs):.0f}"),
+                         latency_ms=_ms(obs))
+    return Result.fail(_failed(f"{obs.method} {urlsplit(obs.url).path}", problem), code=problem.code,
                        fixes=problem.fixes, details=problem.details, latency_ms=_ms(obs))
 
 
@@ -277,37 +302,37 @@ def _chat(ctx: DoctorContext) -> Observation | Result:
     return obs.result() if isinstance(obs, Withheld) else obs
 
 
-@check("gateway.chat", SECTION, "Chat completion", network=True)
+@check("gateway.chat", SECTION, N_("Chat completion"), network=True)
 def gateway_chat(ctx: DoctorContext) -> Result:
     obs = _chat(ctx)
     if isinstance(obs, Result):
         return obs
     if obs.stream is None:  # the request failed, or the gateway answered JSON although a stream was asked for
-        return _probe_result(ctx, obs, "chat", "a completion came back with choices (as JSON, not as a stream)")
+        return _probe_result(ctx, obs, "chat", _("a completion came back with choices (as JSON, not as a stream)"))
     if obs.stream.content_deltas:  # content proves the choices, whatever becomes of the stream (gateway.stream)
-        return Result.ok(f"the model answered ({obs.stream.content_deltas} token chunk(s), {_ms(obs):.0f} ms)",
-                         latency_ms=_ms(obs))
+        return Result.ok(_("the model answered ({n} token chunk(s), {ms} ms)").format(
+            n=obs.stream.content_deltas, ms=f"{_ms(obs):.0f}"), latency_ms=_ms(obs))
     return _probe_result(ctx, obs, "stream", "")  # a stream without content: an error event, or empty
 
 
-@check("gateway.stream", SECTION, "Streamed completion", network=True)
+@check("gateway.stream", SECTION, N_("Streamed completion"), network=True)
 def gateway_stream(ctx: DoctorContext) -> Result:
     obs = _chat(ctx)
     if isinstance(obs, Result):
         return obs
     if (obs.stream is None and not obs.ok_status) or (obs.stream is not None and not obs.stream.content_deltas):
-        problem = diagnose(ctx, obs, "chat" if obs.stream is None else "stream") or Problem("no content")
-        return Result.skipped("the chat completion itself failed (see gateway.chat)", blocked_by="gateway.chat",
+        problem = diagnose(ctx, obs, "chat" if obs.stream is None else "stream") or Problem(_("no content"))
+        return Result.skipped(_("the chat completion itself failed (see gateway.chat)"), blocked_by="gateway.chat",
                               details=[problem.message], fixes=problem.fixes, code=problem.code)
-    result = _probe_result(ctx, obs, "stream", "tokens arrived and the stream ended properly")
+    result = _probe_result(ctx, obs, "stream", _("tokens arrived and the stream ended properly"))
     summary = obs.stream
     if result.status is Status.OK and summary is not None:
         if not summary.done:
-            return Result.warn("tokens arrived but the stream ended without [DONE] (truncated?)",
+            return Result.warn(_("tokens arrived but the stream ended without [DONE] (truncated?)"),
                                latency_ms=result.latency_ms)
         if summary.first_content_s is not None:
-            result.message = (f"{summary.content_deltas} token chunk(s), first after "
-                              f"{summary.first_content_s * 1000:.0f} ms, ended with [DONE]")
+            result.message = _("{n} token chunk(s), first after {ms} ms, ended with [DONE]").format(
+                n=summary.content_deltas, ms=f"{summary.first_content_s * 1000:.0f}")
     return result
 
 
@@ -329,28 +354,28 @@ def _client_endpoint(ctx: DoctorContext, client: str, configured: bool, api: str
     """Probe /v1/<api>, which one client needs, when that client is configured here; a failure says
     (`without_it`) what the client cannot do then."""
     if not configured:
-        return Result.skipped(f"{client} is not configured here")
+        return Result.skipped(_("{client} is not configured here").format(client=client))
     skip = _prerequisite(ctx, need_model=True)
     if skip:
         return skip
     obs = completion(ctx, api)
     if isinstance(obs, Withheld):
         return obs.result()
-    result = _probe_result(ctx, obs, api, f"{ctx.base_url}/v1/{api} answers")
+    result = _probe_result(ctx, obs, api, _("{url} answers").format(url=f"{ctx.base_url}/v1/{api}"))
     if result.status is Status.FAIL:
         result.details.append(without_it)
     return result
 
 
-@check("gateway.messages", SECTION, "Anthropic endpoint (Claude Code)", network=True)
+@check("gateway.messages", SECTION, N_("Anthropic endpoint (Claude Code)"), network=True)
 def gateway_messages(ctx: DoctorContext) -> Result:
     return _client_endpoint(ctx, "Claude Code", claude_code_configured(ctx), "messages",
-                            "Claude Code calls <ANTHROPIC_BASE_URL>/v1/messages: without this endpoint it cannot "
-                            "use this gateway")
+                            _("Claude Code calls <ANTHROPIC_BASE_URL>/v1/messages: without this endpoint it cannot "
+                              "use this gateway"))
 
 
-@check("gateway.responses", SECTION, "Responses endpoint (Codex)", network=True)
+@check("gateway.responses", SECTION, N_("Responses endpoint (Codex)"), network=True)
 def gateway_responses(ctx: DoctorContext) -> Result:
     return _client_endpoint(ctx, "Codex", codex_configured(ctx), "responses",
-                            'Codex only speaks wire_api = "responses": without /v1/responses it cannot use this '
-                            "gateway")
+                            _('Codex only speaks wire_api = "responses": without /v1/responses it cannot use this '
+                              "gateway"))
