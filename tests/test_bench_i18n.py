@@ -258,25 +258,11 @@ def chinese():
 
 
 def test_live_view_in_chinese_fits_80_columns(chinese):
-    import io
-
-    from rich.console import Console
-
-    from taotoken_cli.bench.plan import Plan
-    from taotoken_cli.bench.progress import STATUS_WIDTH, LiveView, status_text
-    from taotoken_cli.bench.sweep import parse_sweep
+    from taotoken_cli.bench.progress import STATUS_WIDTH, status_text
+    from tests.test_bench_capacity import live_view_lines
 
     assert status_text(120, 3, 200, 4.2) == "120/200 29/s 3 失败 4s"
     assert cell_width(status_text(12000, 3, 20000, 124.2)) <= STATUS_WIDTH
-    buffer = io.StringIO()
-    console = Console(file=buffer, width=80, force_terminal=True, color_system=None)
-    models = ["deepseek-ai/DeepSeek-V3.1-Terminus", "通义千问-qwen-max-中文模型名"]
-    view = LiveView(console, models, parse_sweep("c=1..64"), 3)
-    on_progress = view.series_started(Plan(root="http://x", api_key=None, model=models[0]), "c=16", 1)
-    on_progress(12000, 3, 20000, 124.2)
-    view.progress.refresh()
-    view.close()
-    screen = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", buffer.getvalue())
-    lines = [line for line in screen.splitlines() if line.strip()]
+    lines = live_view_lines(["deepseek-ai/DeepSeek-V3.1-Terminus", "通义千问-qwen-max-中文模型名"])
     assert all(cell_width(line) <= 80 for line in lines), lines
     assert any("3 失败" in line for line in lines) and any("等待中" in line for line in lines)
