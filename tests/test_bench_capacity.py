@@ -258,7 +258,9 @@ def test_every_line_fits_80_columns(bench):
     assert "A = stream" in result.stdout  # names too long for a column are lettered, never cut
 
 
-def test_live_view_fits_80_columns():
+def live_view_lines(models: list[str]) -> list[str]:
+    """The live view on an 80-column console, the first model at step c=16 of 7, repeat 2 of 3, 12000 of 20000
+    requests done with 3 failures after 124 s, the others waiting."""
     import io
 
     from rich.console import Console
@@ -269,14 +271,17 @@ def test_live_view_fits_80_columns():
 
     buffer = io.StringIO()
     console = Console(file=buffer, width=80, force_terminal=True, color_system=None)
-    models = ["deepseek-ai/DeepSeek-V3.1-Terminus", "gpt-4o-mini", "x" * 90]
     view = LiveView(console, models, parse_sweep("c=1..64"), 3)
     on_progress = view.series_started(Plan(root="http://x", api_key=None, model=models[0]), "c=16", 1)
     on_progress(12000, 3, 20000, 124.2)
     view.progress.refresh()
     view.close()
     screen = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", buffer.getvalue())
-    lines = [line for line in screen.splitlines() if line.strip()]
+    return [line for line in screen.splitlines() if line.strip()]
+
+
+def test_live_view_fits_80_columns():
+    lines = live_view_lines(["deepseek-ai/DeepSeek-V3.1-Terminus", "gpt-4o-mini", "x" * 90])
     assert all(len(line) <= 80 for line in lines)
     assert any(line.startswith("deepseek-ai/DeepSeek-V3.1-Terminus c=16 5/7 #2") for line in lines)
     assert any("12000/20000" in line and "3 err" in line for line in lines)

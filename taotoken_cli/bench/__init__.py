@@ -18,6 +18,7 @@ from taotoken_cli.bench.plan import Load, Plan, prepare, split
 from taotoken_cli.bench.report import BenchReport, SeriesReport, series_report
 from taotoken_cli.bench.stats import SeriesStats
 from taotoken_cli.bench.sweep import SLO, Step, Sweep, knee, saturated
+from taotoken_cli.i18n import N_
 
 
 @dataclass(kw_only=True)
@@ -105,8 +106,9 @@ def run_bench(options: BenchRun, view: Progress | None = None) -> BenchReport:
     sweep = None
     if options.sweep is not None:
         sweep = {"parameter": options.sweep.parameter, "values": list(options.sweep.values),
-                 "knee_rule": ("the highest load meeting every SLO" if options.slos
-                               else "the lowest load within 5 % of the best throughput"),
+                 # in English (data, as --json shows it); the text report translates it
+                 "knee_rule": (N_("the highest load meeting every SLO") if options.slos
+                               else N_("the lowest load within 5 % of the best throughput")),
                  "models": sweep_models}
     return BenchReport(
         url=first.url, mode="open" if first.open_loop else "closed", requests=first.requests,

@@ -88,12 +88,16 @@ def write_summary_csv(path: str, report) -> None:
 def check_writable(option: str, path: str) -> str:
     """A clear InputError now rather than a traceback after the run."""
     from taotoken_cli.errors import InputError
+    from taotoken_cli.i18n import _
 
     directory = os.path.dirname(os.path.abspath(path)) or "."
     if os.path.isdir(path):
-        raise InputError(f"{option} {path} is a directory", f"give a file name, e.g. {option} bench{_ext(option)}")
+        raise InputError(_("{option} {path} is a directory").format(option=option, path=path),
+                         _("give a file name, e.g. {example}").format(example=f"{option} bench{_ext(option)}"))
     if not os.path.isdir(directory) or not os.access(directory, os.W_OK):
-        raise InputError(f"{option} {path}: cannot write in {directory}", "pick a writable directory")
+        raise InputError(_("{option} {path}: cannot write in {directory}").format(option=option, path=path,
+                                                                                 directory=directory),
+                         _("pick a writable directory"))
     return path
 
 

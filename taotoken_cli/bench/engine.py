@@ -27,9 +27,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from taotoken_cli.bench import http1
+from taotoken_cli.bench.advice import in_english
 from taotoken_cli.bench.exchange import Exchange, as_httpx_error, decoded
 from taotoken_cli.bench.plan import BodyTemplate, Plan, Share, Tally, prepare, split
 from taotoken_cli.bench.stats import SeriesStats, window_width
+from taotoken_cli.i18n import _, current, use
 
 _perf = time.perf_counter
 LATE_TOLERANCE_S = 0.005  # an open-loop start later than this past its schedule counts as late
@@ -230,8 +232,10 @@ class Runner:
             return None
         example: dict[str, Any] = {"status": ex.status, "retry_after_s": diagnosis.retry_after_s}
         if diagnosis.code not in self.stats.errors:
-            example.update(title=diagnosis.entry.title, fixes=diagnosis.fixes(),
-                           server_message=diagnosis.server_message, retry=diagnosis.entry.retry)
+            # the fixes twice: in English for the report's data, in the run's language for the text report
+            example.update(title=diagnosis.entry.title, fixes=in_english(diagnosis.fixes),
+                           shown_fixes=diagnosis.fixes(), server_message=diagnosis.server_message,
+                           retry=diagnosis.entry.retry)
         self.stats.count_error(diagnosis.code, example)
         return diagnosis.code
 
@@ -341,7 +345,8 @@ def run_loop(coro):
     return asyncio.run(coro)
 
 
-def _worker_main(plan: Plan, share: Share, tally: Tally, pipe, barrier) -> None:
+def _worker_main(plan: Plan, share: Share, tally: Tally, pipe, barrier, lang: str = "en") -> None:
+    use(lang)  # a spawned worker (macOS, Windows) starts in English: the catalogue's fixes in the run's language
     try:
         state = run_loop(run_worker(plan, share, tally, barrier))
         pipe.send(("ok", state))
@@ -384,7 +389,8 @@ def run_series(plan: Plan, on_progress=None) -> SeriesResult:
     procs, pipes = [], []
     for share in shares:
         parent_end, child_end = ctx.Pipe(duplex=False)
-        proc = ctx.Process(target=_worker_main, args=(plan, share, tally, child_end, barrier), daemon=True)
+        proc = ctx.Process(target=_worker_main, args=(plan, share, tally, child_end, barrier, current()),
+                           daemon=True)
         proc.start()
         child_end.close()
         procs.append(proc)
@@ -399,13 +405,14 @@ def run_series(plan: Plan, on_progress=None) -> SeriesResult:
                     try:
                         results[i] = pipe.recv()
                     except EOFError:
-                        results[i] = ("error", f"worker {i} exited with code {procs[i].exitcode}")
+                        results[i] = ("error", _("worker {n} exited with code {code}").format(
+                            n=i, code=procs[i].exitcode))
                     if results[i][0] == "error":
                         barrier.abort()
                 elif results[i] is None and not procs[i].is_alive() and not pipe.poll(0):
-                    results[i] = ("error", f"worker {i} exited with code {procs[i].exitcode}")
+                    results[i] = ("error", _("worker {n} exited with code {code}").format(n=i, code=procs[i].exitcode))
                     barrier.abort()
-            done, failed, _ = tally.counts()
+            done, failed, _aborted = tally.counts()
             if started is None and tally.values[0]:  # the first measured request has started
                 started = _perf()
             if on_progress is not None:
@@ -421,9 +428,9 @@ def run_series(plan: Plan, on_progress=None) -> SeriesResult:
     if errors:
         from taotoken_cli.errors import TaotokenError
 
-        raise TaotokenError(f"a bench worker failed: {errors[0]}",
-                            fix="run again with --workers 1 and TAOTOKEN_DEBUG=1 to see where")
+        raise TaotokenError(_("a bench worker failed: {error}").format(error=errors[0]),
+                            fix=_("run again with --workers 1 and TAOTOKEN_DEBUG=1 to see where"))
     merged = SeriesStats(window_width(plan.duration))
-    for _, state in results:
+    for _status, state in results:
         merged.merge(SeriesStats.from_state(state))
     return SeriesResult(merged, tally.counts()[2], len(shares))

@@ -11,8 +11,10 @@ import contextlib
 import os
 
 from taotoken_cli.bench import Progress
+from taotoken_cli.i18n import _
+from taotoken_cli.layout import cell_width
 
-STATUS_WIDTH = 25  # "1200/2000 1,234/s 9 err 120s"; longer ones are shortened
+STATUS_WIDTH = 25  # "1200/2000 1,234/s 9 err 120s" (display columns); longer ones are shortened
 MIN_BAR = 6
 
 
@@ -36,7 +38,7 @@ class LiveView(Progress):
             step_width += len(f" #{repeat}")
         # 3 gaps of one space between 4 columns (or 2 between 3)
         room = width - STATUS_WIDTH - MIN_BAR - (step_width + 1 if step_width else 0) - 3
-        self.name_width = max(8, min(max(len(m) for m in models), room))
+        self.name_width = max(8, min(max(cell_width(m) for m in models), room))
         columns = [TextColumn("{task.fields[name]}", table_column=Column(width=self.name_width, no_wrap=True,
                                                                          overflow="ellipsis"))]
         if step_width:
@@ -45,7 +47,7 @@ class LiveView(Progress):
                     TextColumn("{task.fields[status]}", justify="right",
                                table_column=Column(width=STATUS_WIDTH, no_wrap=True))]
         self.progress = RichProgress(*columns, console=console, transient=True, refresh_per_second=5, expand=True)
-        self.tasks = {model: self.progress.add_task("", total=None, name=model, step="", status="waiting",
+        self.tasks = {model: self.progress.add_task("", total=None, name=model, step="", status=_("waiting"),
                                                     start=False) for model in models}
         self.progress.start()
 
@@ -58,7 +60,7 @@ class LiveView(Progress):
         if repeat is not None:
             label += f" #{repeat + 1}"
         self.progress.start_task(task)
-        self.progress.update(task, step=label.strip(), completed=0, total=1000, status="starting")
+        self.progress.update(task, step=label.strip(), completed=0, total=1000, status=_("starting"))
         duration = plan.duration
 
         def on_progress(done: int, failed: int, total: int | None, elapsed: float) -> None:
@@ -73,7 +75,7 @@ class LiveView(Progress):
         done = stats.ok + stats.failed
         status = status_text(done, stats.failed, None, stats.elapsed)
         if result.aborted:
-            status = f"stopped: {stats.failed} failed"
+            status = _("stopped: {failed} failed").format(failed=stats.failed)
         self.progress.update(task, completed=1000, status=status)
 
     def close(self) -> None:
@@ -87,10 +89,18 @@ def _short(n: int) -> str:
 def status_text(done: int, failed: int, total: int | None, elapsed: float) -> str:
     """"120/200 29/s 3 err 4s", made shorter (12.0k, no rate) rather than cut when it would not fit."""
     rate = f" {done / elapsed:,.0f}/s" if elapsed >= 0.2 else ""
-    errors = f" {failed} err" if failed else ""
+    # i18n: failed requests in the live progress line, kept short: "120/200 29/s 3 err 4s"
+    errors = " " + _("{n} err").format(n=failed) if failed else ""
     for short in (str, _short):
         count = f"{short(done)}/{short(total)}" if total else short(done)
         for text in (f"{count}{rate}{errors} {elapsed:.0f}s", f"{count}{errors} {elapsed:.0f}s"):
-            if len(text) <= STATUS_WIDTH:
+            if cell_width(text) <= STATUS_WIDTH:
                 return text
-    return f"{count}{errors}"[:STATUS_WIDTH]
+    return _cut(f"{count}{errors}", STATUS_WIDTH)
+
+
+def _cut(text: str, width: int) -> str:
+    """The longest start of `text` that fits `width` display columns."""
+    while cell_width(text) > width:
+        text = text[:-1]
+    return text

@@ -54,10 +54,13 @@ class ErrorLine:
     status: int | None  # HTTP status of the first such failure (None: no response)
     server_message: str | None
     retry_after_s: float | None
-    fixes: list[str] = field(default_factory=list)
+    fixes: list[str] = field(default_factory=list)  # in English: data, as --json shows it
+    shown_fixes: list[str] = field(default_factory=list)  # the same, in the reader's language (not in the JSON)
 
     def to_dict(self) -> dict[str, Any]:
-        return dict(self.__dict__)
+        out = dict(self.__dict__)
+        del out["shown_fixes"]
+        return out
 
 
 # the figures compared across repeats: name -> how to read it from one repeat's statistics
@@ -229,7 +232,7 @@ def _bins(hist: Histogram) -> int:
 
 def series_report(plan: Plan, stats: SeriesStats, *, aborted: str | None = None, slos: list[SLO] | None = None,
                   repeats: list[SeriesStats] | None = None) -> SeriesReport:
-    from taotoken_cli.bench.advice import fitted_fixes
+    from taotoken_cli.bench.advice import fitted_fixes, in_english
 
     total = stats.ok + stats.failed
     elapsed = stats.elapsed
@@ -242,11 +245,15 @@ def series_report(plan: Plan, stats: SeriesStats, *, aborted: str | None = None,
     else:
         source = None
     ok_per_s = stats.ok / elapsed if elapsed > 0 else None
+    def fit(code: str, e: dict[str, Any], fixes: list[str]) -> list[str]:
+        return fitted_fixes(code, fixes, concurrency=plan.concurrency, rate=plan.rate, timeout=plan.timeout,
+                            ok_per_s=ok_per_s, retry_after_s=e.get("retry_after_s"),
+                            server_message=e.get("server_message"))
+
     errors = [ErrorLine(code, e["count"], round(e["count"] / total, 4) if total else 0.0, e.get("title"),
                         e.get("status"), e.get("server_message"), e.get("retry_after_s"),
-                        fitted_fixes(code, list(e.get("fixes") or []), concurrency=plan.concurrency, rate=plan.rate,
-                                     timeout=plan.timeout, ok_per_s=ok_per_s, retry_after_s=e.get("retry_after_s"),
-                                     server_message=e.get("server_message")))
+                        in_english(lambda code=code, e=e: fit(code, e, list(e.get("fixes") or []))),
+                        fit(code, e, list(e.get("shown_fixes") or e.get("fixes") or [])))
               for code, e in stats.errors.items()]
     errors.sort(key=lambda e: (-e.count, e.code))
     open_loop = plan.open_loop

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from taotoken_cli.errors import InputError, TaotokenError
+from taotoken_cli.i18n import _
 from taotoken_cli.iostreams import IOStreams
 
 DEFAULT_CONCURRENCY = 10
@@ -69,8 +70,8 @@ def parse_duration(text: str, option: str = "-z/--duration") -> float:
         value = -1.0
     if not value > 0 or value == float("inf"):  # also refuses nan
         flag = option.split("/")[-1]
-        raise InputError(f"{option} {text!r} is not a positive duration",
-                         f"use e.g. {flag} 30s, {flag} 2m or {flag} 45")
+        raise InputError(_("{option} {text!r} is not a positive duration").format(option=option, text=text),
+                         _("use e.g. {flag} 30s, {flag} 2m or {flag} 45").format(flag=flag))
     return value
 
 
@@ -83,51 +84,54 @@ def parse_error_rate(text: str) -> float | None:
     except ValueError:
         value = -1.0
     if not 0 < value <= 100:
-        raise InputError(f"--max-error-rate {text!r} is not a percentage above 0 and at most 100",
-                         "e.g. --max-error-rate 50% (stop a model once half its requests fail), or off")
+        raise InputError(_("--max-error-rate {text!r} is not a percentage above 0 and at most 100").format(text=text),
+                         _("e.g. --max-error-rate 50% (stop a model once half its requests fail), or off"))
     return value / 100.0
 
 
 def _conflict(a: str, b: str, fix: str) -> InputError:
-    return InputError(f"{a} and {b} both given", fix)
+    return InputError(_("{a} and {b} both given").format(a=a, b=b), fix)
 
 
 def validate(args: BenchOptions) -> None:
     if args.requests is not None and args.duration is not None:
-        raise InputError("-n/--requests and -z/--duration both given", "use -n for a request count or -z for a time")
+        raise _conflict("-n/--requests", "-z/--duration", _("use -n for a request count or -z for a time"))
     if args.requests is not None and args.requests < 1:
-        raise InputError(f"-n/--requests must be at least 1 (got {args.requests})", "e.g. -n 200")
+        raise InputError(_("-n/--requests must be at least 1 (got {n})").format(n=args.requests), _("e.g. -n 200"))
     if args.concurrency is not None and args.concurrency < 1:
-        raise InputError(f"-c/--concurrency must be at least 1 (got {args.concurrency})", "e.g. -c 10")
+        raise InputError(_("-c/--concurrency must be at least 1 (got {n})").format(n=args.concurrency),
+                         _("e.g. -c 10"))
     if args.rate is not None and args.rate <= 0:
-        raise InputError(f"--rate must be a positive number of requests per second (got {args.rate:g})",
-                         "e.g. --rate 20, or leave it out for a closed loop")
+        raise InputError(_("--rate must be a positive number of requests per second (got {rate:g})").format(
+            rate=args.rate), _("e.g. --rate 20, or leave it out for a closed loop"))
     if args.warmup < 0:
-        raise InputError("--warmup cannot be negative", "e.g. --warmup 10")
+        raise InputError(_("--warmup cannot be negative"), _("e.g. --warmup 10"))
     if args.timeout <= 0:
-        raise InputError(f"--timeout must be positive (got {args.timeout:g})", "e.g. --timeout 30")
+        raise InputError(_("--timeout must be positive (got {seconds:g})").format(seconds=args.timeout),
+                         _("e.g. --timeout 30"))
     if args.workers is not None and args.workers < 1:
-        raise InputError("--workers must be at least 1", "leave it out to use one worker per core")
+        raise InputError(_("--workers must be at least 1"), _("leave it out to use one worker per core"))
     if args.max_tokens is not None and args.max_tokens < 1:
-        raise InputError("--max-tokens must be at least 1", "e.g. --max-tokens 64")
+        raise InputError(_("--max-tokens must be at least 1"), _("e.g. --max-tokens 64"))
     if not 1 <= args.repeat <= 100:
-        raise InputError(f"--repeat must be between 1 and 100 (got {args.repeat})", "e.g. --repeat 3")
+        raise InputError(_("--repeat must be between 1 and 100 (got {n})").format(n=args.repeat), _("e.g. --repeat 3"))
     if args.max_errors is not None and args.max_errors < 1:
-        raise InputError("--max-errors must be at least 1", "e.g. --max-errors 50 (stop a model after 50 failures)")
+        raise InputError(_("--max-errors must be at least 1"),
+                         _("e.g. --max-errors 50 (stop a model after 50 failures)"))
     prompts = [name for name, value in (("--prompt", args.prompt), ("--prompt-file", args.prompt_file),
                                         ("--dataset", args.dataset), ("--input-tokens", args.input_tokens),
                                         ("--trace", args.trace)) if value is not None]
     if len(prompts) > 1:
-        raise _conflict(prompts[0], prompts[1], "the prompts come from one of them")
+        raise _conflict(prompts[0], prompts[1], _("the prompts come from one of them"))
     if args.output_tokens is not None and args.max_tokens is not None:
-        raise _conflict("--output-tokens", "--max-tokens", "--output-tokens draws max_tokens per request; "
-                        "use one of them")
+        raise _conflict("--output-tokens", "--max-tokens", _("--output-tokens draws max_tokens per request; "
+                                                             "use one of them"))
     if args.trace is not None:
         for name, value in (("--rate", args.rate), ("--arrival", args.arrival), ("--ramp-up", args.ramp_up)):
             if value is not None:
-                raise _conflict("--trace", name, "a trace brings its own start times")
+                raise _conflict("--trace", name, _("a trace brings its own start times"))
     if args.proxy is not None and args.no_proxy:
-        raise _conflict("--proxy", "--no-proxy", "use one of them")
+        raise _conflict("--proxy", "--no-proxy", _("use one of them"))
 
 
 def resolve(args: BenchOptions, env: Mapping[str, str]):
@@ -214,15 +218,16 @@ def _capacity(args: BenchOptions):
     if sweep is not None:
         flag, given = (("-c", args.concurrency) if sweep.parameter == "concurrency" else ("--rate", args.rate))
         if given is not None:
-            raise _conflict("--sweep", flag, f"the sweep sets {flag} at each step; leave {flag} out")
+            raise _conflict("--sweep", flag,
+                            _("the sweep sets {flag} at each step; leave {flag} out").format(flag=flag))
         if sweep.parameter == "rate" and args.trace is not None:
-            raise _conflict("--sweep rate=…", "--trace", "a trace brings its own start times; sweep c= instead")
+            raise _conflict("--sweep rate=…", "--trace", _("a trace brings its own start times; sweep c= instead"))
     slos = [parse_slo(text) for text in args.slo]
     if not args.stream:
         for slo in slos:
             if slo.metric in ("ttft", "itl", "tpot"):
-                raise InputError(f"--slo {slo.text} needs --stream (time to first token and inter-token gaps "
-                                 "are measured on streams)", "add --stream")
+                raise InputError(_("--slo {target} needs --stream (time to first token and inter-token gaps "
+                                   "are measured on streams)").format(target=slo.text), _("add --stream"))
     return sweep, slos
 
 
@@ -231,7 +236,7 @@ def _workload(args: BenchOptions, sweep):
 
     open_loop = args.rate is not None or (sweep is not None and sweep.parameter == "rate")
     if args.arrival is not None and not open_loop:
-        raise InputError("--arrival needs an open loop", "add --rate R (or --sweep rate=…)")
+        raise InputError(_("--arrival needs an open loop"), _("add --rate R (or --sweep rate=…)"))
     workload = Workload(prompt=read_prompt(args), max_tokens=args.max_tokens or DEFAULT_MAX_TOKENS, seed=args.seed)
     if args.arrival is not None:
         workload.arrival = parse_arrival(args.arrival)
@@ -255,12 +260,15 @@ def read_prompt(args: BenchOptions) -> str:
         with open(os.path.expanduser(args.prompt_file), encoding="utf-8") as fh:
             text = fh.read()
     except OSError as exc:
-        raise InputError(f"cannot read --prompt-file {args.prompt_file}: {exc.strerror or exc}",
-                         "give the path of a UTF-8 text file") from None
+        raise InputError(_("cannot read --prompt-file {path}: {reason}").format(path=args.prompt_file,
+                                                                                 reason=exc.strerror or exc),
+                         _("give the path of a UTF-8 text file")) from None
     except UnicodeDecodeError:
-        raise InputError(f"--prompt-file {args.prompt_file} is not UTF-8 text", "save the prompt as UTF-8") from None
+        raise InputError(_("--prompt-file {path} is not UTF-8 text").format(path=args.prompt_file),
+                         _("save the prompt as UTF-8")) from None
     if not text.strip():
-        raise InputError(f"--prompt-file {args.prompt_file} is empty", "put the prompt text in the file")
+        raise InputError(_("--prompt-file {path} is empty").format(path=args.prompt_file),
+                         _("put the prompt text in the file"))
     return text
 
 
@@ -268,8 +276,8 @@ def _require_plotting() -> None:
     try:
         import plotly  # noqa: F401
     except ImportError:
-        raise InputError("--html needs the plotting library plotly, which is not installed",
-                         'pip install "taotoken[html]"   (in the environment taotoken runs in)') from None
+        raise InputError(_("--html needs the plotting library plotly, which is not installed"),
+                         _('pip install "taotoken[html]"   (in the environment taotoken runs in)')) from None
 
 
 def _proxy(args: BenchOptions, root: str, env: Mapping[str, str]) -> tuple[str | None, str | None]:
@@ -286,20 +294,26 @@ def _proxy(args: BenchOptions, root: str, env: Mapping[str, str]) -> tuple[str |
         proxy, source = proxy_for(root, env), "environment"
         if not proxy:
             return None, None
-    where = "--proxy" if source == "--proxy" else "the proxy set in the environment"
+    given = source == "--proxy"
+    label = _proxy_label(proxy)
     try:
         parts = urlsplit(proxy if "://" in proxy else "http://" + proxy)
         parts.port  # noqa: B018 - raises ValueError for a bad port
     except ValueError:
-        raise InputError(f"{where} ({_proxy_label(proxy)}) is not a URL", "e.g. --proxy http://127.0.0.1:7890") \
-            from None
+        raise InputError((_("--proxy ({proxy}) is not a URL") if given else
+                          _("the proxy set in the environment ({proxy}) is not a URL")).format(proxy=label),
+                         _("e.g. --proxy http://127.0.0.1:7890")) from None
     if parts.scheme.startswith("socks"):
-        raise InputError(f"{where} is a SOCKS proxy ({_proxy_label(proxy)}); bench speaks to HTTP proxies",
-                         "Clash/mihomo's mixed port speaks HTTP too: --proxy http://127.0.0.1:7890 "
-                         "(or --no-proxy to connect directly)")
+        raise InputError((_("--proxy is a SOCKS proxy ({proxy}); bench speaks to HTTP proxies") if given else
+                          _("the proxy set in the environment is a SOCKS proxy ({proxy}); bench speaks to HTTP "
+                            "proxies")).format(proxy=label),
+                         _("Clash/mihomo's mixed port speaks HTTP too: --proxy http://127.0.0.1:7890 "
+                           "(or --no-proxy to connect directly)"))
     if parts.scheme != "http" or not parts.hostname:
-        raise InputError(f"{where} ({_proxy_label(proxy)}) is not an http://host:port proxy URL",
-                         "e.g. --proxy http://127.0.0.1:7890 (or --no-proxy to connect directly)")
+        raise InputError((_("--proxy ({proxy}) is not an http://host:port proxy URL") if given else
+                          _("the proxy set in the environment ({proxy}) is not an http://host:port proxy URL"))
+                         .format(proxy=label),
+                         _("e.g. --proxy http://127.0.0.1:7890 (or --no-proxy to connect directly)"))
     return parts.geturl(), source
 
 
@@ -364,4 +378,6 @@ def _refuse_plain_http(root: str, has_key: bool, env: Mapping[str, str]) -> None
         from taotoken_cli.diagnosis.catalogue import get
 
         entry = get("url.plain_http")
-        raise TaotokenError(f"{refusal}: {entry.title}", entry.fixes[-1], entry.exit, code=entry.code)
+        # the catalogue's words in the reader's language (translated here if the catalogue left them English)
+        raise TaotokenError(_("{refusal}: {title}").format(refusal=refusal, title=_(entry.title)),
+                            _(entry.fixes[-1]), entry.exit, code=entry.code)

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from taotoken_cli.errors import InputError
+from taotoken_cli.i18n import N_, _
 
 MAX_STEPS = 64
 TIME_METRICS = {"ttft": "ttft", "itl": "itl", "tpot": "tpot", "latency": "latency", "e2e": "latency",
@@ -31,7 +32,7 @@ TIME_METRICS = {"ttft": "ttft", "itl": "itl", "tpot": "tpot", "latency": "latenc
 ERROR_METRICS = ("error-rate", "error_rate", "errors")
 _SLO_RE = re.compile(r"^(?P<metric>[a-z][a-z0-9_-]*)(?::(?P<stat>[a-z0-9.]+))?\s*(?P<op><=|<)\s*"
                      r"(?P<value>[0-9]*\.?[0-9]+)\s*(?P<unit>ms|s|%)?$")
-SLO_FIX = "e.g. --slo ttft:p95<2s, --slo itl:p99<50ms, --slo latency:p90<10s or --slo error-rate<1%"
+SLO_FIX = N_("e.g. --slo ttft:p95<2s, --slo itl:p99<50ms, --slo latency:p90<10s or --slo error-rate<1%")
 
 
 @dataclass(frozen=True)
@@ -69,29 +70,30 @@ def parse_slo(text: str) -> SLO:
     raw = text.strip().lower().replace(" ", "")
     match = _SLO_RE.match(raw)
     if match is None:
-        raise InputError(f"--slo {text!r} is not a target like METRIC:STAT<LIMIT", SLO_FIX)
+        raise InputError(_("--slo {text!r} is not a target like METRIC:STAT<LIMIT").format(text=text), _(SLO_FIX))
     metric, stat, unit = match["metric"], match["stat"], match["unit"]
     value = float(match["value"])
     inclusive = match["op"] == "<="
     if metric in ERROR_METRICS:
-        if stat is not None:
-            raise InputError(f"--slo {text!r}: error-rate takes no statistic", "e.g. --slo error-rate<1%")
-        if unit != "%":
-            raise InputError(f"--slo {text!r}: give the error rate in percent", "e.g. --slo error-rate<1%")
-        if value > 100:
-            raise InputError(f"--slo {text!r}: an error rate cannot exceed 100 %", "e.g. --slo error-rate<1%")
+        problem = (_("--slo {text!r}: error-rate takes no statistic") if stat is not None else
+                   _("--slo {text!r}: give the error rate in percent") if unit != "%" else
+                   _("--slo {text!r}: an error rate cannot exceed 100 %") if value > 100 else None)
+        if problem is not None:
+            raise InputError(problem.format(text=text), _("e.g. --slo error-rate<1%"))
         return SLO("error-rate", None, value / 100.0, inclusive)
     if metric not in TIME_METRICS:
-        raise InputError(f"--slo {text!r}: unknown metric {metric!r} (known: ttft, itl, tpot, latency, "
-                         "error-rate)", SLO_FIX)
+        raise InputError(_("--slo {text!r}: unknown metric {metric!r} (known: ttft, itl, tpot, latency, "
+                           "error-rate)").format(text=text, metric=metric), _(SLO_FIX))
     if stat is None:
-        raise InputError(f"--slo {text!r}: say which statistic, e.g. {metric}:p95<…", SLO_FIX)
+        raise InputError(_("--slo {text!r}: say which statistic, e.g. {metric}:p95<…").format(text=text, metric=metric),
+                         _(SLO_FIX))
     if not (stat in ("mean", "max") or re.fullmatch(r"p(100|[1-9]?[0-9](\.[0-9]+)?)", stat)) or stat == "p0":
-        raise InputError(f"--slo {text!r}: {stat!r} is not a statistic (p50, p95, p99.9, mean or max)", SLO_FIX)
+        raise InputError(_("--slo {text!r}: {stat!r} is not a statistic (p50, p95, p99.9, mean or max)").format(
+            text=text, stat=stat), _(SLO_FIX))
     if unit not in ("ms", "s"):
-        raise InputError(f"--slo {text!r}: give the limit with its unit, ms or s", SLO_FIX)
+        raise InputError(_("--slo {text!r}: give the limit with its unit, ms or s").format(text=text), _(SLO_FIX))
     if value <= 0:
-        raise InputError(f"--slo {text!r}: the limit must be above zero", SLO_FIX)
+        raise InputError(_("--slo {text!r}: the limit must be above zero").format(text=text), _(SLO_FIX))
     return SLO(TIME_METRICS[metric], stat, value / 1000.0 if unit == "ms" else value, inclusive)
 
 
@@ -139,7 +141,8 @@ class Sweep:
         return f"c={value:g}" if self.parameter == "concurrency" else f"{value:g}/s"
 
 
-SWEEP_FIX = "e.g. --sweep c=1,2,4,8, --sweep c=1..64 (doubling), --sweep rate=2..20+2 or --sweep rate=1..64*1.5"
+SWEEP_FIX = N_("e.g. --sweep c=1,2,4,8, --sweep c=1..64 (doubling), --sweep rate=2..20+2 or "
+               "--sweep rate=1..64*1.5")
 
 
 def parse_sweep(text: str) -> Sweep:
@@ -147,21 +150,24 @@ def parse_sweep(text: str) -> Sweep:
     name, sep, spec = raw.partition("=")
     parameter = {"c": "concurrency", "concurrency": "concurrency", "rate": "rate", "r": "rate"}.get(name)
     if not sep or parameter is None:
-        raise InputError(f"--sweep {text!r}: start with c= (concurrency) or rate=", SWEEP_FIX)
+        raise InputError(_("--sweep {text!r}: start with c= (concurrency) or rate=").format(text=text), _(SWEEP_FIX))
     try:
         values = _range(spec) if ".." in spec else [float(v) for v in spec.split(",")]
     except ValueError:
-        raise InputError(f"--sweep {text!r}: {spec!r} is not a list or a range of numbers", SWEEP_FIX) from None
+        raise InputError(_("--sweep {text!r}: {spec!r} is not a list or a range of numbers").format(text=text,
+                                                                                                   spec=spec),
+                         _(SWEEP_FIX)) from None
     if any(not math.isfinite(v) or v <= 0 for v in values):
-        raise InputError(f"--sweep {text!r}: every value must be above zero", SWEEP_FIX)
+        raise InputError(_("--sweep {text!r}: every value must be above zero").format(text=text), _(SWEEP_FIX))
     if parameter == "concurrency" and ".." in spec:
         values = [float(max(1, round(v))) for v in values]  # a geometric range of users, rounded
     if parameter == "concurrency" and any(v != int(v) for v in values):
-        raise InputError(f"--sweep {text!r}: concurrency values are whole numbers", SWEEP_FIX)
+        raise InputError(_("--sweep {text!r}: concurrency values are whole numbers").format(text=text), _(SWEEP_FIX))
     values = sorted(set(values))
     if len(values) > MAX_STEPS:
-        raise InputError(f"--sweep {text!r} has {len(values)} steps (at most {MAX_STEPS})",
-                         "use a coarser step, e.g. c=1..256 doubles: 9 steps")
+        raise InputError(_("--sweep {text!r} has {steps} steps (at most {most})").format(text=text, steps=len(values),
+                                                                                        most=MAX_STEPS),
+                         _("use a coarser step, e.g. c=1..256 doubles: 9 steps"))
     return Sweep(parameter, tuple(values))
 
 
@@ -194,26 +200,27 @@ class Step:
 
 
 def saturated(steps: list[Step], with_slos: bool) -> str | None:
-    """Why the sweep should stop after the last step (None: go on)."""
+    """Why the sweep should stop after the last step (None: go on). In English: it is data (`stop_reason` in
+    the JSON); the text report translates it."""
     last = steps[-1]
     if last.aborted:
-        return "the last step was stopped by the error limits"
+        return N_("the last step was stopped by the error limits")
     before = [s.goodput or 0.0 for s in steps[:-1]]
     best = max(before) if before else None
     if with_slos:
         if last.meets is False and best is not None and (last.goodput or 0.0) <= best:
-            return "a step missed the SLOs with no more goodput than the best step before it"
+            return N_("a step missed the SLOs with no more goodput than the best step before it")
         if last.meets is False and len(steps) >= 2 and steps[-2].meets is False:
-            return "two steps in a row missed the SLOs"
+            return N_("two steps in a row missed the SLOs")
         return None
     if best is None:
         return None
     if (last.goodput or 0.0) < 0.9 * best:
-        return "throughput fell below 90 % of the best step"
+        return N_("throughput fell below 90 % of the best step")
     if len(steps) >= 3:
         best_2 = max(s.goodput or 0.0 for s in steps[:-2])
         if (steps[-2].goodput or 0.0) < 1.05 * best_2 and (last.goodput or 0.0) < 1.05 * best:
-            return "throughput grew by less than 5 % twice in a row"
+            return N_("throughput grew by less than 5 % twice in a row")
     return None
 
 

@@ -24,6 +24,7 @@ from array import array
 from dataclasses import dataclass, field
 
 from taotoken_cli.errors import InputError
+from taotoken_cli.i18n import _
 
 _MASK = (1 << 64) - 1
 
@@ -67,25 +68,28 @@ class Lengths:
 def parse_lengths(option: str, text: str) -> Lengths:
     """`128`, `64..256` (uniform, both ends included) or `normal:128,32` (mean, standard deviation)."""
     raw = text.strip().lower()
-    fix = f"e.g. {option} 128, {option} 64..256 or {option} normal:128,32"
+    fix = _("e.g. {option} 128, {option} 64..256 or {option} normal:128,32").format(option=option)
     try:
         if raw.startswith("normal:"):
-            mean_text, _, sd_text = raw[len("normal:"):].partition(",")
+            mean_text, _sep, sd_text = raw[len("normal:"):].partition(",")
             mean, sd = float(mean_text), float(sd_text)
             if not (mean >= 1 and sd >= 0 and math.isfinite(mean + sd)):
-                raise InputError(f"{option} {text!r}: the mean must be at least 1 and the deviation not negative", fix)
+                raise InputError(_("{option} {text!r}: the mean must be at least 1 and the deviation not "
+                                   "negative").format(option=option, text=text), fix)
             return Lengths("normal", mean, sd)
         if ".." in raw:
-            low_text, _, high_text = raw.partition("..")
+            low_text, _sep, high_text = raw.partition("..")
             low, high = int(low_text), int(high_text)
             if not 1 <= low <= high:
-                raise InputError(f"{option} {text!r}: the range must go from at least 1 up to a larger number", fix)
+                raise InputError(_("{option} {text!r}: the range must go from at least 1 up to a larger "
+                                   "number").format(option=option, text=text), fix)
             return Lengths("uniform", low, high)
         value = int(raw)
     except ValueError:
-        raise InputError(f"{option} {text!r} is not a token count or a distribution", fix) from None
+        raise InputError(_("{option} {text!r} is not a token count or a distribution").format(option=option,
+                                                                                             text=text), fix) from None
     if value < 1:
-        raise InputError(f"{option} must be at least 1 (got {value})", fix)
+        raise InputError(_("{option} must be at least 1 (got {value})").format(option=option, value=value), fix)
     return Lengths("fixed", value)
 
 
@@ -104,7 +108,7 @@ ARRIVAL_EXAMPLES = ("constant", "poisson", "gamma:0.5")  # gamma:B takes any bur
 
 def parse_arrival(text: str) -> Arrival:
     raw = text.strip().lower()
-    fix = "use --arrival constant, --arrival poisson or --arrival gamma:0.5 (burstiness: below 1 burstier)"
+    fix = _("use --arrival constant, --arrival poisson or --arrival gamma:0.5 (burstiness: below 1 burstier)")
     if raw in ("constant", "poisson"):
         return Arrival(raw)
     if raw.startswith("gamma:"):
@@ -113,11 +117,12 @@ def parse_arrival(text: str) -> Arrival:
         except ValueError:
             shape = -1.0
         if not (shape > 0 and math.isfinite(shape)):
-            raise InputError(f"--arrival {text!r}: the burstiness after 'gamma:' must be a positive number", fix)
+            raise InputError(_("--arrival {text!r}: the burstiness after 'gamma:' must be a positive number").format(
+                text=text), fix)
         return Arrival("gamma", shape)
     if raw == "gamma":
-        raise InputError("--arrival gamma needs its burstiness", fix)
-    raise InputError(f"--arrival {text!r} is not an arrival process", fix)
+        raise InputError(_("--arrival gamma needs its burstiness"), fix)
+    raise InputError(_("--arrival {text!r} is not an arrival process").format(text=text), fix)
 
 
 def _operational_times(arrival: Arrival, rng: random.Random):
@@ -247,10 +252,12 @@ def _read_lines(option: str, path: str) -> list[str]:
         with open(os.path.expanduser(path), encoding="utf-8") as fh:
             lines = fh.read().splitlines()
     except OSError as exc:
-        raise InputError(f"cannot read {option} {path}: {exc.strerror or exc}", "give the path of a UTF-8 file") \
-            from None
+        raise InputError(_("cannot read {option} {path}: {reason}").format(option=option, path=path,
+                                                                            reason=exc.strerror or exc),
+                         _("give the path of a UTF-8 file")) from None
     except UnicodeDecodeError:
-        raise InputError(f"{option} {path} is not UTF-8 text", "save it as UTF-8") from None
+        raise InputError(_("{option} {path} is not UTF-8 text").format(option=option, path=path),
+                         _("save it as UTF-8")) from None
     return lines
 
 
@@ -276,24 +283,26 @@ def read_dataset(path: str) -> list[tuple[str, int | None]]:
         try:
             record = json.loads(line)
         except ValueError:
-            raise InputError(f"--dataset {path}:{number} is not a JSON object",
-                             "one JSON object per line, e.g. {\"prompt\": \"Hello\"}") from None
+            raise InputError(_("--dataset {path}:{line} is not a JSON object").format(path=path, line=number),
+                             _("one JSON object per line, e.g. {example}").format(example='{"prompt": "Hello"}')) \
+                from None
         prompt = _prompt_of(record)
         if prompt is None:
-            raise InputError(f"--dataset {path}:{number} has no prompt",
-                             'give "prompt" (or "text", or ShareGPT "conversations") on every line')
+            raise InputError(_("--dataset {path}:{line} has no prompt").format(path=path, line=number),
+                             _('give "prompt" (or "text", or ShareGPT "conversations") on every line'))
         wanted = None
         if isinstance(record, dict):
             for key in ("max_tokens", "output_tokens", "output_length"):
                 if key in record:
                     wanted = _count(record[key])
                     if wanted is None:
-                        raise InputError(f"--dataset {path}:{number}: {key} must be a positive whole number",
-                                         f'e.g. "{key}": 128')
+                        raise InputError(_("--dataset {path}:{line}: {key} must be a positive whole number").format(
+                            path=path, line=number, key=key), _("e.g. {example}").format(example=f'"{key}": 128'))
                     break
         prompts.append((prompt, wanted))
     if not prompts:
-        raise InputError(f"--dataset {path} has no prompts", "put one prompt per line (or one JSON object per line)")
+        raise InputError(_("--dataset {path} has no prompts").format(path=path),
+                         _("put one prompt per line (or one JSON object per line)"))
     return prompts
 
 
@@ -326,24 +335,27 @@ def read_trace(path: str) -> list[TraceEntry]:
         except ValueError:
             record = None
         if not isinstance(record, dict):
-            raise InputError(f"--trace {path}:{number} is not a JSON object", f"one object per line, e.g. {example}")
+            raise InputError(_("--trace {path}:{line} is not a JSON object").format(path=path, line=number),
+                             _("one object per line, e.g. {example}").format(example=example))
         at = record.get("timestamp")
         if isinstance(at, bool) or not isinstance(at, (int, float)) or not math.isfinite(at) or at < 0:
-            raise InputError(f"--trace {path}:{number}: timestamp must be a number of milliseconds (0 or more)",
-                             f"e.g. {example}")
+            raise InputError(_("--trace {path}:{line}: timestamp must be a number of milliseconds (0 or more)")
+                             .format(path=path, line=number), _("e.g. {example}").format(example=example))
         prompt = record.get("prompt") if isinstance(record.get("prompt"), str) and record.get("prompt") else None
         fields = {}
         for key in ("input_length", "output_length"):
             if key in record:
                 fields[key] = _count(record[key])
                 if fields[key] is None:
-                    raise InputError(f"--trace {path}:{number}: {key} must be a positive whole number",
-                                     f"e.g. {example}")
+                    raise InputError(_("--trace {path}:{line}: {key} must be a positive whole number").format(
+                        path=path, line=number, key=key), _("e.g. {example}").format(example=example))
         if prompt is None and "input_length" not in fields:
-            raise InputError(f"--trace {path}:{number} has neither input_length nor prompt", f"e.g. {example}")
+            raise InputError(_("--trace {path}:{line} has neither input_length nor prompt").format(
+                path=path, line=number), _("e.g. {example}").format(example=example))
         entries.append(TraceEntry(at / 1000.0, fields.get("input_length"), fields.get("output_length"), prompt))
     if not entries:
-        raise InputError(f"--trace {path} has no entries", f"one JSON object per line, e.g. {example}")
+        raise InputError(_("--trace {path} has no entries").format(path=path),
+                         _("one JSON object per line, e.g. {example}").format(example=example))
     entries.sort(key=lambda e: e.at)
     first = entries[0].at
     for entry in entries:
