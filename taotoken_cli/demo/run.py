@@ -21,6 +21,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from taotoken_cli import i18n
 from taotoken_cli.demo.model import CommandResult, DemoInfo, DemoSummary, GatewayLine, Reporter
 from taotoken_cli.demo.sandbox import Sandbox, changed_files
 from taotoken_cli.demo.steps import (
@@ -35,6 +36,7 @@ from taotoken_cli.demo.steps import (
 )
 from taotoken_cli.errors import InputError, TaotokenError
 from taotoken_cli.exitcodes import Exit
+from taotoken_cli.i18n import _
 from taotoken_cli.iostreams import IOStreams
 from taotoken_cli.masking import Redactor, mask_key, mask_unknown_keys
 
@@ -55,7 +57,8 @@ class DemoOptions:
 
     def validate(self) -> DemoOptions:
         if self.step is not None and self.step not in STEP_NAMES:
-            raise InputError(f"unknown demo step {self.step!r}", f"use one of: {', '.join(STEP_NAMES)}")
+            raise InputError(_("unknown demo step {step}").format(step=repr(self.step)),
+                             _("use one of: {choices}").format(choices=", ".join(STEP_NAMES)))
         return self
 
 
@@ -75,7 +78,8 @@ def run_command(step: str, command: Command, box: Sandbox, env: dict[str, str], 
     except subprocess.TimeoutExpired as exc:
         returncode = Exit.FAILURE
         stdout = _text(exc.stdout)
-        stderr = _text(exc.stderr) + f"\n(demo: stopped after {COMMAND_TIMEOUT_S:.0f} s)"
+        stderr = _text(exc.stderr) + "\n" + _("(demo: stopped after {seconds} s)").format(
+            seconds=f"{COMMAND_TIMEOUT_S:.0f}")
     elapsed = time.monotonic() - started
 
     def clean(text: str) -> str:
@@ -115,7 +119,7 @@ def source_env_file(step: str, command: Command, box: Sandbox, env: dict[str, st
     if returncode == Exit.OK:
         env.update(new)
     listed = "\n".join(f"  {name}={value}" for name, value in sorted(new.items()))
-    stdout = f"now set in this shell:\n{listed}\n" if new else "(no variables set)\n"
+    stdout = (_("now set in this shell:") + f"\n{listed}\n") if new else (_("(no variables set)") + "\n")
     return CommandResult(step, command, returncode, box.display(mask_unknown_keys(redact(stdout))),
                          box.display(mask_unknown_keys(redact(stderr))), time.monotonic() - started)
 
@@ -179,7 +183,8 @@ def run_demo(options: DemoOptions, reporter: Reporter) -> DemoSummary:
                     latency_ms=0.0 if options.fast else 40.0, token_rate=0.0 if options.fast else 400.0,
                     tokens=16)
                 mock = MockGateway(mock_options).start()
-                env = box.env(dict(options.base_env if options.base_env is not None else os.environ))
+                env = box.env(dict(options.base_env if options.base_env is not None else os.environ),
+                              lang=i18n.current())
                 steps = build_steps(mock.url, options.fast)
                 prepare, shown = plan_steps(steps, options.step)
                 reporter.intro(DemoInfo(box.root, box.home, mock.url, mask_key(DEMO_KEY),
@@ -192,8 +197,9 @@ def run_demo(options: DemoOptions, reporter: Reporter) -> DemoSummary:
                             reporter.command(command)
                             reporter.result(result)
                             results.append(result)
-                            raise DemoError(f"preparing step {options.step!r}: `{command.shown}` exited "
-                                            f"{result.returncode}", "run the whole demo: taotoken demo")
+                            raise DemoError(_("preparing step {step}: `{command}` exited {code}").format(
+                                step=repr(options.step), command=command.shown, code=result.returncode),
+                                _("run the whole demo: taotoken demo"))
                 for step in shown:
                     reporter.step(step)
                     for command in step.commands:

@@ -9,6 +9,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from taotoken_cli.i18n import ENV_LANG, choose
 from taotoken_cli.masking import Redactor, mask_unknown_keys
 
 # Variables that would point a step at the real machine's configs, keys or proxies.
@@ -71,8 +72,11 @@ class Sandbox:
             (self.home / rel).mkdir(parents=True, exist_ok=True)
         return ["~/" + rel for rel in (*SEED_FILES, *(d + "/" for d in SEED_DIRS))]
 
-    def env(self, base: dict[str, str]) -> dict[str, str]:
-        """The steps' environment: the caller's, minus everything naming keys, configs or proxies."""
+    def env(self, base: dict[str, str], lang: str | None = None) -> dict[str, str]:
+        """The steps' environment: the caller's, minus everything naming keys, configs or proxies. The locale
+        variables stay, so the steps speak the demo's language `lang`; where they would not (the language came
+        from TAOTOKEN_LANG, scrubbed here, or from the real config file their HOME does not hold), it is passed
+        on as TAOTOKEN_LANG."""
         env = {name: value for name, value in base.items()
                if not name.startswith(_SCRUB_PREFIXES) and name.lower() not in _SCRUB_NAMES}
         home = str(self.home)
@@ -87,6 +91,8 @@ class Sandbox:
             # The steps run the same taotoken_cli as this process, wherever it is installed.
             "PYTHONPATH": os.pathsep.join(p for p in (_package_parent(), base.get("PYTHONPATH", "")) if p),
         })
+        if lang and choose(env) != lang:
+            env[ENV_LANG] = lang
         env.setdefault("COLUMNS", str(shutil.get_terminal_size((100, 24)).columns))
         return env
 

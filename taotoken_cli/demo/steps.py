@@ -6,6 +6,7 @@ import shlex
 from dataclasses import dataclass
 
 from taotoken_cli.exitcodes import Exit
+from taotoken_cli.i18n import N_
 
 # A key for the local mock only: it opens nothing anywhere else.
 DEMO_KEY = "sk-demo7f3a9c1e5b2d8f4a6c0e9b7dDEMO"
@@ -26,7 +27,7 @@ class Command:
     stdin: str | None = None
     shown_stdin: str = ""  # how the stdin is written in the header, e.g. 'printf %s "$KEY" |'
     ok_exit: tuple[int, ...] = (Exit.OK,)
-    why: str = ""  # one line: what this command shows
+    why: str = ""  # one line: what this command shows (English; shown with _())
     source: str | None = None  # not taotoken: `. FILE` (relative to HOME) in the steps' shell
 
     @property
@@ -40,7 +41,7 @@ class Command:
 @dataclass
 class Step:
     name: str
-    title: str
+    title: str  # English; shown with _()
     commands: list[Command]
     needs: tuple[str, ...] = ()
     show_files: bool = False
@@ -50,33 +51,33 @@ def build_steps(gateway_url: str, fast: bool) -> list[Step]:
     bench_n = "10" if fast else "20"
     samples = "1" if fast else "2"
     steps = [
-        Step("init", "write the gateway's base URL, key and model into every client", [
+        Step("init", N_("write the gateway's base URL, key and model into every client"), [
             Command(("init", "--all", "--yes", "--base-url", gateway_url, "--model", DEMO_MODEL, "--key-stdin"),
                     stdin=DEMO_KEY, shown_stdin='printf %s "$TAOTOKEN_KEY" |',
-                    why="every client gets the URL form it needs; the key comes on stdin, never on the command "
-                        "line"),
+                    why=N_("every client gets the URL form it needs; the key comes on stdin, never on the "
+                           "command line")),
             Command((), source=ENV_SH,
-                    why="what every new shell now does (init added it to ~/.bashrc); the next steps run in it"),
+                    why=N_("what every new shell now does (init added it to ~/.bashrc); the next steps run in it")),
         ], show_files=True),
-        Step("check", "one fast request: does the setup work?", [
-            Command(("check",), why="lists the models with the configured URL and key"),
-            Command(("check", "--stream"), why="also streams a 1-token chat completion"),
+        Step("check", N_("one fast request: does the setup work?"), [
+            Command(("check",), why=N_("lists the models with the configured URL and key")),
+            Command(("check", "--stream"), why=N_("also streams a 1-token chat completion")),
         ], needs=("init",)),
-        Step("doctor", "everything at once: env, client files, network, gateway, key, model, streaming", [
-            Command(("doctor",), why="reads every client's file and probes the gateway"),
+        Step("doctor", N_("everything at once: env, client files, network, gateway, key, model, streaming"), [
+            Command(("doctor",), why=N_("reads every client's file and probes the gateway")),
         ], needs=("init",)),
-        Step("route", "pick the model for this machine's devices and verify what answers", [
-            Command(("route", "devices"), why="probes CUDA and OpenCL devices"),
+        Step("route", N_("pick the model for this machine's devices and verify what answers"), [
+            Command(("route", "devices"), why=N_("probes CUDA and OpenCL devices")),
             Command(("route", "set", f"cuda={GPU_MODEL}", f"gpu={ALIAS_MODEL}", f"cpu={CPU_MODEL}"),
-                    why="a routing table in the config: device kind -> model ID"),
-            Command(("route",), why="the model for this machine, and why"),
+                    why=N_("a routing table in the config: device kind -> model ID")),
+            Command(("route",), why=N_("the model for this machine, and why")),
             Command(("route", "--verify", "--all", "--samples", samples),
-                    why="asks the gateway per route which model really answers"),
+                    why=N_("asks the gateway per route which model really answers")),
         ], needs=("init",)),
-        Step("bench", "a short load test, two models side by side", [
+        Step("bench", N_("a short load test, two models side by side"), [
             Command(("bench", "-m", GPU_MODEL, "-m", CPU_MODEL, "--stream", "-n", bench_n, "-c", "4",
                      "--max-tokens", "16"),
-                    why="latency percentiles, time to first token, tokens/s, errors by cause"),
+                    why=N_("latency percentiles, time to first token, tokens/s, errors by cause")),
         ], needs=("init",)),
     ]
     return steps
@@ -92,12 +93,12 @@ def plan_steps(steps: list[Step], only: str | None) -> tuple[list[Step], list[St
 
 
 def what_next() -> list[tuple[str, str]]:
-    """(command, what it does) for the user's real setup."""
+    """(command, what it does — English, shown with _()) for the user's real setup."""
     return [
         ('printf %s "$TAOTOKEN_KEY" | taotoken init --key-stdin --model MODEL --dry-run',
-         "see what would change in your real client files (nothing is written)"),
-        ("taotoken init", "the same for real: asks for base URL, key (hidden) and model; backups, undo"),
-        ("taotoken check", "one request: works, or the failure and its fix"),
-        ("taotoken doctor", "every cause of a broken setup, each with its fix"),
-        ("taotoken mock", "a local gateway to point your own clients at and watch what they send"),
+         N_("see what would change in your real client files (nothing is written)")),
+        ("taotoken init", N_("the same for real: asks for base URL, key (hidden) and model; backups, undo")),
+        ("taotoken check", N_("one request: works, or the failure and its fix")),
+        ("taotoken doctor", N_("every cause of a broken setup, each with its fix")),
+        ("taotoken mock", N_("a local gateway to point your own clients at and watch what they send")),
     ]

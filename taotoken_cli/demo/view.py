@@ -1,9 +1,15 @@
-"""Rendering `taotoken demo`: a transcript a newcomer can follow and retype (plain text, bold headers on a TTY)."""
+"""Rendering `taotoken demo`: a transcript a newcomer can follow and retype (plain text, bold headers on a TTY).
+
+The demo's own lines are in the user's language and wrap to the terminal (taotoken_cli.layout); what it shows
+as it is never wraps: the commands to retype, their output, the files' contents and the gateway's log lines.
+"""
 
 from __future__ import annotations
 
 from taotoken_cli.demo.model import CommandResult, DemoInfo, DemoSummary
 from taotoken_cli.demo.steps import Command, Step, what_next
+from taotoken_cli.i18n import _
+from taotoken_cli.layout import cell_width, pad, wrap
 from taotoken_cli.output import Output
 
 _MAX_GATEWAY_LINES = 8
@@ -18,40 +24,56 @@ class TranscriptReporter:
         self._total = 0
         self._index = 0
 
-    def _strong(self, text: str) -> None:
-        if self.out.color:
-            self.out.console.print(text, style="bold", markup=False, highlight=False)
-        else:
-            self.out.line(text)
+    def _strong(self, text: str, prefix: str = "", hang: str | None = None) -> None:
+        self._bold(wrap(text, self.out.width, prefix, hang))
+
+    def _bold(self, lines: list[str]) -> None:
+        for line in lines:
+            if self.out.color:
+                self.out.console.print(line, style="bold", markup=False, highlight=False)
+            else:
+                self.out.line(line)
 
     def _flush(self) -> None:
         self.out.out.flush()
 
     def intro(self, info: DemoInfo) -> None:
         self._total = len(info.steps)
-        line = self.out.line
-        self._strong("taotoken demo: every command, for real, against a local gateway in a throwaway HOME")
-        aliases = ", ".join(f"{a} answers as {b}" for a, b in info.aliases.items())
-        line(f"  gateway  {info.gateway_url}   (taotoken mock on loopback; key {info.key_masked})")
-        line(f"           models: {', '.join(info.models)}" + (f"; {aliases}" if aliases else ""))
-        line(f"  HOME     {info.home}   (shown as ~ below)")
-        line(f"           already there, as on a real machine: {', '.join(info.seeded)}")
-        line(f"  nothing outside {info.root} is written; nothing beyond 127.0.0.1 is contacted")
+        self._strong(_("taotoken demo: every command, for real, against a local gateway in a throwaway HOME"),
+                     hang="  ")
+        labels = (_("gateway"), "HOME")
+        column = max(cell_width(label) for label in labels) + 2
+        gateway, home = (f"  {pad(label, column)}" for label in labels)
+        under = " " * cell_width(gateway)
+        models = ", ".join(info.models)
+        aliases = ", ".join(_("{alias} answers as {model}").format(alias=a, model=b) for a, b in info.aliases.items())
+        for prefix, text in (
+            (gateway, _("{url}   (taotoken mock on loopback; key {key})").format(url=info.gateway_url,
+                                                                              key=info.key_masked)),
+            (under, _("models: {models}; {aliases}").format(models=models, aliases=aliases) if aliases
+             else _("models: {models}").format(models=models)),
+            (home, _("{home}   (shown as ~ below)").format(home=info.home)),
+            (under, _("already there, as on a real machine: {files}").format(files=", ".join(info.seeded))),
+        ):
+            self.out.wrapped(text, prefix, under)
+        self.out.wrapped(_("nothing outside {root} is written; nothing beyond 127.0.0.1 is contacted").format(
+            root=info.root), "  ")
         if info.prepared:
-            line(f"  prepared quietly first: {', '.join(info.prepared)}")
+            self.out.wrapped(_("prepared quietly first: {steps}").format(steps=", ".join(info.prepared)), "  ")
         self._flush()
 
     def step(self, step: Step) -> None:
         self._index += 1
         self.out.line()
-        self._strong(f"{_RULE} {self._index}/{self._total} {step.name}: {step.title}")
+        self._strong(_("{step}: {title}").format(step=step.name, title=_(step.title)),
+                     f"{_RULE} {self._index}/{self._total} ")
         self._flush()
 
     def command(self, command: Command) -> None:
         self.out.line()
         if command.why:
-            self.out.line(f"# {command.why}")
-        self._strong(f"$ {command.shown}")
+            self.out.wrapped(_(command.why), "# ", "# ")
+        self._bold([f"$ {command.shown}"])  # one line to retype, never wrapped
         self._flush()
 
     def result(self, result: CommandResult) -> None:
@@ -59,52 +81,63 @@ class TranscriptReporter:
         for text in (result.stdout, result.stderr):
             if text.strip():
                 line(text.rstrip("\n"))
-        status = f"exit {result.returncode}"
-        if not result.ok:
-            expected = " or ".join(str(c) for c in result.command.ok_exit)
-            status += f", expected {expected}: this step did not work as it should"
-        line(f"[{status}; {result.elapsed_s:.2f} s]")
+        seconds = f"{result.elapsed_s:.2f}"
+        if result.ok:
+            self.out.wrapped(_("[exit {code}; {seconds} s]").format(code=result.returncode, seconds=seconds), hang=" ")
+        else:
+            codes = [str(c) for c in result.command.ok_exit]
+            expected = codes[0] if len(codes) == 1 else _("{codes} or {last}").format(codes=", ".join(codes[:-1]),
+                                                                                        last=codes[-1])
+            self.out.wrapped(_("[exit {code}, expected {expected}: this step did not work as it should; {seconds} s]")
+                          .format(code=result.returncode, expected=expected, seconds=seconds), hang=" ")
         if result.gateway:
-            line("the gateway received:")
-            for entry in result.gateway[:_MAX_GATEWAY_LINES]:
+            line(_("the gateway received:"))
+            for entry in result.gateway[:_MAX_GATEWAY_LINES]:  # log lines, as the mock prints them: never wrapped
                 line(f"  {entry.text}" + (f"   x{entry.count}" if entry.count > 1 else ""))
             rest = result.gateway[_MAX_GATEWAY_LINES:]
             if rest:
-                line(f"  … and {sum(e.count for e in rest)} more request(s)")
+                self.out.wrapped(_("… and {n} more request(s)").format(n=sum(e.count for e in rest)), "  ")
         if result.files:
-            line("files now in ~ (key masked):")
+            line(_("files now in ~ (key masked):"))
             for shown in result.files:
-                line(f"  {shown.path}   ({shown.state}, mode {shown.mode})")
+                state = (_("{path}   (new, mode {mode})") if shown.state == "new"
+                         else _("{path}   (changed, mode {mode})"))
+                self.out.wrapped(state.format(path=shown.path, mode=shown.mode), "  ", "    ")
                 for text in shown.text.rstrip("\n").splitlines():
                     line(f"    │ {text}")
             if result.backups:
-                line(f"  (+ {result.backups} backup file(s) of the previous versions under "
-                     "~/.config/taotoken/backups/)")
+                self.out.wrapped(_("(+ {n} backup file(s) of the previous versions under ~/.config/taotoken/backups/)")
+                              .format(n=result.backups), "  ", "   ")
         self._flush()
 
     def outro(self, summary: DemoSummary) -> None:
-        line = self.out.line
-        line()
+        self.out.line()
         commands = len(summary.results)
+        seconds = f"{summary.elapsed_s:.1f}"
+        rule = _RULE + " "
         if summary.interrupted:
-            self._strong(f"{_RULE} interrupted after {summary.elapsed_s:.1f} s ({commands} command(s) ran)")
+            self._strong(_("interrupted after {seconds} s ({n} command(s) ran)").format(seconds=seconds, n=commands),
+                         rule)
         elif summary.failed:
-            names = ", ".join(f"`{r.command.shown}` (exit {r.returncode})" for r in summary.failed)
-            self._strong(f"{_RULE} finished in {summary.elapsed_s:.1f} s; {len(summary.failed)} of {commands} "
-                         f"command(s) did not work: {names}")
+            names = ", ".join(_("`{command}` (exit {code})").format(command=r.command.shown, code=r.returncode)
+                              for r in summary.failed)
+            self._strong(_("finished in {seconds} s; {failed} of {total} command(s) did not work: {commands}")
+                         .format(seconds=seconds, failed=len(summary.failed), total=commands, commands=names), rule)
         else:
-            self._strong(f"{_RULE} done in {summary.elapsed_s:.1f} s: {commands} command(s), all worked")
+            self._strong(_("done in {seconds} s: {n} command(s), all worked").format(seconds=seconds, n=commands),
+                         rule)
         if summary.kept is not None:
-            line(f"kept {summary.kept} (the gateway has stopped); look around: ls -la {summary.kept / 'home'}")
-            line(f"remove it when done: rm -rf {summary.kept}")
+            self.out.wrapped(_("kept {path} (the gateway has stopped); look around: ls -la {home}").format(
+                path=summary.kept, home=summary.kept / "home"), hang="  ")
+            self.out.wrapped(_("remove it when done: rm -rf {path}").format(path=summary.kept), hang="  ")
         elif summary.removed:
-            line("removed the temporary directory; nothing else was touched")
+            self.out.wrapped(_("removed the temporary directory; nothing else was touched"), hang="  ")
         if summary.interrupted:
             self._flush()
             return
-        line()
-        self._strong("what next, for your real setup:")
+        self.out.line()
+        self._strong(_("what next, for your real setup:"), hang="  ")
         for cmd, why in what_next():
-            line(f"  $ {cmd}")
-            line(f"      {why}")
+            self.out.line(f"  $ {cmd}")
+            self.out.wrapped(_(why), "      ")
         self._flush()

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from taotoken_cli.errors import InputError
+from taotoken_cli.i18n import _
 
 FAIL_STYLES = ("openai", "one-api", "new-api", "litellm", "openrouter", "anthropic")
 FAULTS = ("reset", "stall", "html", "no-choices", "stream-error", "empty-stream", "truncated-stream", "no-usage")
@@ -90,46 +91,55 @@ class MockOptions:
         from taotoken_cli.hygiene import is_loopback_host
 
         if not self.any_key and not self.key:
-            raise InputError("the mock has no key to check",
-                             "pass --key (or set TAOTOKEN_API_KEY), or --any-key to accept every key")
+            raise InputError(_("the mock has no key to check"),
+                             _("pass --key (or set TAOTOKEN_API_KEY), or --any-key to accept every key"))
         if self.key is not None and (self.key != self.key.strip() or not self.key):
-            raise InputError("the mock's expected key has surrounding whitespace",
-                             "give the key without spaces or newlines")
+            raise InputError(_("the mock's expected key has surrounding whitespace"),
+                             _("give the key without spaces or newlines"))
         if not is_loopback_host(self.host) and not self.allow_remote:
-            raise InputError(f"refusing to listen on non-loopback host {self.host!r}: anyone on the network "
-                             "could use the mock and read its log",
-                             "use --host 127.0.0.1, or add --allow-remote if you really mean it")
+            raise InputError(_("refusing to listen on non-loopback host {host}: anyone on the network could use "
+                               "the mock and read its log").format(host=repr(self.host)),
+                             _("use --host 127.0.0.1, or add --allow-remote if you really mean it"))
         if not 0 <= self.port <= 65535:
-            raise InputError(f"port {self.port} is out of range", "use 0 (a free port) or 1-65535")
+            raise InputError(_("port {port} is out of range").format(port=self.port),
+                             _("use 0 (a free port) or 1-65535"))
         if self.latency_ms < 0 or self.token_rate < 0 or self.tokens < 0:
-            raise InputError("latency, token rate and tokens must not be negative", "use 0 or a positive number")
+            raise InputError(_("latency, token rate and tokens must not be negative"),
+                             _("use 0 or a positive number"))
         if self.fail_style not in FAIL_STYLES:
-            raise InputError(f"unknown failure style {self.fail_style!r}", f"use one of: {', '.join(FAIL_STYLES)}")
+            raise InputError(_("unknown failure style {style}").format(style=repr(self.fail_style)),
+                             _("use one of: {choices}").format(choices=", ".join(FAIL_STYLES)))
         if self.fault is not None and self.fault not in FAULTS:
-            raise InputError(f"unknown fault {self.fault!r}", f"use one of: {', '.join(FAULTS)}")
+            raise InputError(_("unknown fault {fault}").format(fault=repr(self.fault)),
+                             _("use one of: {choices}").format(choices=", ".join(FAULTS)))
         if self.fail is not None and self.fault is not None:
-            raise InputError("--fail and --fault cannot be combined", "inject one kind of failure per mock")
+            raise InputError(_("--fail and --fault cannot be combined"), _("inject one kind of failure per mock"))
         if isinstance(self.fail, str):
             self.fail = parse_fail(self.fail)
         if isinstance(self.fail, int) and not 400 <= self.fail <= 599:
-            raise InputError(f"--fail {self.fail}: not an error status", "use a status from 400 to 599")
+            raise InputError(_("--fail {status}: not an error status").format(status=self.fail),
+                             _("use a status from 400 to 599"))
         if not 0.0 <= self.fail_rate <= 1.0:
-            raise InputError(f"--fail-rate {self.fail_rate}: not a fraction", "use a number from 0 to 1")
+            raise InputError(_("--fail-rate {rate}: not a fraction").format(rate=self.fail_rate),
+                             _("use a number from 0 to 1"))
         if self.retry_after is not None and self.retry_after < 0:
-            raise InputError("--retry-after must not be negative", "give seconds, e.g. --retry-after 2")
+            raise InputError(_("--retry-after must not be negative"), _("give seconds, e.g. --retry-after 2"))
         for model, timing in self.model_timing.items():
             if any(v is not None and v < 0 for v in (timing.latency_ms, timing.token_rate, timing.tokens)):
-                raise InputError(f"--model-timing {model}: latency, token rate and tokens must not be negative",
-                                 "use 0 or a positive number, e.g. --model-timing fast=20,200,32")
+                raise InputError(_("--model-timing {model}: latency, token rate and tokens must not be negative")
+                                 .format(model=model),
+                                 _("use 0 or a positive number, e.g. --model-timing fast=20,200,32"))
         self.model_fail = {model: parse_fail(str(kind), model) for model, kind in self.model_fail.items()}
         if self.models:
             for flag, names in (("--model-timing", self.model_timing), ("--model-fail", self.model_fail)):
                 unserved = [m for m in names if not self.serves(m)]
                 if unserved:
-                    raise InputError(f"{flag} {unserved[0]}: not among --models ({', '.join(self.models)})",
-                                     f"add it to --models, or drop the {flag} for it")
+                    raise InputError(_("{option} {model}: not among --models ({models})").format(
+                        option=flag, model=unserved[0], models=", ".join(self.models)),
+                        _("add it to --models, or drop the {option} for it").format(option=flag))
         if self.lang not in LANGUAGES:
-            raise InputError(f"unknown language {self.lang!r}", f"use {' or '.join(LANGUAGES)}")
+            raise InputError(_("unknown language {lang}").format(lang=repr(self.lang)),
+                             _("use {first} or {second}").format(first=LANGUAGES[0], second=LANGUAGES[1]))
         return self
 
     @property
@@ -171,15 +181,18 @@ def parse_fail(text: str, model: str | None = None) -> int | str:
     allowed = MODEL_FAILURES if model is not None else NAMED_FAILURES
     if text in allowed:
         return text
-    flag = f"--model-fail {model}=" if model is not None else "--fail "
+    option = f"--model-fail {model}=" if model is not None else "--fail "
     try:
         status = int(text)
     except ValueError:
-        what = "a named failure" if model is None else "a known failure"
-        raise InputError(f"{flag}{text!r}: not an HTTP status or {what}",
-                         f"use a status like 429 or 503, or one of: {', '.join(allowed)}") from None
+        message = (_("{option}{value}: not an HTTP status or a named failure") if model is None
+                   else _("{option}{value}: not an HTTP status or a known failure"))
+        raise InputError(message.format(option=option, value=repr(text)),
+                         _("use a status like 429 or 503, or one of: {choices}").format(choices=", ".join(allowed))
+                         ) from None
     if not 400 <= status <= 599:
-        raise InputError(f"{flag}{status}: not an error status", "use a status from 400 to 599")
+        raise InputError(_("{option}{status}: not an error status").format(option=option, status=status),
+                         _("use a status from 400 to 599"))
     return status
 
 
@@ -189,15 +202,16 @@ def parse_model_timing(items: list[str] | tuple[str, ...]) -> dict[str, ModelTim
     for item in items:
         model, sep, spec = item.rpartition("=")
         fields = [f.strip() for f in spec.split(",")]
-        fix = "e.g. --model-timing fast=20,200,32 (20 ms to the first token, 200 tokens/s, 32 tokens)"
+        fix = _("e.g. --model-timing fast=20,200,32 (20 ms to the first token, 200 tokens/s, 32 tokens)")
         if not sep or not model.strip() or len(fields) > 3 or not any(fields):
-            raise InputError(f"--model-timing {item!r}: expected MODEL=LATENCY_MS[,TOKEN_RATE[,TOKENS]]", fix)
+            raise InputError(_("--model-timing {value}: expected MODEL=LATENCY_MS[,TOKEN_RATE[,TOKENS]]")
+                             .format(value=repr(item)), fix)
         try:
             latency = float(fields[0]) if fields[0] else None
             rate = float(fields[1]) if len(fields) > 1 and fields[1] else None
             tokens = int(fields[2]) if len(fields) > 2 and fields[2] else None
         except ValueError:
-            raise InputError(f"--model-timing {item!r}: not numbers", fix) from None
+            raise InputError(_("--model-timing {value}: not numbers").format(value=repr(item)), fix) from None
         timings[model.strip()] = ModelTiming(latency, rate, tokens)
     return timings
 
@@ -208,8 +222,8 @@ def parse_model_fail(items: list[str] | tuple[str, ...]) -> dict[str, int | str]
     for item in items:
         model, sep, kind = item.rpartition("=")
         if not sep or not model.strip() or not kind.strip():
-            raise InputError(f"--model-fail {item!r}: expected MODEL=STATUS or MODEL=KIND",
-                             "e.g. --model-fail broken=503 or --model-fail flaky=stream-error")
+            raise InputError(_("--model-fail {value}: expected MODEL=STATUS or MODEL=KIND").format(value=repr(item)),
+                             _("e.g. --model-fail broken=503 or --model-fail flaky=stream-error"))
         failures[model.strip()] = parse_fail(kind, model.strip())
     return failures
 
@@ -219,8 +233,8 @@ def parse_aliases(items: list[str] | tuple[str, ...]) -> dict[str, str]:
     for item in items:
         requested, sep, answered = item.partition("=")
         if not sep or not requested.strip() or not answered.strip():
-            raise InputError(f"--alias {item!r}: expected REQUESTED=ANSWERED",
-                             "e.g. --alias gpt-4o=gpt-4o-2024-08-06")
+            raise InputError(_("--alias {value}: expected REQUESTED=ANSWERED").format(value=repr(item)),
+                             _("e.g. --alias gpt-4o=gpt-4o-2024-08-06"))
         aliases[requested.strip()] = answered.strip()
     return aliases
 

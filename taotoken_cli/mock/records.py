@@ -6,25 +6,26 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from taotoken_cli.i18n import N_, _
 from taotoken_cli.masking import mask_unknown_keys
 
-# The usual client mistakes the mock recognises, with the hint its log prints.
+# The usual client mistakes the mock recognises, with the hint its log prints (English here; shown with _()).
 FLAG_HINTS = {
-    "doubled-v1": "the path has /v1 twice: the client's base URL already ends in /v1 and it added /v1 again "
-                  "(Claude Code wants the bare root; OpenAI-style clients want root + /v1 and add nothing)",
-    "missing-v1": "no /v1 before the endpoint: OpenAI-style clients (SDKs, Codex, Cline) need a base URL "
-                  "ending in /v1",
-    "endpoint-in-base": "the endpoint appears twice: the base URL was set to a full endpoint URL",
-    "query-in-base": "the base URL carried a query string (e.g. ?utm_…) and the client appended the endpoint "
-                     "after it",
-    "no-key": "no key was sent (the env var holding it is empty or unset, or a proxy stripped the header)",
-    "wrong-key": "the key is not the one this gateway expects",
-    "bearer-in-key": "the key itself starts with 'Bearer ': the client adds that prefix, store only sk-…",
-    "key-whitespace": "the key contains whitespace (a pasted space, tab or newline)",
-    "key-quoted": "the key is wrapped in quotes: remove them",
-    "key-ok-when-cleaned": "after removing that mistake the key matches",
-    "unknown-model": "this gateway serves no such model: pick an id from GET <root>/v1/models (ids are "
-                     "case-sensitive)",
+    "doubled-v1": N_("the path has /v1 twice: the client's base URL already ends in /v1 and it added /v1 again "
+                     "(Claude Code wants the bare root; OpenAI-style clients want root + /v1 and add nothing)"),
+    "missing-v1": N_("no /v1 before the endpoint: OpenAI-style clients (SDKs, Codex, Cline) need a base URL "
+                     "ending in /v1"),
+    "endpoint-in-base": N_("the endpoint appears twice: the base URL was set to a full endpoint URL"),
+    "query-in-base": N_("the base URL carried a query string (e.g. ?utm_…) and the client appended the endpoint "
+                        "after it"),
+    "no-key": N_("no key was sent (the env var holding it is empty or unset, or a proxy stripped the header)"),
+    "wrong-key": N_("the key is not the one this gateway expects"),
+    "bearer-in-key": N_("the key itself starts with 'Bearer ': the client adds that prefix, store only sk-…"),
+    "key-whitespace": N_("the key contains whitespace (a pasted space, tab or newline)"),
+    "key-quoted": N_("the key is wrapped in quotes: remove them"),
+    "key-ok-when-cleaned": N_("after removing that mistake the key matches"),
+    "unknown-model": N_("this gateway serves no such model: pick an id from GET <root>/v1/models (ids are "
+                        "case-sensitive)"),
 }
 
 
@@ -63,12 +64,12 @@ class RequestRecord:
         return None if self.finished_at is None else (self.finished_at - self.received_at) * 1000
 
     def hints(self) -> list[str]:
-        return [f"{flag}: {FLAG_HINTS[flag]}" for flag in self.flags if flag in FLAG_HINTS]
+        return [f"{flag}: {_(FLAG_HINTS[flag])}" for flag in self.flags if flag in FLAG_HINTS]
 
     def log_line(self) -> str:
         """`POST /api/v1/chat/completions bearer sk-ab…wxyz model=m stream=yes -> 200 12ms [flags]`."""
         target = self.path + ("?" + self.query if self.query else "")
-        key = f" {self.key_masked or '(empty)'}" if self.auth_kind != "none" else ""
+        key = " " + (self.key_masked or _("(empty)")) if self.auth_kind != "none" else ""
         status = "---" if self.status is None else str(self.status)
         if self.outcome != "ok":
             status += f" {self.outcome}"

@@ -8,6 +8,7 @@ from collections.abc import Mapping
 
 from taotoken_cli.errors import TaotokenError
 from taotoken_cli.exitcodes import Exit
+from taotoken_cli.i18n import _
 from taotoken_cli.iostreams import IOStreams
 from taotoken_cli.mock.options import MockOptions
 from taotoken_cli.mock.records import RequestRecord
@@ -30,11 +31,12 @@ def resolve_key(options: MockOptions, key_flag: str | None, env: Mapping[str, st
     settings = load_settings(Overrides(), env)
     value = settings.api_key
     if value.error:
-        raise TaotokenError(f"the key ({value.origin}) cannot be used: {value.error}", value.fix, Exit.CONFIG,
-                            code="config.invalid")
+        raise TaotokenError(_("the key ({origin}) cannot be used: {problem}").format(origin=value.origin,
+                                                                                      problem=value.error),
+                            value.fix, Exit.CONFIG, code="config.invalid")
     if not value.value:
-        raise TaotokenError("the mock has no key to check",
-                            "pass --key, export TAOTOKEN_API_KEY, or use --any-key to accept any key", Exit.USAGE,
+        raise TaotokenError(_("the mock has no key to check"),
+                            _("pass --key, export TAOTOKEN_API_KEY, or use --any-key to accept any key"), Exit.USAGE,
                             code="input.invalid")
     options.key = value.value
     return str(value.origin)
@@ -47,7 +49,7 @@ def run(options: MockOptions, io: IOStreams, *, key_flag: str | None, quiet: boo
     key_origin = resolve_key(options, key_flag, io.env)
     options.validate()
     out = io.out
-    log = render.RequestLog(as_json)
+    log = render.RequestLog(as_json, out.width)
 
     def emit(lines: list[str]) -> None:
         for line in lines:
@@ -61,7 +63,7 @@ def run(options: MockOptions, io: IOStreams, *, key_flag: str | None, quiet: boo
                               "root": f"http://{server.host}:{server.port}/api",
                               "options": render.describe_options(options)}, default=str)])
         else:
-            emit(render.banner(server, key_origin))
+            emit(render.banner(server, key_origin, out.width))
 
     flush_scheduled = False
     loop_of: list = []
@@ -87,10 +89,12 @@ def run(options: MockOptions, io: IOStreams, *, key_flag: str | None, quiet: boo
         summary = serve(options, on_ready, on_request)
     except OSError as exc:
         if exc.errno == errno.EADDRINUSE:
-            raise TaotokenError(f"port {options.port} on {options.host} is already in use",
-                                "pick another --port, or --port 0 for a free one", Exit.USAGE,
+            raise TaotokenError(_("port {port} on {host} is already in use").format(port=options.port,
+                                                                                     host=options.host),
+                                _("pick another --port, or --port 0 for a free one"), Exit.USAGE,
                                 code="input.invalid") from None
-        raise TaotokenError(f"cannot listen on {options.host}:{options.port}: {exc.strerror or exc}",
-                            "check --host is an address of this machine", Exit.USAGE, code="input.invalid") from None
-    emit(render.summary_lines(summary, as_json))
+        raise TaotokenError(_("cannot listen on {host}:{port}: {reason}").format(
+            host=options.host, port=options.port, reason=exc.strerror or exc),
+            _("check --host is an address of this machine"), Exit.USAGE, code="input.invalid") from None
+    emit(render.summary_lines(summary, as_json, out.width))
     return Exit.OK

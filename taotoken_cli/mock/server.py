@@ -24,6 +24,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
+from taotoken_cli.i18n import _
 from taotoken_cli.mock.error_bodies import REASONS
 from taotoken_cli.mock.options import MockOptions
 from taotoken_cli.mock.records import RequestRecord
@@ -371,10 +372,13 @@ class Summary:
     flags: dict[str, int] = field(default_factory=dict)
 
     def line(self) -> str:
-        statuses = ", ".join(f"{k}: {v}" for k, v in sorted(self.statuses.items())) or "none"
-        text = f"taotoken mock: stopped after {self.requests} request(s) in {self.seconds:.1f}s (status {statuses})"
+        statuses = ", ".join(f"{k}: {v}" for k, v in sorted(self.statuses.items()))
+        text = (_("taotoken mock: stopped after {n} request(s) in {seconds}s (status {statuses})") if statuses
+                else _("taotoken mock: stopped after {n} request(s) in {seconds}s (status none)")).format(
+            n=self.requests, seconds=f"{self.seconds:.1f}", statuses=statuses)
         if self.flags:
-            text += "; flagged: " + ", ".join(f"{k} x{v}" for k, v in sorted(self.flags.items()))
+            flags = ", ".join(f"{k} x{v}" for k, v in sorted(self.flags.items()))
+            text = _("{summary}; flagged: {flags}").format(summary=text, flags=flags)
         return text
 
 
