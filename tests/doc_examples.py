@@ -266,7 +266,7 @@ _NORMALISE = (
     (re.compile(r"(127\.0\.0\.1(?::|%3A))\d{4,5}\b"), r"\1PORT"),  # a port the test did not choose (demo)
     (re.compile(r"\S*/(taotoken-demo-)[A-Za-z0-9_]+"), r"/tmp/\1XXXXXXXX"),
     (re.compile(r"(?<=mock-)\d+(\.\d+)+|(?<=taotoken )\d+\.\d+\.\d+\b"), "X.Y.Z"),  # the tool's version
-    (re.compile(r"(?<![\w.])\d[\d,]*(\.\d+)?(?=\s?(ms|s)\b)"), "#"),  # durations
+    (re.compile(r"(?<![\w.])\d[\d,]*(\.\d+)?(?=\s?(?:ms\b|s\b|毫秒|秒))"), "#"),  # durations (秒: in Chinese)
     (re.compile(r"(?<![\d.])\d[\d,]*\.\d+(?![\d.])"), "#.#"),  # figures: rates, percentiles, percentages
     (re.compile(r"\(\d+ checks run, \d+ skipped\)"), "(# checks run, # skipped)"),  # device libraries vary
     (re.compile(r"\b\d+ workers\b"), "# workers"),  # bench: one per core by default
@@ -386,8 +386,10 @@ class _Background:
         return self.proc.returncode
 
 
-_LISTENING = re.compile(r"listening on http://127\.0\.0\.1:(\d+)")
-_BANNER_END = "Ctrl-C to stop"
+# The mock's banner in either language: "listening on http://…" / "正在监听 http://…", ending "Ctrl-C to stop" /
+# "按 Ctrl-C 停止".
+_LISTENING = re.compile(r"(?:listening on|正在监听) http://127\.0\.0\.1:(\d+)")
+_BANNER_END = "Ctrl-C"
 _LOG_LINE = re.compile(r"\d\d:\d\d:\d\d ")  # one per request in the mock's log
 
 

@@ -576,7 +576,26 @@ def test_chat_without_model(run, env, monkeypatch):
 
 def test_unusable_base_url(run, env):
     env("ftp://taotoken.net/api")
-    assert_failure(run("check"), "config.invalid", Exit.CONFIG)
+    result = run("check")
+    assert_failure(result, "config.invalid", Exit.CONFIG)
+    # The fix sets the value where it comes from (here the variable), to TaoToken's own URL: no placeholder.
+    assert "export TAOTOKEN_BASE_URL=https://taotoken.net/api" in result.stderr and "<base>" not in result.stderr
+
+
+def test_unusable_base_url_flag(run, env):
+    env("https://taotoken.net/api")
+    result = run("check", "--base-url", "ftp://x")
+    assert_failure(result, "config.invalid", Exit.CONFIG)
+    assert "pass --base-url https://taotoken.net/api" in result.stderr and "<base>" not in result.stderr
+
+
+def test_unusable_base_url_in_the_config_file(run, home):
+    config = home / ".config" / "taotoken" / "config.toml"
+    config.parent.mkdir(parents=True)
+    config.write_text('[profiles.default]\nbase_url = "ftp://x"\napi_key = "sk-abcdefghijklmnop1234"\n')
+    result = run("check")
+    assert_failure(result, "config.invalid", Exit.CONFIG)
+    assert "taotoken config set base_url https://taotoken.net/api" in result.stderr and "<base>" not in result.stderr
 
 
 def test_unparsable_config_file(run, home, monkeypatch):

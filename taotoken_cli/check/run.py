@@ -43,6 +43,7 @@ def run_check(options: CheckOptions, env: dict[str, str] | None = None) -> Check
     from taotoken_cli.masking import mask_key
 
     result = CheckResult()
+    settings = None
     try:
         settings = load_settings(Overrides(profile=options.profile, base_url=options.base_url,
                                            model=options.model), env=env)
@@ -51,7 +52,7 @@ def run_check(options: CheckOptions, env: dict[str, str] | None = None) -> Check
         if options.chat or options.stream:
             settings.require("model")
     except TaotokenError as exc:
-        result.diagnosis = config_diagnosis(exc)
+        result.diagnosis = config_diagnosis(exc, settings, env)
         return result
 
     base = settings.base_url.value or ""

@@ -6,10 +6,15 @@ Shared by `check` (is the configured model listed?), `models` (the list itself),
 
 from __future__ import annotations
 
+import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
+from taotoken_cli import DEFAULT_BASE_URL
+from taotoken_cli.config import Settings
+from taotoken_cli.config.origins import setters
 from taotoken_cli.diagnosis.catalogue import CATALOGUE, get
 from taotoken_cli.diagnosis.classify import Diagnosis, classify
 from taotoken_cli.errors import TaotokenError
@@ -111,7 +116,16 @@ def match_models(models: list[ListedModel], pattern: str | None) -> list[ListedM
     return [m for m in models if wanted in m.id.lower()]
 
 
-def config_diagnosis(exc: TaotokenError) -> Diagnosis:
-    """A configuration problem found before any request, in the same shape as a gateway failure."""
+def config_diagnosis(exc: TaotokenError, settings: Settings | None = None,
+                     env: Mapping[str, str] | None = None) -> Diagnosis:
+    """A configuration problem found before any request, in the same shape as a gateway failure.
+
+    With the settings that were loaded, a catalogue fix `taotoken config set NAME VALUE` names the place the
+    value really comes from (a flag, a variable); VALUE is TaoToken's own URL, since the configured one is the
+    problem."""
     code = exc.code if exc.code in CATALOGUE else "config.invalid"
-    return Diagnosis(code, get(code), server_message=None, details=[exc.message], first_fix=exc.fix)
+    context = {"base": DEFAULT_BASE_URL, "openai_base": DEFAULT_BASE_URL + "/v1"}
+    if settings is not None:
+        context.update(setters(settings, os.environ if env is None else env))
+    return Diagnosis(code, get(code), server_message=None, details=[exc.message], context=context,
+                     first_fix=exc.fix)

@@ -32,12 +32,13 @@ def collect(options: ModelsOptions, env: Mapping[str, str]) -> ModelsReport:
     from taotoken_cli.masking import mask_key
 
     report = ModelsReport(pattern=options.pattern or None)
+    settings = None
     try:
         settings = load_settings(Overrides(profile=options.profile, base_url=options.base_url), env)
         report.profile = settings.profile
         settings.require("base_url", "api_key")
     except TaotokenError as exc:
-        report.diagnosis = config_diagnosis(exc)
+        report.diagnosis = config_diagnosis(exc, settings, env)
         return report
     base = settings.base_url.value or ""
     report.base_url, report.key = base, mask_key(settings.api_key.value)
