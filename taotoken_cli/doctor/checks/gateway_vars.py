@@ -10,6 +10,7 @@ from taotoken_cli.clients.envvars import KEY, URL, VARIABLES, taotoken_hosts
 from taotoken_cli.doctor.checks.clients.common import UrlForm, client_base_url_result, strip_key
 from taotoken_cli.doctor.context import DoctorContext
 from taotoken_cli.doctor.model import Issues
+from taotoken_cli.i18n import N_, _
 from taotoken_cli.masking import mask_key, remember_secret
 
 
@@ -34,8 +35,8 @@ def sync_fix(ctx: DoctorContext, target: str, recorded_here: bool | None = None)
     """The one command that brings this target's copies in step with the triple."""
     record = recorded(ctx)
     if record is not None and target in record.targets and recorded_here is not False:
-        return "taotoken config sync   (or: taotoken doctor --fix)"
-    return f"taotoken init --target {target}   (and later changes follow: taotoken config set)"
+        return _("taotoken config sync   (or: taotoken doctor --fix)")
+    return _("taotoken init --target {target}   (and later changes follow: taotoken config set)").format(target=target)
 
 
 def show(name: str, value: str) -> str:
@@ -50,16 +51,18 @@ def check_copy(issues: Issues, ctx: DoctorContext, values: Mapping[str, str], wh
     for name, value in values.items():
         var = VARIABLES[name]
         if var.role == URL:
-            form = UrlForm(var.reader, var.suffix, "root + /v1" if var.suffix else "the bare root", same_root_fix=fix)
+            form = UrlForm(var.reader, var.suffix, N_("root + /v1") if var.suffix else N_("the bare root"),
+                           same_root_fix=fix)
             issues.add_result(client_base_url_result(
                 ctx, f"{where}: {name} = {value!r}", value, form,
-                why=lambda wanted, _changes, var=var: f"should be {wanted}: {var.reason}",
+                why=lambda wanted, _changes, var=var: _("should be {url}: {reason}").format(url=wanted,
+                                                                                          reason=var.reason),
                 set_fix=lambda url, name=name: set_fix(name, url)))
         elif var.role == KEY:
             remember_secret(value)
             if strip_key(value) != value:
-                issues.fail(f"{where}: {name} has whitespace, a newline or quotes around the key (an HTTP header "
-                            "cannot carry them: 401)", fixes=[fix])
+                issues.fail(_("{where}: {name} has whitespace, a newline or quotes around the key (an HTTP header "
+                              "cannot carry them: 401)").format(where=where, name=name), fixes=[fix])
             elif ctx.api_key and value != ctx.api_key:
-                issues.warn(f"{where}: {name} = {mask_key(value)} differs from taotoken's key "
-                            f"{mask_key(ctx.api_key)}", fixes=[fix])
+                issues.warn(_("{where}: {name} = {value} differs from taotoken's key {ours}").format(
+                    where=where, name=name, value=mask_key(value), ours=mask_key(ctx.api_key)), fixes=[fix])

@@ -13,9 +13,10 @@ from taotoken_cli.doctor.checks.gateway_vars import check_copy, hosts, sync_fix
 from taotoken_cli.doctor.context import DoctorContext
 from taotoken_cli.doctor.model import Issues, Result
 from taotoken_cli.doctor.registry import check
+from taotoken_cli.i18n import N_, _, ngettext
 from taotoken_cli.masking import mask_key, remember_secret
 
-_NONE = "no MCP server carries gateway variables"
+_NONE = N_("no MCP server carries gateway variables")
 
 
 def scan(ctx: DoctorContext) -> mcp.Scan:
@@ -34,100 +35,132 @@ def ours(ctx: DoctorContext) -> list[mcp.McpServer]:
 
 
 def _set_fix(server: mcp.McpServer):
-    return lambda name, url: f"set {name} = {url} in the env of MCP server {server.short} ({server.file.path})"
+    return lambda name, url: _("set {name} = {url} in the env of MCP server {server} ({path})").format(
+        name=name, url=url, server=server.short, path=server.file.path)
 
 
-@check("mcp.servers", SECTION, "MCP servers with gateway variables")
+@check("mcp.servers", SECTION, N_("MCP servers with gateway variables"))
 def mcp_servers(ctx: DoctorContext) -> Result:
     found = scan(ctx)
     issues = Issues()
-    for _, file in found.files:
+    for _mcp_file, file in found.files:
         if file.error is not None:
-            issues.warn(f"{file.error.message}: its MCP servers are not checked", fixes=[file.error.fix or ""])
+            issues.warn(_("{error}: its MCP servers are not checked").format(error=file.error.message),
+                        fixes=[file.error.fix or ""])
     if not found.files:
-        return Result.skipped("no MCP settings files (Claude Code, Codex, Cline)")
+        return Result.skipped(_("no MCP settings files (Claude Code, Codex, Cline)"))
     if not found.servers:
-        issues.details.append("looked in: " + ", ".join(str(mcp_file.path) for mcp_file, _ in found.files))
-        return issues.result(_NONE)
+        issues.details.append(_("looked in: {paths}").format(
+            paths=", ".join(str(mcp_file.path) for mcp_file, _file in found.files)))
+        return issues.result(_(_NONE))
     for server in found.servers:
         copy = server.copy
         names = ", ".join(copy.names)
         if copy.points == TAOTOKEN:
-            issues.details.append(f"{server.label}: {names} → TaoToken (kept in step by the sync)")
+            issues.details.append(_("{server}: {names} → TaoToken (kept in step by the sync)").format(
+                server=server.label, names=names))
         else:
-            issues.details.append(f"{server.label}: {names} — {server.where_left_alone(found.hosts)}; left alone")
+            issues.details.append(_("{server}: {names} — {where}; left alone").format(
+                server=server.label, names=names, where=server.where_left_alone(found.hosts)))
         if copy.references:
-            issues.details.append(f"{server.label} takes {', '.join(copy.references)} from the environment")
+            issues.details.append(_("{server} takes {names} from the environment").format(
+                server=server.label, names=", ".join(copy.references)))
         if copy.points == MIXED:
-            issues.warn(f"MCP server {server.label} {server.where_left_alone(found.hosts)}: a sync leaves it alone",
-                        fixes=[f"point every URL in the env of {server.short} at one gateway ({server.file.path})"])
+            # where_left_alone is a predicate ("points partly at TaoToken and partly at …")
+            issues.warn(_("MCP server {server} {where}: a sync leaves it alone").format(
+                server=server.label, where=server.where_left_alone(found.hosts)),
+                        fixes=[_("point every URL in the env of {server} at one gateway ({path})").format(
+                            server=server.short, path=server.file.path)])
     count = len(ours(ctx))
     others = len(found.servers) - count
-    return issues.result(f"{len(found.servers)} server(s) carry gateway variables: {count} point at TaoToken"
-                         + (f", {others} elsewhere (listed, never changed)" if others else ""))
+    if others:
+        return issues.result(ngettext(
+            "{n} server carries gateway variables: {count} points at TaoToken, {others} elsewhere (listed, never "
+            "changed)",
+            "{n} servers carry gateway variables: {count} point at TaoToken, {others} elsewhere (listed, never "
+            "changed)", len(found.servers)).format(n=len(found.servers), count=count, others=others))
+    return issues.result(ngettext("{n} server carries gateway variables: {count} points at TaoToken",
+                                  "{n} servers carry gateway variables: {count} point at TaoToken",
+                                  len(found.servers)).format(n=len(found.servers), count=count))
 
 
-@check("mcp.base_url", SECTION, "MCP servers' base URLs")
+@check("mcp.base_url", SECTION, N_("MCP servers' base URLs"))
 def mcp_base_url(ctx: DoctorContext) -> Result:
     servers = [server for server in ours(ctx) if server.copy.hosts]
     if not servers:
-        return Result.skipped("no MCP server pointing at TaoToken sets a base URL")
+        return Result.skipped(_("no MCP server pointing at TaoToken sets a base URL"))
     issues = Issues()
     for server in servers:
-        check_copy(issues, ctx, server.copy.of_role(URL), f"MCP server {server.label}", fix=sync_fix(ctx, mcp.NAME),
-                   set_fix=_set_fix(server))
-    return issues.result(f"{len(servers)} server(s): every base URL in the form its variable needs")
+        check_copy(issues, ctx, server.copy.of_role(URL), _("MCP server {server}").format(server=server.label),
+                   fix=sync_fix(ctx, mcp.NAME), set_fix=_set_fix(server))
+    return issues.result(ngettext("{n} server: every base URL in the form its variable needs",
+                                  "{n} servers: every base URL in the form its variable needs",
+                                  len(servers)).format(n=len(servers)))
 
 
-@check("mcp.key", SECTION, "MCP servers' keys")
+@check("mcp.key", SECTION, N_("MCP servers' keys"))
 def mcp_key(ctx: DoctorContext) -> Result:
     found = scan(ctx)
     with_keys = [server for server in found.servers if server.copy.of_role(KEY)]
     if not with_keys:
-        return Result.skipped("no MCP server holds a key in a gateway variable")
+        return Result.skipped(_("no MCP server holds a key in a gateway variable"))
     issues = Issues()
     for server in with_keys:
         keys = server.copy.of_role(KEY)
         if server.file.project and gitrepo.tracked(server.file.path):
-            issues.fail(f"MCP server {server.label} holds {', '.join(keys)} in a file git tracks: a committed key "
-                        "is a leak",
-                        fixes=[f"replace each value by a reference: {server.from_environment(next(iter(keys)))}",
-                               "rotate the key in the TaoToken console (git history keeps the old one)"])
+            issues.fail(_("MCP server {server} holds {names} in a file git tracks: a committed key is a leak").format(
+                server=server.label, names=", ".join(keys)),
+                        fixes=[_("replace each value by a reference: {reference}").format(
+                            reference=server.from_environment(next(iter(keys)))),
+                               _("rotate the key in the TaoToken console (git history keeps the old one)")])
         if server.copy.points == TAOTOKEN:
-            check_copy(issues, ctx, keys, f"MCP server {server.label}", fix=sync_fix(ctx, mcp.NAME),
-                       set_fix=_set_fix(server))
+            check_copy(issues, ctx, keys, _("MCP server {server}").format(server=server.label),
+                       fix=sync_fix(ctx, mcp.NAME), set_fix=_set_fix(server))
         elif ctx.api_key and ctx.api_key in keys.values():
-            where = ", ".join(server.copy.other_hosts(found.hosts)) or "its SDK's default host (no base URL set)"
-            issues.warn(f"MCP server {server.label} sends taotoken's key {mask_key(ctx.api_key)} to {where}",
-                        fixes=[f"point it at TaoToken ({ctx.base_url}) or give it that service's own key"])
-    return issues.result(f"{len(with_keys)} server(s): keys in step with taotoken's")
+            where = ", ".join(server.copy.other_hosts(found.hosts)) or _("its SDK's default host (no base URL set)")
+            issues.warn(_("MCP server {server} sends taotoken's key {key} to {where}").format(
+                server=server.label, key=mask_key(ctx.api_key), where=where),
+                        fixes=[_("point it at TaoToken ({url}) or give it that service's own key").format(
+                            url=ctx.base_url)])
+    return issues.result(ngettext("{n} server: keys in step with taotoken's", "{n} servers: keys in step with "
+                                  "taotoken's", len(with_keys)).format(n=len(with_keys)))
 
 
-@check("mcp.model", SECTION, "MCP servers' models listed", network=True)
+@check("mcp.model", SECTION, N_("MCP servers' models listed"), network=True)
 def mcp_model(ctx: DoctorContext) -> Result:
     from taotoken_cli.diagnosis.models import close_model_matches, model_ids
     from taotoken_cli.doctor import probes
 
     servers = [server for server in ours(ctx) if server.copy.of_role(MODEL)]
     if not servers:
-        return Result.skipped("no MCP server pointing at TaoToken sets a model variable")
+        return Result.skipped(_("no MCP server pointing at TaoToken sets a model variable"))
     if not (ctx.base_url and ctx.api_key):
-        return Result.skipped("no usable base URL or key to ask for the model list (see Configuration)")
+        return Result.skipped(_("no usable base URL or key to ask for the model list (see Configuration)"))
     obs = probes.models(ctx)
     ids = model_ids(obs.json()) if obs.ok_status else []
     if not ids:
-        return Result.skipped(f"not checked: no model list from {ctx.base_url} (see gateway.model)")
+        return Result.skipped(_("not checked: no model list from {url} (see gateway.model)").format(url=ctx.base_url))
     issues = Issues()
     for server in servers:
         for name, value in server.copy.of_role(MODEL).items():
             if value in ids:
                 continue
             close = close_model_matches(value, ids, limit=1)
-            hint = f"; did you mean {close[0]!r}?" if close else ""
-            issues.fail(f"MCP server {server.label}: {name} = {value!r} is not among the {len(ids)} models your "
-                        f"key can use{hint}",
-                        fixes=[f"set {name} in the env of {server.short} ({server.file.path}) to "
-                               f"{close[0] if close else 'a listed model'}"])
+            values = {"server": server.label, "name": name, "value": repr(value), "n": len(ids)}
+            if close:
+                message = _("MCP server {server}: {name} = {value} is not among the {n} models your key can use; did "
+                            "you mean {suggestion}?").format(**values, suggestion=repr(close[0]))
+                fix = _("set {name} in the env of {server} ({path}) to {model}").format(
+                    name=name, server=server.short, path=server.file.path, model=close[0])
+            else:
+                message = _("MCP server {server}: {name} = {value} is not among the {n} models your key can "
+                            "use").format(**values)
+                fix = _("set {name} in the env of {server} ({path}) to a listed model").format(
+                    name=name, server=server.short, path=server.file.path)
+            issues.fail(message, fixes=[fix])
     if issues.items:
-        issues.details.append("available: " + ", ".join(ids[:8]) + (f", … ({len(ids)} in all)" if len(ids) > 8 else ""))
-    return issues.result(f"{len(servers)} server(s): every model is listed")
+        shown = ", ".join(ids[:8])
+        issues.details.append(_("available: {models}, … ({n} in all)").format(models=shown, n=len(ids))
+                              if len(ids) > 8 else _("available: {models}").format(models=shown))
+    return issues.result(ngettext("{n} server: every model is listed", "{n} servers: every model is listed",
+                                  len(servers)).format(n=len(servers)))

@@ -18,6 +18,7 @@ from taotoken_cli.doctor.checks.gateway_vars import check_copy, hosts, recorded,
 from taotoken_cli.doctor.context import DoctorContext
 from taotoken_cli.doctor.model import Issues, Result
 from taotoken_cli.doctor.registry import check
+from taotoken_cli.i18n import N_, _
 from taotoken_cli.masking import remember_secret
 
 SECTION = "Environment"
@@ -57,22 +58,22 @@ def _fix(ctx: DoctorContext, env_file: EnvFile, root: Path) -> str:
     if env_file.file.path.name == project_env.FILE:
         record = recorded(ctx)
         return sync_fix(ctx, project_env.NAME, record is not None and str(root) in record.options.project_dirs)
-    return (f"edit {env_file.file.path} (or keep the triple only in {project_env.FILE}: "
-            "taotoken init --target project-env keeps it in step)")
+    return _("edit {path} (or keep the triple only in {file}: taotoken init --target project-env keeps it in "
+             "step)").format(path=env_file.file.path, file=project_env.FILE)
 
 
 def _who_wins(assignment: dotenv.Assignment) -> str:
     if assignment.exported:
-        return "sourcing the file (its `export` lines) replaces the shell's value; a dotenv loader keeps the shell's"
-    return ("a dotenv loader (python-dotenv, Node's dotenv) keeps the shell's value unless told to override; "
-            "sourcing the file replaces it")
+        return _("sourcing the file (its `export` lines) replaces the shell's value; a dotenv loader keeps the shell's")
+    return _("a dotenv loader (python-dotenv, Node's dotenv) keeps the shell's value unless told to override; "
+             "sourcing the file replaces it")
 
 
-@check("env.project_files", SECTION, "Project env files (.env, .env.local, .env.taotoken)")
+@check("env.project_files", SECTION, N_("Project env files (.env, .env.local, .env.taotoken)"))
 def project_files(ctx: DoctorContext) -> Result:
     where, found = env_files(ctx)
     if not found:
-        return Result.skipped(f"no {', '.join(project_env.READ)} in {where.root}")
+        return Result.skipped(_("no {files} in {path}").format(files=", ".join(project_env.READ), path=where.root))
     issues = Issues()
     with_vars = [env_file for env_file in found if env_file.copy is not None]
     for env_file in with_vars:
@@ -82,50 +83,63 @@ def project_files(ctx: DoctorContext) -> Result:
         if copy.points == TAOTOKEN:
             fix = _fix(ctx, env_file, where.root)
             check_copy(issues, ctx, copy.values, str(path), fix=fix,
-                       set_fix=lambda name, url, path=path: f"set {name}={url} in {path}")
+                       set_fix=lambda name, url, path=path: _("set {name}={url} in {path}").format(
+                           name=name, url=url, path=path))
             model = copy.values.get("TAOTOKEN_MODEL")
             if model is not None and ctx.model and model != ctx.model:
-                issues.warn(f"{path}: TAOTOKEN_MODEL = {model!r} differs from taotoken's model {ctx.model!r}",
-                            fixes=[fix])
-            issues.details += [f"{path}: {name} = {value!r} (taotoken's model is {ctx.model})"
-                               for name, value in copy.of_role(MODEL).items() if not VARIABLES[name].synced]
+                issues.warn(_("{path}: TAOTOKEN_MODEL = {value} differs from taotoken's model {model}").format(
+                    path=path, value=repr(model), model=repr(ctx.model)), fixes=[fix])
+            issues.details += [_("{path}: {name} = {value} (taotoken's model is {model})").format(
+                path=path, name=name, value=repr(value), model=ctx.model)
+                for name, value in copy.of_role(MODEL).items() if not VARIABLES[name].synced]
         elif copy.points == MIXED:
-            issues.warn(f"{path} points partly at TaoToken and partly at {', '.join(copy.other_hosts(hosts(ctx)))}",
-                        fixes=[f"point every URL in {path} at one gateway"])
+            issues.warn(_("{path} points partly at TaoToken and partly at {hosts}").format(
+                path=path, hosts=", ".join(copy.other_hosts(hosts(ctx)))),
+                        fixes=[_("point every URL in {path} at one gateway").format(path=path)])
+        elif copy.points != NO_URL:
+            issues.details.append(_("{path}: {names} — points at {hosts}, not TaoToken; not a copy").format(
+                path=path, names=", ".join(copy.names), hosts=", ".join(copy.other_hosts(hosts(ctx)))))
         else:
-            issues.details.append(f"{path}: {', '.join(copy.names)} — "
-                                  + (f"points at {', '.join(copy.other_hosts(hosts(ctx)))}, not TaoToken; not a copy"
-                                     if copy.points != NO_URL else "no base URL"))
+            issues.details.append(_("{path}: {names} — no base URL").format(path=path, names=", ".join(copy.names)))
         for name, value in copy.values.items():
             shell = ctx.env.get(name)
             if shell is not None and shell != value:
-                issues.warn(f"{name}: the shell has {show(name, shell)}, {path.name} has {show(name, value)} — "
-                            f"{_who_wins(env_file.assignments[name])}",
-                            fixes=[f"make them the same, or `unset {name}` in the shell (and its start-up files)"])
+                issues.warn(_("{name}: the shell has {shell}, {file} has {value} — {who_wins}").format(
+                    name=name, shell=show(name, shell), file=path.name, value=show(name, value),
+                    who_wins=_who_wins(env_file.assignments[name])),
+                            fixes=[_("make them the same, or `unset {name}` in the shell (and its start-up "
+                                     "files)").format(name=name)])
     if not with_vars:
-        return issues.result(f"{', '.join(f.file.path.name for f in found)} in {where.root}: no gateway variables")
-    return issues.result(", ".join(f"{f.file.path.name} ({', '.join(f.copy.names)})" for f in with_vars if f.copy)
-                         + " agree with the triple")
+        return issues.result(_("{files} in {path}: no gateway variables").format(
+            files=", ".join(f.file.path.name for f in found), path=where.root))
+    return issues.result(_("{files} agree with the triple").format(
+        files=", ".join(f"{f.file.path.name} ({', '.join(f.copy.names)})" for f in with_vars if f.copy)))
 
 
-@check("env.project_tracked", SECTION, "Project env files and git")
+@check("env.project_tracked", SECTION, N_("Project env files and git"))
 def project_tracked(ctx: DoctorContext) -> Result:
     where, found = env_files(ctx)
     if not where.repo:
-        return Result.skipped(f"{where.root} is not a git repository")
+        return Result.skipped(_("{path} is not a git repository").format(path=where.root))
     holding = [env_file for env_file in found if any(env_file.keys.values())]
     if not holding:
-        return Result.ok("no project env file holds a key")
+        return Result.ok(_("no project env file holds a key"))
     issues = Issues()
     for env_file in holding:
         path, names = env_file.file.path, ", ".join(name for name, value in env_file.keys.items() if value)
         relative = path.relative_to(where.root)
         if gitrepo.tracked(path):
-            issues.fail(f"{path} holds {names} and git tracks it: a committed key is a leak",
-                        fixes=[f"git rm --cached {relative}   (in {where.root}; the file stays on disk)",
+            issues.fail(_("{path} holds {names} and git tracks it: a committed key is a leak").format(
+                path=path, names=names),
+                        fixes=[_("git rm --cached {file}   (in {path}; the file stays on disk)").format(
+                            file=relative, path=where.root),
                                f"echo {relative} >> .gitignore",
-                               "rotate the key in the TaoToken console: git history (and any pushed copy) keeps it"])
+                               _("rotate the key in the TaoToken console: git history (and any pushed copy) keeps "
+                                 "it")])
         elif gitrepo.ignored(path) is False:
-            issues.warn(f"{path} holds {names} and git does not ignore it: one `git add .` commits the key",
-                        fixes=[f"echo {relative} >> .gitignore   (or, for you only: >> .git/info/exclude)"])
-    return issues.result(f"{', '.join(f.file.path.name for f in holding)}: holds a key, ignored by git")
+            issues.warn(_("{path} holds {names} and git does not ignore it: one `git add .` commits the key").format(
+                path=path, names=names),
+                        fixes=[_("echo {file} >> .gitignore   (or, for you only: >> .git/info/exclude)").format(
+                            file=relative)])
+    return issues.result(_("{files}: holds a key, ignored by git").format(
+        files=", ".join(f.file.path.name for f in holding)))

@@ -18,6 +18,7 @@ from taotoken_cli.clients.ccswitch_store import Store, StoredProvider, live_file
 from taotoken_cli.doctor.checks.clients.common import (
     CLAUDE_FORM,
     CODEX_FORM,
+    and_join,
     clean_root,
     client_base_url_result,
     client_check,
@@ -27,6 +28,7 @@ from taotoken_cli.doctor.checks.clients.common import (
 )
 from taotoken_cli.doctor.context import DoctorContext
 from taotoken_cli.doctor.model import Issues, Result, Status
+from taotoken_cli.i18n import N_, _
 from taotoken_cli.masking import mask_key
 
 
@@ -40,14 +42,16 @@ class CCSwitch:
         lines = [self.store.describe()]
         for app, (pid, source) in self.current.items():
             if app in self.managed:
-                lines.append(f"current {ccswitch.APP_LABELS[app]} provider: {pid or '(none)'} (from {source})")
+                lines.append(_("current {app} provider: {provider} (from {source})").format(
+                    app=ccswitch.APP_LABELS[app], provider=pid or _("(none)"), source=source))
         return lines
 
 
 def ccswitch_found(ctx: DoctorContext) -> CCSwitch | Result:
     store = ctx.memo("ccswitch:store", lambda: ccswitch.store(ctx.machine))
     if store.kind == "none":
-        return Result.skipped(f"CC Switch not found (no cc-switch.db or config.json in {store.paths.home})")
+        return Result.skipped(_("CC Switch not found (no cc-switch.db or config.json in {path})").format(
+            path=store.paths.home))
     settings = client_state(ctx, ccswitch.NAME).files["settings"]
     if settings.error:
         return parse_failure(settings)
@@ -65,30 +69,32 @@ def is_taotoken(ctx: DoctorContext, provider: StoredProvider) -> bool:
     return bool(ctx.base_url and provider.endpoint and clean_root(provider.endpoint)[0] == ctx.base_url)
 
 
-@client_check("ccswitch.managed", "CC Switch manages the same files", ccswitch_found)
+@client_check("ccswitch.managed", N_("CC Switch manages the same files"), ccswitch_found)
 def ccswitch_managed(ctx: DoctorContext, found: CCSwitch) -> Result:
     store, details = found.store, found.details()
     if not found.managed:
-        return Result.ok("CC Switch is installed; it manages no client file here yet", details=details)
+        return Result.ok(_("CC Switch is installed; it manages no client file here yet"), details=details)
     issues = Issues(details=details)
     elsewhere = []
     for app, files in found.managed.items():
-        label, (pid, _) = ccswitch.APP_LABELS[app], found.current[app]
+        label, (pid, _source) = ccswitch.APP_LABELS[app], found.current[app]
         ours = [p for p in store.providers_for(app) if is_taotoken(ctx, p)]
         if pid is None and store.problem:
-            issues.warn(f"CC Switch's current {label} provider is unknown: {store.problem}",
-                        fixes=["run `taotoken doctor --check ccswitch` again once CC Switch is idle"])
+            issues.warn(_("CC Switch's current {app} provider is unknown: {problem}").format(app=label,
+                                                                                             problem=store.problem),
+                        fixes=[_("run `taotoken doctor --check ccswitch` again once CC Switch is idle")])
         elif not (any(p.id == pid for p in ours) or (pid and "taotoken" in pid.lower())):
             elsewhere.extend(str(f) for f in files)
             add = f"taotoken init --target cc-switch --open-app {app}"
-            issues.fixes.append(f"select TaoToken for {label} in CC Switch" if ours else
-                                f"select TaoToken for {label} in CC Switch (if it is missing: {add})" if store.problem
-                                else f"add TaoToken to CC Switch for {label}: {add} (then select it there)")
+            fix = _("select TaoToken for {app} in CC Switch") if ours else \
+                _("select TaoToken for {app} in CC Switch (if it is missing: {command})") if store.problem else \
+                _("add TaoToken to CC Switch for {app}: {command} (then select it there)")
+            issues.fixes.append(fix.format(app=label, command=add))
     if elsewhere:
-        issues.warn(f"CC Switch manages {', '.join(elsewhere)}: its next provider switch overwrites edits made there "
-                    "(and absorbs them into the current provider)")
-    apps = " and ".join(ccswitch.APP_LABELS[app] for app in found.managed)
-    return issues.result(f"TaoToken is CC Switch's current provider for {apps}")
+        issues.warn(_("CC Switch manages {files}: its next provider switch overwrites edits made there (and absorbs "
+                      "them into the current provider)").format(files=", ".join(elsewhere)))
+    apps = and_join([ccswitch.APP_LABELS[app] for app in found.managed])
+    return issues.result(_("TaoToken is CC Switch's current provider for {apps}").format(apps=apps))
 
 
 def taotoken_providers(app: str) -> Callable[[DoctorContext], list[StoredProvider] | Result]:
@@ -98,98 +104,115 @@ def taotoken_providers(app: str) -> Callable[[DoctorContext], list[StoredProvide
     def resolve(ctx: DoctorContext) -> list[StoredProvider] | Result:
         found = ccswitch_found(ctx)
         if isinstance(found, Result):  # not installed, or settings.json does not parse (reported once, there)
-            return found if found.status is Status.SKIPPED else Result.skipped("see ccswitch.managed")
+            return found if found.status is Status.SKIPPED else Result.skipped(_("see ccswitch.managed"))
         label = ccswitch.APP_LABELS[app]
         if app not in found.managed:
-            return Result.skipped(f"CC Switch manages no {label} file here")
+            return Result.skipped(_("CC Switch manages no {app} file here").format(app=label))
         if found.store.problem:
-            return Result.skipped("CC Switch's providers could not be read (see ccswitch.managed)")
+            return Result.skipped(_("CC Switch's providers could not be read (see ccswitch.managed)"))
         ours = [p for p in found.store.providers_for(app) if is_taotoken(ctx, p)]
         if not ours:
-            return Result.skipped(f"CC Switch has no TaoToken provider for {label} (see ccswitch.managed)")
+            return Result.skipped(_("CC Switch has no TaoToken provider for {app} (see ccswitch.managed)").format(
+                app=label))
         return [p for p in ours if p.id == found.current[app][0]] or ours
 
     return resolve
 
 
 def _summary(providers: list[StoredProvider], form: str) -> str:
-    return "; ".join(f"{p.describe()}: {p.endpoint} ({form}), key {mask_key(p.api_key)}, model {p.model or '(default)'}"
-                     for p in providers)
+    return "; ".join(_("{provider}: {url} ({form}), key {key}, model {model}").format(
+        provider=p.describe(), url=p.endpoint, form=form, key=mask_key(p.api_key), model=p.model or _("(default)"))
+        for p in providers)
 
 
-def _edit(provider: StoredProvider) -> str:
-    return f"in CC Switch, edit the {ccswitch.APP_LABELS[provider.app]} provider {provider.describe()}"
+def _edit(provider: StoredProvider, msgid: str, **values: str) -> str:
+    """An instruction to edit `provider` in CC Switch: `msgid` (marked N_()) names the edit with {app} and
+    {provider} (the whole sentence is one message, so each language orders it its own way)."""
+    return _(msgid).format(app=ccswitch.APP_LABELS[provider.app], provider=provider.describe(), **values)
+
+
+_SAVE = N_("in CC Switch, edit the {app} provider {provider} and save it")
+_ENDPOINT = N_("in CC Switch, edit the {app} provider {provider}: API endpoint {url}")
 
 
 def _check_key(ctx: DoctorContext, provider: StoredProvider, field: str, issues: Issues) -> None:
     stored = provider.api_key
-    where = f"{provider.describe()} {field}"
     if stored is None:
-        issues.fail(f"{where} is empty: requests go out without a key (401)",
-                    fixes=[f"{_edit(provider)}: paste the key ({mask_key(ctx.api_key)})"])
+        issues.fail(_("{provider} {field} is empty: requests go out without a key (401)").format(
+            provider=provider.describe(), field=field),
+                    fixes=[_edit(provider, N_("in CC Switch, edit the {app} provider {provider}: paste the key "
+                                              "({key})"), key=mask_key(ctx.api_key))])
     elif ctx.api_key and stored.strip() != ctx.api_key:
-        issues.fail(f"{where} is {mask_key(stored)}, taotoken's key is {mask_key(ctx.api_key)}",
-                    fixes=[f"{_edit(provider)}: paste the current key ({mask_key(ctx.api_key)})"])
+        issues.fail(_("{provider} {field} is {value}, taotoken's key is {ours}").format(
+            provider=provider.describe(), field=field, value=mask_key(stored), ours=mask_key(ctx.api_key)),
+                    fixes=[_edit(provider, N_("in CC Switch, edit the {app} provider {provider}: paste the current key "
+                                              "({key})"), key=mask_key(ctx.api_key))])
 
 
 def _check_model(ctx: DoctorContext, provider: StoredProvider, issues: Issues) -> None:
     if provider.model and ctx.model and provider.model != ctx.model:
-        issues.details.append(f"{provider.describe()} model = {provider.model} (taotoken's model is {ctx.model})")
+        issues.details.append(_("{provider} model = {model} (taotoken's model is {ours})").format(
+            provider=provider.describe(), model=provider.model, ours=ctx.model))
 
 
-@client_check("ccswitch.claude", "CC Switch's TaoToken provider for Claude Code", taotoken_providers("claude"))
+@client_check("ccswitch.claude", N_("CC Switch's TaoToken provider for Claude Code"), taotoken_providers("claude"))
 def ccswitch_claude(ctx: DoctorContext, providers: list[StoredProvider]) -> Result:
     issues = Issues()
     for provider in providers:
         if provider.problem:
-            issues.fail(f"{provider.describe()}: {provider.problem}", fixes=[f"{_edit(provider)} and save it"])
+            issues.fail(_("{label}: {text}").format(label=provider.describe(), text=provider.problem),
+                        fixes=[_edit(provider, _SAVE)])
             continue
         value = provider.env.get("ANTHROPIC_BASE_URL")
         if not isinstance(value, str) or not value.strip():
-            issues.fail(f"{provider.describe()} stores no ANTHROPIC_BASE_URL: Claude Code would call Anthropic",
-                        fixes=[f"{_edit(provider)}: API endpoint {ctx.base_url}"])
+            issues.fail(_("{provider} stores no ANTHROPIC_BASE_URL: Claude Code would call Anthropic").format(
+                provider=provider.describe()), fixes=[_edit(provider, _ENDPOINT, url=str(ctx.base_url))])
         else:
             def why(wanted: str, changes: list[str], value: str = value) -> str:
                 if value.strip().rstrip("/").endswith("/v1"):
-                    return "ends in /v1: Claude Code appends /v1/messages itself (404)"
-                return "is not the bare API root: " + "; ".join(changes)
+                    return _("ends in /v1: Claude Code appends /v1/messages itself (404)")
+                return _("is not the bare API root: {changes}").format(changes="; ".join(changes))
 
             issues.add_result(client_base_url_result(
                 ctx, f"{provider.describe()} ANTHROPIC_BASE_URL = {value!r}", value, CLAUDE_FORM, why=why,
-                set_fix=lambda url, p=provider: f"{_edit(p)}: API endpoint {url}"))
+                set_fix=lambda url, p=provider: _edit(p, _ENDPOINT, url=url)))
         _check_key(ctx, provider, "ANTHROPIC_API_KEY" if "ANTHROPIC_AUTH_TOKEN" not in provider.env and
                    "ANTHROPIC_API_KEY" in provider.env else "ANTHROPIC_AUTH_TOKEN", issues)
         _check_model(ctx, provider, issues)
-    return issues.result(_summary(providers, "bare root, as Claude Code needs"))
+    return issues.result(_summary(providers, _("bare root, as Claude Code needs")))
 
 
-@client_check("ccswitch.codex", "CC Switch's TaoToken provider for Codex", taotoken_providers("codex"))
+@client_check("ccswitch.codex", N_("CC Switch's TaoToken provider for Codex"), taotoken_providers("codex"))
 def ccswitch_codex(ctx: DoctorContext, providers: list[StoredProvider]) -> Result:
     issues = Issues()
     for provider in providers:
-        _, problem = provider.codex_config()
+        _config, problem = provider.codex_config()
         chosen, table = provider.codex_provider()
         if provider.problem or problem:
-            issues.fail(f"{provider.describe()}: {provider.problem or problem}",
-                        fixes=[f"{_edit(provider)} and save it"])
+            issues.fail(_("{label}: {text}").format(label=provider.describe(), text=provider.problem or problem),
+                        fixes=[_edit(provider, _SAVE)])
             continue
         if not table:
-            issues.fail(f"{provider.describe()}: model_provider = {chosen!r} has no [model_providers] table",
-                        fixes=[f"{_edit(provider)}, or delete it and run: taotoken init --target cc-switch "
-                               "--open-app codex"])
+            issues.fail(_("{provider}: model_provider = {value} has no [model_providers] table").format(
+                provider=provider.describe(), value=repr(chosen)),
+                        fixes=[_edit(provider, N_("in CC Switch, edit the {app} provider {provider}, or delete it and "
+                                                  "run: {command}"),
+                                     command="taotoken init --target cc-switch --open-app codex")])
             continue
         value = table.get("base_url")
         if not isinstance(value, str) or not value.strip():
-            issues.fail(f"{provider.describe()}: [model_providers.{chosen}] has no base_url",
-                        fixes=[f"{_edit(provider)}: API endpoint {ctx.base_url}/v1"])
+            issues.fail(_("{provider}: {table} has no base_url").format(provider=provider.describe(),
+                                                                        table=f"[model_providers.{chosen}]"),
+                        fixes=[_edit(provider, _ENDPOINT, url=f"{ctx.base_url}/v1")])
         else:
             issues.add_result(client_base_url_result(
                 ctx, f"{provider.describe()} base_url = {value!r}", value, CODEX_FORM, why=codex_url_why,
-                set_fix=lambda url, p=provider: f"{_edit(p)}: API endpoint {url}"))
+                set_fix=lambda url, p=provider: _edit(p, _ENDPOINT, url=url)))
         if table.get("wire_api", "responses") != "responses":
-            issues.fail(f'{provider.describe()}: wire_api = "{table.get("wire_api")}": Codex refuses to start '
-                        '(only "responses" is supported)',
-                        fixes=[f'{_edit(provider)}: set wire_api = "responses" in its config'])
+            issues.fail(_('{provider}: wire_api = "{value}": Codex refuses to start (only "responses" is '
+                          "supported)").format(provider=provider.describe(), value=table.get("wire_api")),
+                        fixes=[_edit(provider, N_('in CC Switch, edit the {app} provider {provider}: set wire_api = '
+                                                  '"responses" in its config'))])
         _check_key(ctx, provider, "auth.OPENAI_API_KEY", issues)
         _check_model(ctx, provider, issues)
-    return issues.result(_summary(providers, "root + /v1, as Codex needs"))
+    return issues.result(_summary(providers, _("root + /v1, as Codex needs")))

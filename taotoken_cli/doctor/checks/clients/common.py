@@ -17,6 +17,7 @@ from taotoken_cli.doctor.model import Issues, Repair, Result
 from taotoken_cli.doctor.registry import check
 from taotoken_cli.errors import InputError
 from taotoken_cli.fsutil import is_world_readable
+from taotoken_cli.i18n import N_, _
 
 SECTION = "Clients"
 Found = TypeVar("Found")
@@ -29,11 +30,11 @@ def client_state(ctx: DoctorContext, name: str) -> ClientState:
 
 def installed(ctx: DoctorContext, name: str, role: str, not_found: str) -> tuple[ClientState, ConfigFile] | Result:
     """(parsed files, the file in `role`), or skipped when the client is neither detected nor has that file
-    (`not_found` says where doctor looked)."""
+    (`not_found`, translated, says where doctor looked)."""
     state = client_state(ctx, name)
     file = state.files[role]
     if not state.detection.found and not file.exists:
-        return Result.skipped(f"{CLIENTS[name].LABEL} not found ({not_found})")
+        return Result.skipped(_("{client} not found ({where})").format(client=CLIENTS[name].LABEL, where=not_found))
     return state, file
 
 
@@ -85,7 +86,8 @@ def strip_key(value: Any) -> str | None:
 
 def permissions(issues: Issues, file, holds_key: bool) -> None:
     if holds_key and file.exists and is_world_readable(file.path):
-        issues.warn(f"{file.path} holds the key and is readable by other users", fixes=[f"chmod 600 {file.path}"])
+        issues.warn(_("{path} holds the key and is readable by other users").format(path=file.path),
+                    fixes=[f"chmod 600 {file.path}"])
 
 
 def client_check(check_id: str, title: str, resolve: Callable[[DoctorContext], Found | Result], *,
@@ -107,16 +109,17 @@ def client_check(check_id: str, title: str, resolve: Callable[[DoctorContext], F
 
 def unless(resolve: Callable[[DoctorContext], Found | Result], broken: Callable[[Found], bool],
            skip: str) -> Callable[[DoctorContext], Found | Result]:
-    """A resolver for client_check: what `resolve` finds, or skipped with `skip` where `broken(found)`."""
+    """A resolver for client_check: what `resolve` finds, or skipped with `skip` (marked N_(), translated when
+    the check runs) where `broken(found)`."""
 
     def run(ctx: DoctorContext) -> Found | Result:
         found = resolve(ctx)
-        return Result.skipped(skip) if not isinstance(found, Result) and broken(found) else found
+        return Result.skipped(_(skip)) if not isinstance(found, Result) and broken(found) else found
 
     return run
 
 
-SAME_ROOT_FIX = "taotoken init   (writes the same root everywhere)"
+SAME_ROOT_FIX = N_("taotoken init   (writes the same root everywhere)")
 
 
 @dataclass(frozen=True)
@@ -125,15 +128,15 @@ class UrlForm:
 
     client: str
     suffix: str  # "" (a bare root) or "/v1"
-    name: str  # the form, as an ok result names it
-    same_root_fix: str = SAME_ROOT_FIX  # the fix when the URL names another root than taotoken's
+    name: str  # the form, as an ok result names it (marked N_(), translated where shown)
+    same_root_fix: str | None = None  # the fix when the URL names another root than taotoken's (SAME_ROOT_FIX)
     trims: bool = False  # whitespace around the value does not count against the form
 
 
 def codex_url_why(wanted: str, changes: list[str]) -> str:
     """Why a Codex base_url is not in Codex's form (for client_base_url_result)."""
     return "; ".join(c for c in changes if "trailing /v1" not in c) or \
-        "lacks /v1: Codex calls <base_url>/responses and never adds /v1"
+        _("lacks /v1: Codex calls <base_url>/responses and never adds /v1")
 
 
 def claude_url_why(value: str) -> Callable[[str, list[str]], str]:
@@ -141,16 +144,17 @@ def claude_url_why(value: str) -> Callable[[str, list[str]], str]:
 
     def why(_wanted: str, changes: list[str]) -> str:
         if value.strip().rstrip("/").endswith("/v1"):
-            return ("ends in /v1: Claude Code appends /v1/messages itself and would call "
-                    f"{value.strip().rstrip('/')}/v1/messages (404)")
-        return "is not the bare API root: " + "; ".join(changes)
+            return _("ends in /v1: Claude Code appends /v1/messages itself and would call {url}/v1/messages "
+                     "(404)").format(url=value.strip().rstrip("/"))
+        return _("is not the bare API root: {changes}").format(changes="; ".join(changes))
 
     return why
 
 
-CLAUDE_FORM = UrlForm("Claude Code", "", "bare root", trims=True)  # appends /v1/messages itself
-CODEX_FORM = UrlForm("Codex", "/v1", "root + /v1")  # calls <base_url>/responses
-CLINE_FORM = UrlForm("Cline", "/v1", "root + /v1", same_root_fix="taotoken init")  # calls <baseUrl>/chat/completions
+CLAUDE_FORM = UrlForm("Claude Code", "", N_("bare root"), trims=True)  # appends /v1/messages itself
+CODEX_FORM = UrlForm("Codex", "/v1", N_("root + /v1"))  # calls <base_url>/responses
+# Cline calls <baseUrl>/chat/completions
+CLINE_FORM = UrlForm("Cline", "/v1", N_("root + /v1"), same_root_fix="taotoken init")
 
 
 def client_base_url_result(ctx: DoctorContext, label: str, value: str, form: UrlForm, *,
@@ -167,13 +171,28 @@ def client_base_url_result(ctx: DoctorContext, label: str, value: str, form: Url
     """
     root, changes = clean_root(value)
     if root is None:
-        return Result.fail(f"{label} is not a usable URL: {changes[0]}",
+        return Result.fail(_("{label} is not a usable URL: {reason}").format(label=label, reason=changes[0]),
                            fixes=[unusable_fix or set_fix(f"{ctx.base_url}{form.suffix}")])
     wanted = root + form.suffix
     if (value.strip() if form.trims else value) != wanted:
-        return Result.fail(f"{label} {why(wanted, changes)}", fixes=[set_fix(wanted)],
+        # `why` is a whole predicate ("ends in /v1: …"): one message joins it to its subject, in each language's way
+        return Result.fail(_("{label} {problem}").format(label=label, problem=why(wanted, changes)),
+                           fixes=[set_fix(wanted)],
                            repairs=[repair(wanted)] if repair else [])
     if ctx.base_url and root != ctx.base_url:
-        return Result.warn(differs or f"{label} differs from taotoken's base URL {ctx.base_url}{form.suffix}",
-                           fixes=[form.same_root_fix])
-    return Result.ok(f"{wanted} ({form.name}, as {form.client} needs)")
+        return Result.warn(differs or _("{label} differs from taotoken's base URL {url}").format(
+            label=label, url=f"{ctx.base_url}{form.suffix}"), fixes=[form.same_root_fix or _(SAME_ROOT_FIX)])
+    return Result.ok(_("{url} ({form}, as {client} needs)").format(url=wanted, form=_(form.name), client=form.client))
+
+
+def and_join(items: list[str]) -> str:
+    """`a and b` (`a and b and c`): names joined the way a sentence lists them."""
+    text = items[0]
+    for item in items[1:]:
+        text = _("{first} and {second}").format(first=text, second=item)
+    return text
+
+
+def noted(text: str, note: str) -> str:
+    """`text (note)`: an aside after a finished sentence (full-width brackets in Chinese)."""
+    return _("{text} ({note})").format(text=text, note=note)
