@@ -74,7 +74,8 @@ class _Tidy:
 
     The words Typer's bundled Click hardcodes in English are said in the user's language here, in one place:
     "Usage:", the help option's help, and the usage errors (CLICK_ERRORS). Typer's own words ("Options",
-    "Commands", "[default: …]") come from gettext (i18n/zh_CN/click.po)."""
+    "Commands", "[default: …]") come from gettext (i18n/zh_CN/click.po). In Chinese, help texts wrap by
+    taotoken's layout rule (commands/_wide_help.py): rich breaks lines only at spaces."""
 
     def get_params(self, ctx: Any) -> list[Any]:
         params = super().get_params(ctx)  # type: ignore[misc]
@@ -89,6 +90,13 @@ class _Tidy:
         if option is not None:
             option.help = _("Show this message and exit.")
         return option
+
+    def format_help(self, ctx: Any, formatter: Any) -> None:
+        if current() != "en":  # Chinese has no spaces to break lines at: wrap as every view does
+            from taotoken_cli.commands._wide_help import use_wide_help_text
+
+            use_wide_help_text()
+        super().format_help(ctx, formatter)  # type: ignore[misc]
 
     def format_usage(self, ctx: Any, formatter: Any) -> None:
         pieces = self.collect_usage_pieces(ctx)  # type: ignore[attr-defined]
