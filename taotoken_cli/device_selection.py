@@ -138,7 +138,9 @@ def hidden_reason(visible: VisibleDevices) -> str:
     if visible.on_purpose:
         return _("{variable}={value} hides every GPU{counted}").format(variable=VISIBLE, value=repr(visible.value),
                                                                          counted=_gpu_count(visible.total))
-    return f"{VISIBLE}={visible.value!r}: {_no_such_device(visible.entries[0])}{_gpu_count(visible.total)}"
+    return _("{variable}={value}: {problem}{counted}").format(variable=VISIBLE, value=repr(visible.value),
+                                                             problem=_no_such_device(visible.entries[0]),
+                                                             counted=_gpu_count(visible.total))
 
 
 def visible_devices_fix(visible: VisibleDevices) -> str:

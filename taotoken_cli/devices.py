@@ -365,7 +365,8 @@ def explain_selection(report: DeviceReport, env: Mapping[str, str]) -> None:
         visible = visible_devices(value, all_uuids=all_uuids, visible_count=seen)
         if visible.hides_all and visible.total != 0:
             if cuda.error_name == NO_DEVICE:
-                _hidden_by_visible(cuda, visible, f"{cuda.message}: {hidden_reason(visible)}")
+                _hidden_by_visible(cuda, visible, _("{message}: {reason}").format(message=cuda.message,
+                                                                                  reason=hidden_reason(visible)))
             if cuda.error_name == NO_DEVICE or cuda.status == "skipped":
                 _nvidia_opencl_hidden(report.opencl, visible, env)
     report.env = selection_env_notes(env, visible)

@@ -219,7 +219,8 @@ def render_verify(out: Output, report: VerifyReport) -> None:
                 text = _("failed [{code}] {detail}").format(code=diag.get("code"), detail=sample.detail)
             else:
                 label = layout.pad(labels.get(sample.match, sample.match), label_width)
-                text = f"{label}{sample.returned_model or '-'}  ({sample.detail})"
+                text = label + _("{model}  ({detail})").format(model=sample.returned_model or "-",
+                                                               detail=sample.detail)
             status = sample.status if sample.status is not None else "---"
             out.wrapped(f"#{sample.index} HTTP {status} {sample.elapsed_s * 1000:.0f} ms  {text}", "  ", " " * 5)
             ids = dict(sample.headers)
