@@ -80,6 +80,11 @@ def _values(param, ctx) -> list[str]:
 def build_tree() -> Cmd:
     import typer.main
 
+    from taotoken_cli import i18n
+
+    # The completions and the man page are English, whatever this process's locale: the help texts are
+    # translated when the app is imported, so the language is set before.
+    i18n.use("en")
     from taotoken_cli.app import app
 
     root = typer.main.get_command(app)

@@ -129,8 +129,9 @@ def write_shard(name: str, cat) -> None:
 
 
 def update(only: str | None = None) -> None:
-    """Every extracted message is in exactly one shard: new ones join their file's shard untranslated.
-    With `only`, just that shard's file is rewritten (several people can update their own shards at once)."""
+    """Every extracted message is in exactly one shard, its first user's: new ones join it untranslated, moved ones
+    move with their translation. With `only`, just that shard's file is rewritten and nothing moves (several people
+    can update their own shards at once)."""
     catalog, _extract, _mofile, _pofile = _babel()
     shards = read_shards()
     wanted = {**{m.id: (m, shard_of(m.locations[0][0])) for m in extract_package() if m.id},
@@ -155,6 +156,13 @@ def update(only: str | None = None) -> None:
             cat.delete(message.id)
     for msgid, (message, shard) in wanted.items():
         home = have.get(msgid, shard)
+        if only is None and home != shard:
+            # The code that says it moved (or its first user is now elsewhere): the message follows, translated.
+            moved = shards[home].get(msgid)
+            shards[home].delete(msgid)
+            target = shards.setdefault(shard, catalog.Catalog(locale=LOCALE, domain="taotoken"))
+            target.add(msgid, moved.string, flags=moved.flags)
+            home = shard
         cat = shards.setdefault(home, catalog.Catalog(locale=LOCALE, domain="taotoken"))
         existing = cat.get(msgid)
         if existing is None:

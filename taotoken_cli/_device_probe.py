@@ -9,6 +9,9 @@ ctypes (`libcuda.so.1`, `nvcuda.dll`; `$TAOTOKEN_LIBCUDA` names another file). `
 only the driver API.
 
 Output: {"status": "present"|"not_installed"|"no_driver"|"broken", "message": str, ...data}
+
+Messages are English; beside each, `<field>_i18n` holds its template and arguments, so the parent translates the
+template (taotoken_cli.devices.probe_message) and puts in the arguments — the driver's own words — as they came.
 """
 
 from __future__ import annotations
@@ -21,6 +24,16 @@ import sys
 # (config.py, output.py, ...) must not shadow anything a GPU library imports.
 if sys.path and os.path.abspath(sys.path[0] or ".") == os.path.dirname(os.path.abspath(__file__)):
     del sys.path[0]
+
+
+def N_(text: str) -> str:  # noqa: N802 - marks a template for the catalogue (scripts/i18n.py extracts it)
+    return text
+
+
+def said(field: str, template: str, **args) -> dict:
+    """A message `field` (message, pycuda_message): the English text, and its template and arguments for the
+    parent to translate."""
+    return {field: template.format(**args), f"{field}_i18n": {"text": template, "args": args}}
 
 
 def _not_installed(exc: ImportError, top: str) -> bool:
@@ -56,18 +69,21 @@ def probe_opencl() -> dict:
         import pyopencl as cl
     except ImportError as exc:
         if _not_installed(exc, "pyopencl"):
-            return {"status": "not_installed", "message": "pyopencl is not installed"}
+            return {"status": "not_installed", **said("message", N_("pyopencl is not installed"))}
         if "libOpenCL" in str(exc):
-            return {"status": "no_driver", "message": f"the OpenCL ICD loader cannot be loaded: {exc}"}
-        return {"status": "broken", "message": f"pyopencl is installed but cannot be imported: {exc}"}
+            return {"status": "no_driver",
+                    **said("message", N_("the OpenCL ICD loader cannot be loaded: {error}"), error=str(exc))}
+        return {"status": "broken",
+                **said("message", N_("pyopencl is installed but cannot be imported: {error}"), error=str(exc))}
     try:
         platforms = cl.get_platforms()
     except Exception as exc:  # pyopencl.LogicError / Error / RuntimeError (PR #826)
         text = f"{type(exc).__name__}: {exc}"
         if "PLATFORM_NOT_FOUND_KHR" in text or "no CL platforms" in text:
             return {"source": "pyopencl", "status": "no_driver",
-                    "message": f"no OpenCL platform (no ICD driver installed): {text}"}
-        return {"source": "pyopencl", "status": "broken", "message": f"clGetPlatformIDs failed: {text}"}
+                    **said("message", N_("no OpenCL platform (no ICD driver installed): {error}"), error=text)}
+        return {"source": "pyopencl", "status": "broken",
+                **said("message", N_("{call} failed: {error}"), call="clGetPlatformIDs", error=text)}
     result: dict = {"source": "pyopencl", "pyopencl_version": _text(_attr(cl, "VERSION_TEXT")), "platforms": []}
     errors: list[str] = []
     for platform in platforms:
@@ -96,13 +112,15 @@ def probe_opencl() -> dict:
     if errors:
         result["errors"] = errors
     if count:
-        result.update(status="present", message=f"{count} OpenCL device(s) on {len(platforms)} platform(s)")
+        result.update(status="present", **said("message", N_("{count} OpenCL device(s) on {platforms} platform(s)"),
+                                               count=count, platforms=len(platforms)))
     elif errors:
-        result.update(status="broken", message="; ".join(errors))
+        result.update(status="broken", message="; ".join(errors))  # the drivers' words
     elif platforms:
-        result.update(status="no_driver", message=f"{len(platforms)} OpenCL platform(s) but no devices")
+        result.update(status="no_driver", **said("message", N_("{platforms} OpenCL platform(s) but no devices"),
+                                                 platforms=len(platforms)))
     else:
-        result.update(status="no_driver", message="no OpenCL platform (no ICD driver installed)")
+        result.update(status="no_driver", **said("message", N_("no OpenCL platform (no ICD driver installed)")))
     return result
 
 
@@ -128,9 +146,13 @@ def libcuda_name() -> str:
 
 class CudaError(Exception):
     def __init__(self, call: str, code: int, name: str | None, text: str | None) -> None:
-        super().__init__(f"{call} failed: " + (f"{name} ({code})" if name else f"CUDA error {code}")
-                         + (f": {text}" if text else ""))
-        self.code, self.name = code, name
+        self.call, self.code, self.name = call, code, name
+        # the driver's words: its error's name (or number) and description
+        self.error = (f"{name} ({code})" if name else f"CUDA error {code}") + (f": {text}" if text else "")
+        super().__init__(f"{call} failed: {self.error}")
+
+    def said(self) -> dict:
+        return said("message", N_("{call} failed: {error}"), call=self.call, error=self.error)
 
 
 class DriverAPI:
@@ -214,12 +236,12 @@ def probe_cuda_driver(pycuda_note: dict | None = None) -> dict:
     """The driver API through ctypes: cuInit, the version, then each device's name, memory and attributes."""
     path = libcuda_name()
     result: dict = {"source": "driver_api", "driver_library": path, **(pycuda_note or {})}
-    either = "; pycuda is not installed either" if result.get("pycuda") == "not_installed" else ""
     try:
         driver = DriverAPI(path)
     except OSError as exc:
-        return {**result, "source": None, "status": "no_driver",
-                "message": f"no NVIDIA driver library ({exc}){either}"}
+        template = (N_("no NVIDIA driver library ({error}); pycuda is not installed either")
+                    if result.get("pycuda") == "not_installed" else N_("no NVIDIA driver library ({error})"))
+        return {**result, "source": None, "status": "no_driver", **said("message", template, error=str(exc))}
     try:
         try:
             result["driver_version"] = driver.out_int("cuDriverGetVersion")
@@ -229,16 +251,18 @@ def probe_cuda_driver(pycuda_note: dict | None = None) -> dict:
         count = driver.out_int("cuDeviceGetCount")
         result["devices"] = [driver.device(index) for index in range(count)]
     except AttributeError as exc:
-        return {**result, "status": "broken", "message": f"{path} is not a CUDA driver library: {exc}"}
+        return {**result, "status": "broken",
+                **said("message", N_("{library} is not a CUDA driver library: {error}"), library=path, error=str(exc))}
     except CudaError as exc:
         result.update(error_name=exc.name, error_code=exc.code)
         if exc.code == CUDA_ERROR_NO_DEVICE:
             return {**result, "status": "no_driver",
-                    "message": f"the NVIDIA driver sees no CUDA-capable device ({exc.name or NO_DEVICE})"}
-        return {**result, "status": "broken", "message": str(exc)}
+                    **said("message", N_("the NVIDIA driver sees no CUDA-capable device ({error})"),
+                           error=exc.name or NO_DEVICE)}
+        return {**result, "status": "broken", **exc.said()}
     if not count:
-        return {**result, "status": "no_driver", "message": "the NVIDIA driver reports 0 CUDA devices"}
-    return {**result, "status": "present", "message": f"{count} CUDA device(s)"}
+        return {**result, "status": "no_driver", **said("message", N_("the NVIDIA driver reports 0 CUDA devices"))}
+    return {**result, "status": "present", **said("message", N_("{count} CUDA device(s)"), count=count)}
 
 
 def probe_cuda() -> dict:
@@ -246,13 +270,14 @@ def probe_cuda() -> dict:
         import pycuda.driver as cuda
     except ImportError as exc:
         if _not_installed(exc, "pycuda"):
-            note = {"pycuda": "not_installed", "pycuda_message": "pycuda is not installed"}
+            note = {"pycuda": "not_installed", **said("pycuda_message", N_("pycuda is not installed"))}
         else:
-            note = {"pycuda": "broken", "pycuda_message": f"pycuda is installed but cannot be imported: {exc}"}
+            note = {"pycuda": "broken", **said("pycuda_message", N_("pycuda is installed but cannot be imported: "
+                                                                    "{error}"), error=str(exc))}
         return probe_cuda_driver(note)
     except OSError as exc:
-        return probe_cuda_driver({"pycuda": "broken",
-                                  "pycuda_message": f"pycuda cannot load the driver library: {exc}"})
+        return probe_cuda_driver({"pycuda": "broken", **said("pycuda_message", N_("pycuda cannot load the driver "
+                                                                                  "library: {error}"), error=str(exc))})
     result: dict = {"source": "pycuda", "pycuda": "present", "devices": []}
     try:
         cuda.init()
@@ -260,7 +285,7 @@ def probe_cuda() -> dict:
         text = str(exc)
         if "no CUDA-capable device" in text or "NO_DEVICE" in text:
             return {**result, "error_name": NO_DEVICE, "error_code": CUDA_ERROR_NO_DEVICE, "status": "no_driver",
-                    "message": f"the NVIDIA driver sees no CUDA-capable device: {text}"}
+                    **said("message", N_("the NVIDIA driver sees no CUDA-capable device: {error}"), error=text)}
         return {**result, "status": "broken", "message": f"{type(exc).__name__}: {text}"}
     try:
         result["driver_version"] = int(cuda.get_driver_version())
@@ -283,9 +308,9 @@ def probe_cuda() -> dict:
         result.update(status="broken", message=f"{type(exc).__name__}: {exc}")
         return result
     if result["devices"]:
-        result.update(status="present", message=f"{count} CUDA device(s)")
+        result.update(status="present", **said("message", N_("{count} CUDA device(s)"), count=count))
     else:
-        result.update(status="no_driver", message="the NVIDIA driver reports 0 CUDA devices")
+        result.update(status="no_driver", **said("message", N_("the NVIDIA driver reports 0 CUDA devices")))
     return result
 
 

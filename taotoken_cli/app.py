@@ -11,10 +11,12 @@ import typer
 
 from taotoken_cli import __version__
 from taotoken_cli.guard import report_error, run_guarded  # noqa: F401 - report_error re-exported
+from taotoken_cli.i18n import _
 
+# Help texts are translated when this module is imported: taotoken_cli.__main__ chooses the language first.
 app = typer.Typer(
     name="taotoken",
-    help="Set up and diagnose access to the TaoToken LLM gateway for every AI coding client.",
+    help=_("Set up and diagnose access to the TaoToken LLM gateway for every AI coding client."),
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     add_completion=False,
@@ -31,7 +33,7 @@ def _version(value: bool) -> None:
 @app.callback()
 def main_options(
     version: bool = typer.Option(False, "--version", "-V", callback=_version, is_eager=True,
-                                 help="Print the version and exit."),
+                                 help=_("Print the version and exit.")),
 ) -> None:
     """taotoken — one base URL, one key, many models: configured right in every client."""
 

@@ -16,6 +16,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from taotoken_cli.i18n import _
+
 VISIBLE = "CUDA_VISIBLE_DEVICES"
 HIDE_ALL_VALUES = ("", "-1", "NoDevFiles")  # the usual ways of hiding every GPU on purpose
 DEFAULT_ICD_DIR = "/etc/OpenCL/vendors"
@@ -91,51 +93,60 @@ def _entry_exists(entry: str, all_uuids: Sequence[str | None] | None) -> bool | 
 
 
 def _gpu_count(total: int | None) -> str:
+    """What the driver has, as a parenthesis that follows a clause (leading space included where the language
+    puts one)."""
     if total is None:
         return ""
     if total == 0:
-        return " (the driver has no GPU)"
-    return f" (the driver has {total} GPU{'s' if total > 1 else ''}, " + (
-        f"indices 0-{total - 1})" if total > 1 else "index 0)")
+        return _(" (the driver has no GPU)")
+    if total == 1:
+        return _(" (the driver has 1 GPU, index 0)")
+    return _(" (the driver has {count} GPUs, indices 0-{last})").format(count=total, last=total - 1)
 
 
 def _no_such_device(entry: str) -> str:
     if not entry:
-        return "an empty entry matches no device"
+        return _("an empty entry matches no device")
     if entry.isdigit():
-        return f"there is no device {entry}"
+        return _("there is no device {entry}").format(entry=entry)
     if entry.lower().startswith(("gpu-", "mig-")):
-        return f"no device has the UUID {entry}"
-    return f"{entry!r} is neither a device index nor a GPU UUID"
+        return _("no device has the UUID {entry}").format(entry=entry)
+    return _("{entry} is neither a device index nor a GPU UUID").format(entry=repr(entry))
 
 
 def visible_devices_note(visible: VisibleDevices | None, value: str) -> EnvNote:
     counted = _gpu_count(visible.total) if visible else ""
     if visible is None or (not visible.known and not visible.on_purpose):
-        return EnvNote(VISIBLE, value, f"CUDA sees only device(s) {value}, renumbered from 0")
+        return EnvNote(VISIBLE, value, _("CUDA sees only device(s) {value}, renumbered from 0").format(value=value))
     if visible.on_purpose:
-        return EnvNote(VISIBLE, value, f"hides every GPU from CUDA and from NVIDIA's OpenCL{counted}; unset it to "
-                       "use the GPUs", "warning")
+        return EnvNote(VISIBLE, value, _("hides every GPU from CUDA and from NVIDIA's OpenCL{counted}; unset it to "
+                                         "use the GPUs").format(counted=counted), "warning")
     if visible.missing == 0:
-        return EnvNote(VISIBLE, value, f"{_no_such_device(visible.entries[0])}{counted}: CUDA sees no GPU; unset it "
-                       "or list GPUs that exist", "warning")
+        return EnvNote(VISIBLE, value, _("{problem}{counted}: CUDA sees no GPU; unset it or list GPUs that exist")
+                       .format(problem=_no_such_device(visible.entries[0]), counted=counted), "warning")
     if visible.missing is not None:
-        return EnvNote(VISIBLE, value, f"{_no_such_device(visible.entries[visible.missing])}{counted}: the driver "
-                       f"ignores it and what follows, so CUDA sees only {','.join(visible.used)}, renumbered "
-                       "from 0", "warning")
-    return EnvNote(VISIBLE, value, f"CUDA sees only device(s) {value}, renumbered from 0{counted}")
+        return EnvNote(VISIBLE, value, _("{problem}{counted}: the driver ignores it and what follows, so CUDA sees "
+                                         "only {used}, renumbered from 0").format(
+                           problem=_no_such_device(visible.entries[visible.missing]), counted=counted,
+                           used=",".join(visible.used)), "warning")
+    return EnvNote(VISIBLE, value, _("CUDA sees only device(s) {value}, renumbered from 0{counted}").format(
+        value=value, counted=counted))
 
 
 def hidden_reason(visible: VisibleDevices) -> str:
     """Why CUDA sees no GPU, for the backends' messages."""
     if visible.on_purpose:
-        return f"{VISIBLE}={visible.value!r} hides every GPU{_gpu_count(visible.total)}"
-    return f"{VISIBLE}={visible.value!r}: {_no_such_device(visible.entries[0])}{_gpu_count(visible.total)}"
+        return _("{variable}={value} hides every GPU{counted}").format(variable=VISIBLE, value=repr(visible.value),
+                                                                         counted=_gpu_count(visible.total))
+    return _("{variable}={value}: {problem}{counted}").format(variable=VISIBLE, value=repr(visible.value),
+                                                             problem=_no_such_device(visible.entries[0]),
+                                                             counted=_gpu_count(visible.total))
 
 
 def visible_devices_fix(visible: VisibleDevices) -> str:
-    example = " (e.g. CUDA_VISIBLE_DEVICES=0)" if visible.total != 0 else ""
-    return f"unset CUDA_VISIBLE_DEVICES, or set it to GPUs that exist{example}"
+    if visible.total != 0:
+        return _("unset CUDA_VISIBLE_DEVICES, or set it to GPUs that exist (e.g. CUDA_VISIBLE_DEVICES=0)")
+    return _("unset CUDA_VISIBLE_DEVICES, or set it to GPUs that exist")
 
 
 def nvidia_opencl_icd(env: Mapping[str, str]) -> str | None:
@@ -189,24 +200,26 @@ def selection_env_notes(env: Mapping[str, str], visible: VisibleDevices | None =
     notes: list[EnvNote] = []
     cvd = env.get(VISIBLE)
     if cvd is None:
-        notes.append(EnvNote(VISIBLE, None, "unset: CUDA sees every GPU"))
+        notes.append(EnvNote(VISIBLE, None, _("unset: CUDA sees every GPU")))
     else:
         if visible is None and cvd.strip() in HIDE_ALL_VALUES:
             visible = visible_devices(cvd, all_uuids=None, visible_count=None)
         notes.append(visible_devices_note(visible, cvd))
     selector = env.get("ONEAPI_DEVICE_SELECTOR")
     if selector is None:
-        notes.append(EnvNote("ONEAPI_DEVICE_SELECTOR", None, "unset: SYCL/oneAPI runtimes see every device"))
+        notes.append(EnvNote("ONEAPI_DEVICE_SELECTOR", None, _("unset: SYCL/oneAPI runtimes see every device")))
     elif not selector.strip():
-        notes.append(EnvNote("ONEAPI_DEVICE_SELECTOR", selector, "set but empty; unset it or give "
-                             "backend:devices, e.g. level_zero:gpu", "warning"))
+        notes.append(EnvNote("ONEAPI_DEVICE_SELECTOR", selector, _("set but empty; unset it or give "
+                                                                   "backend:devices, e.g. level_zero:gpu"), "warning"))
     else:
-        notes.append(EnvNote("ONEAPI_DEVICE_SELECTOR", selector, "SYCL/oneAPI runtimes use only the devices it "
-                             "selects (backend:devices; ';' separates terms, '!' excludes)"))
+        notes.append(EnvNote("ONEAPI_DEVICE_SELECTOR", selector, _("SYCL/oneAPI runtimes use only the devices it "
+                                                                   "selects (backend:devices; ';' separates terms, "
+                                                                   "'!' excludes)")))
     legacy = env.get("SYCL_DEVICE_FILTER")
     if legacy is not None:
         equivalent = sycl_filter_to_selector(legacy)
-        notes.append(EnvNote("SYCL_DEVICE_FILTER", legacy, "deprecated since 2022 and removed from current DPC++ "
-                             "runtimes (no longer honoured); replace it: unset SYCL_DEVICE_FILTER; export "
-                             f"ONEAPI_DEVICE_SELECTOR='{equivalent}'", "warning"))
+        notes.append(EnvNote("SYCL_DEVICE_FILTER", legacy, _("deprecated since 2022 and removed from current DPC++ "
+                                                             "runtimes (no longer honoured); replace it: unset "
+                                                             "SYCL_DEVICE_FILTER; export ONEAPI_DEVICE_SELECTOR="
+                                                             "'{selector}'").format(selector=equivalent), "warning"))
     return notes

@@ -39,6 +39,7 @@ from taotoken_cli.device_selection import (
     visible_devices,
     visible_devices_fix,
 )
+from taotoken_cli.i18n import N_, _
 
 PROBE_SCRIPT = Path(__file__).with_name("_device_probe.py")
 DEFAULT_TIMEOUT_S = 15.0
@@ -49,34 +50,43 @@ NO_DEVICE = "CUDA_ERROR_NO_DEVICE"
 
 PRESENT, NOT_INSTALLED, NO_DRIVER, BROKEN = "present", "not_installed", "no_driver", "broken"
 
-PYCUDA_HINT = ("pycuda builds from source: it needs nvcc on PATH (or CUDA_ROOT), a C++ compiler and the Python "
-               "headers; then `pipx inject taotoken pycuda`, `uv tool install taotoken --with pycuda`, or "
-               "`pip install pycuda` in the environment taotoken runs from")
+# The fixes, translated where a report is made (`hint(NO_DRIVER_HINT, backend)`): the language is chosen per run.
+PYCUDA_HINT = N_("pycuda builds from source: it needs nvcc on PATH (or CUDA_ROOT), a C++ compiler and the Python "
+                 "headers; then `pipx inject taotoken pycuda`, `uv tool install taotoken --with pycuda`, or "
+                 "`pip install pycuda` in the environment taotoken runs from")
 INSTALL_HINT = {
-    "opencl": "pip install 'taotoken[opencl]'   (no GPU driver? `pip install 'taotoken[pocl]'` adds the "
-              "PoCL CPU device)",
-    "cuda": "optional, the CUDA driver API is probed without it: " + PYCUDA_HINT,
+    "opencl": N_("pip install 'taotoken[opencl]'   (no GPU driver? `pip install 'taotoken[pocl]'` adds the "
+                 "PoCL CPU device)"),
+    "cuda": N_("optional, the CUDA driver API is probed without it: {pycuda_hint}"),
 }
 NO_DRIVER_HINT = {
-    "opencl": "install an OpenCL ICD driver for your device (NVIDIA driver, Intel compute-runtime, ROCm), "
-              "or the PoCL CPU driver: pip install 'taotoken[pocl]'; ICD files live in /etc/OpenCL/vendors "
-              "(or $OCL_ICD_VENDORS)",
-    "cuda": "with an NVIDIA GPU: install the NVIDIA driver (it provides libcuda.so.1) and check `nvidia-smi`; in "
-            "containers run with the GPU exposed (e.g. docker --gpus all) and no CUDA stub libcuda.so first on "
-            f"LD_LIBRARY_PATH; ${LIBCUDA_OVERRIDE}=/path/to/libcuda.so.1 names the library to load",
+    "opencl": N_("install an OpenCL ICD driver for your device (NVIDIA driver, Intel compute-runtime, ROCm), "
+                 "or the PoCL CPU driver: pip install 'taotoken[pocl]'; ICD files live in /etc/OpenCL/vendors "
+                 "(or $OCL_ICD_VENDORS)"),
+    "cuda": N_("with an NVIDIA GPU: install the NVIDIA driver (it provides libcuda.so.1) and check `nvidia-smi`; in "
+               "containers run with the GPU exposed (e.g. docker --gpus all) and no CUDA stub libcuda.so first on "
+               "LD_LIBRARY_PATH; $TAOTOKEN_LIBCUDA=/path/to/libcuda.so.1 names the library to load"),
 }
 BROKEN_HINT = {
-    "opencl": "run `clinfo -l` to see what the ICD loader finds; reinstall pyopencl if it cannot be imported",
-    "cuda": "run `nvidia-smi`; 'Driver/library version mismatch' means the driver was upgraded without a "
-            "reboot; reinstall pycuda if it was built against another CUDA version",
+    "opencl": N_("run `clinfo -l` to see what the ICD loader finds; reinstall pyopencl if it cannot be imported"),
+    "cuda": N_("run `nvidia-smi`; 'Driver/library version mismatch' means the driver was upgraded without a "
+               "reboot; reinstall pycuda if it was built against another CUDA version"),
 }
 # Driver errors with a more precise fix than BROKEN_HINT.
 CUDA_ERROR_HINT = {
-    "CUDA_ERROR_STUB_LIBRARY": "a CUDA toolkit stub libcuda.so was loaded instead of the driver's: remove the "
-                               "toolkit's lib64/stubs directory from LD_LIBRARY_PATH",
-    "CUDA_ERROR_SYSTEM_DRIVER_MISMATCH": "the driver library does not match the loaded kernel module: reboot after "
-                                         "a driver upgrade, or drop a cuda-compat libcuda from LD_LIBRARY_PATH",
+    "CUDA_ERROR_STUB_LIBRARY": N_("a CUDA toolkit stub libcuda.so was loaded instead of the driver's: remove the "
+                                  "toolkit's lib64/stubs directory from LD_LIBRARY_PATH"),
+    "CUDA_ERROR_SYSTEM_DRIVER_MISMATCH": N_("the driver library does not match the loaded kernel module: reboot "
+                                            "after a driver upgrade, or drop a cuda-compat libcuda from "
+                                            "LD_LIBRARY_PATH"),
 }
+
+
+def hint(hints: Mapping[str, str], key: str | None) -> str | None:
+    """The fix `hints` holds for `key`, in the user's language."""
+    if key not in hints:
+        return None
+    return _(hints[key]).format(pycuda_hint=_(PYCUDA_HINT))
 
 
 @dataclass
@@ -189,7 +199,7 @@ def probe_devices(*, timeout_s: float = DEFAULT_TIMEOUT_S, env: Mapping[str, str
                    for key, (mode, job_env) in jobs.items()}
         results = {key: future.result() for key, future in futures.items()}
     unfiltered = results.pop("unfiltered", None)
-    skipped = {name: BackendReport(name, "skipped", "not probed") for name in BACKENDS if name not in results}
+    skipped = {name: BackendReport(name, "skipped", _("not probed")) for name in BACKENDS if name not in results}
     results.update(skipped)
     report = DeviceReport(cuda=results["cuda"], opencl=results["opencl"])
     if unfiltered is not None and unfiltered.source == "driver_api":
@@ -215,15 +225,17 @@ def probe_backend(backend: str, *, timeout_s: float = DEFAULT_TIMEOUT_S, env: Ma
         proc = subprocess.Popen([python or sys.executable, str(PROBE_SCRIPT), mode], stdin=subprocess.DEVNULL,
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, start_new_session=True)
     except OSError as exc:
-        return BackendReport(backend, BROKEN, f"cannot start the probe: {exc}", BROKEN_HINT[backend], "error")
+        return BackendReport(backend, BROKEN, _("cannot start the probe: {error}").format(error=exc),
+                             hint(BROKEN_HINT, backend), "error")
     try:
         stdout, stderr = proc.communicate(timeout=timeout_s)
     except subprocess.TimeoutExpired:
         _kill_group(proc)
         proc.communicate()
-        return BackendReport(backend, BROKEN, f"the {backend} probe did not answer within {timeout_s:g} s and "
-                             f"was killed (a driver call hung)", BROKEN_HINT[backend], "timeout",
-                             elapsed_s=time.perf_counter() - started)
+        return BackendReport(backend, BROKEN, _("the {backend} probe did not answer within {seconds} s and was "
+                                                "killed (a driver call hung)").format(backend=backend,
+                                                                                      seconds=f"{timeout_s:g}"),
+                             hint(BROKEN_HINT, backend), "timeout", elapsed_s=time.perf_counter() - started)
     elapsed = time.perf_counter() - started
     return parse_probe_output(backend, proc.returncode, stdout, stderr, elapsed)
 
@@ -242,9 +254,10 @@ def parse_probe_output(backend: str, returncode: int, stdout: bytes, stderr: byt
             name = signal.Signals(-returncode).name
         except ValueError:
             name = f"signal {-returncode}"
-        return BackendReport(backend, BROKEN, f"the {backend} probe crashed ({name})" +
-                             (f": {' | '.join(tail)}" if tail else ""), BROKEN_HINT[backend], "crashed",
-                             elapsed_s=elapsed_s)
+        message = (_("the {backend} probe crashed ({signal}): {output}") if tail
+                   else _("the {backend} probe crashed ({signal})")).format(backend=backend, signal=name,
+                                                                            output=" | ".join(tail))
+        return BackendReport(backend, BROKEN, message, hint(BROKEN_HINT, backend), "crashed", elapsed_s=elapsed_s)
     data = None
     for line in reversed(stdout.decode("utf-8", errors="replace").splitlines()):
         if line.startswith("{"):
@@ -254,14 +267,15 @@ def parse_probe_output(backend: str, returncode: int, stdout: bytes, stderr: byt
                 continue
             break
     if not isinstance(data, dict) or data.get("status") not in (PRESENT, NOT_INSTALLED, NO_DRIVER, BROKEN):
-        detail = " | ".join(tail) or f"exit status {returncode}, no result"
-        return BackendReport(backend, BROKEN, f"the {backend} probe failed: {detail}", BROKEN_HINT[backend],
-                             "crashed" if returncode else "error", elapsed_s=elapsed_s)
+        detail = " | ".join(tail) or _("exit status {status}, no result").format(status=returncode)
+        return BackendReport(backend, BROKEN, _("the {backend} probe failed: {detail}").format(backend=backend,
+                                                                                             detail=detail),
+                             hint(BROKEN_HINT, backend), "crashed" if returncode else "error", elapsed_s=elapsed_s)
     status = data["status"]
-    report = BackendReport(backend, status, str(data.get("message") or status), elapsed_s=elapsed_s,
+    report = BackendReport(backend, status, probe_message(data, "message") or status, elapsed_s=elapsed_s,
                            failure="error" if status == BROKEN else None, source=_str(data.get("source")))
-    report.fix = {NOT_INSTALLED: INSTALL_HINT, NO_DRIVER: NO_DRIVER_HINT, BROKEN: BROKEN_HINT}.get(
-        status, {}).get(backend)
+    report.fix = hint({NOT_INSTALLED: INSTALL_HINT, NO_DRIVER: NO_DRIVER_HINT, BROKEN: BROKEN_HINT}.get(status, {}),
+                      backend)
     if backend == "opencl":
         _parse_opencl(report, data)
     else:
@@ -293,13 +307,29 @@ def _parse_cuda(report: BackendReport, data: dict[str, Any]) -> None:
     report.error_name = _str(data.get("error_name"))
     report.cuda_devices = [cuda_device_from(dev) for dev in data.get("devices") or [] if isinstance(dev, dict)]
     if report.status == BROKEN and report.error_name in CUDA_ERROR_HINT:
-        report.fix = CUDA_ERROR_HINT[report.error_name]
+        report.fix = hint(CUDA_ERROR_HINT, report.error_name)
     if report.pycuda in (NOT_INSTALLED, BROKEN):  # the driver API was asked instead
-        pycuda = str(data.get("pycuda_message") or f"pycuda: {report.pycuda}")
+        pycuda = probe_message(data, "pycuda_message") or f"pycuda: {report.pycuda}"
         if report.status == PRESENT:
-            report.notes.append(f"{pycuda} (optional: the driver API answered); {PYCUDA_HINT}")
+            report.notes.append(_("{pycuda} (optional: the driver API answered); {pycuda_hint}").format(
+                pycuda=pycuda, pycuda_hint=_(PYCUDA_HINT)))
         elif report.pycuda == BROKEN:
             report.notes.append(pycuda)
+
+
+def probe_message(data: Mapping[str, Any], field: str) -> str | None:
+    """The probe's message `field` in the user's language. The probe (standard library only, in another
+    interpreter) sends its English text and, beside it as `<field>_i18n`, the text's template and arguments: the
+    template is translated here and the arguments, the driver's own words among them, go in as they came. A
+    message without a template (a driver's error verbatim), or one that does not fit it, is shown as it came."""
+    message = data.get(field)
+    said = data.get(f"{field}_i18n")
+    if isinstance(said, dict) and isinstance(said.get("text"), str) and isinstance(said.get("args"), dict):
+        try:
+            return _(said["text"]).format(**said["args"])
+        except (KeyError, IndexError, ValueError):
+            pass
+    return str(message) if message else None
 
 
 def cuda_device_from(dev: dict[str, Any]) -> CudaDevice:
@@ -335,7 +365,8 @@ def explain_selection(report: DeviceReport, env: Mapping[str, str]) -> None:
         visible = visible_devices(value, all_uuids=all_uuids, visible_count=seen)
         if visible.hides_all and visible.total != 0:
             if cuda.error_name == NO_DEVICE:
-                _hidden_by_visible(cuda, visible, f"{cuda.message}: {hidden_reason(visible)}")
+                _hidden_by_visible(cuda, visible, _("{message}: {reason}").format(message=cuda.message,
+                                                                                  reason=hidden_reason(visible)))
             if cuda.error_name == NO_DEVICE or cuda.status == "skipped":
                 _nvidia_opencl_hidden(report.opencl, visible, env)
     report.env = selection_env_notes(env, visible)
@@ -351,11 +382,13 @@ def _nvidia_opencl_hidden(opencl: BackendReport, visible: VisibleDevices, env: M
         return
     if any("nvidia" in (p.name + p.vendor).lower() for p in opencl.platforms):
         return
-    reason = f"{hidden_reason(visible)}, and NVIDIA's OpenCL honours it too (its driver is installed: {icd})"
+    reason = _("{reason}, and NVIDIA's OpenCL honours it too (its driver is installed: {icd})").format(
+        reason=hidden_reason(visible), icd=icd)
     if opencl.status == PRESENT:
         opencl.hidden_by = VISIBLE
-        opencl.notes.append(f"no NVIDIA OpenCL platform: {reason}")
+        opencl.notes.append(_("no NVIDIA OpenCL platform: {reason}").format(reason=reason))
     elif opencl.platforms:
-        _hidden_by_visible(opencl, visible, f"{opencl.message}; no NVIDIA OpenCL platform: {reason}")
+        _hidden_by_visible(opencl, visible, _("{message}; no NVIDIA OpenCL platform: {reason}").format(
+            message=opencl.message, reason=reason))
     else:
-        _hidden_by_visible(opencl, visible, f"no OpenCL platform: {reason}")
+        _hidden_by_visible(opencl, visible, _("no OpenCL platform: {reason}").format(reason=reason))

@@ -19,6 +19,7 @@ from typing import Any
 from taotoken_cli.devices import PRESENT, DeviceReport
 from taotoken_cli.errors import InputError, TaotokenError
 from taotoken_cli.exitcodes import Exit
+from taotoken_cli.i18n import _
 
 DEVICE_KINDS = ("cuda", "gpu", "opencl", "accelerator", "cpu")
 KNOWN_VENDORS = ("nvidia", "intel", "amd", "apple", "arm", "qualcomm", "imagination", "mesa")
@@ -92,14 +93,16 @@ def candidates(report: DeviceReport | None) -> list[Candidate]:
                       "compute_units": dev.compute_units, "memory_bytes": dev.global_mem_bytes}
             if dev.type == "GPU":
                 keys = _unique([vendor, "gpu", "opencl"])
-                found.append(Candidate("gpu", f"OpenCL GPU {dev.name}", keys, detail))
+                found.append(Candidate("gpu", _("OpenCL GPU {name}").format(name=dev.name), keys, detail))
             elif dev.type in ("ACCELERATOR", "CUSTOM"):
                 keys = _unique([vendor, "accelerator", "opencl"])
-                accelerators.append(Candidate("accelerator", f"OpenCL accelerator {dev.name}", keys, detail))
+                accelerators.append(Candidate("accelerator", _("OpenCL accelerator {name}").format(name=dev.name),
+                                              keys, detail))
             elif dev.type == "CPU" and cpu is None:
-                cpu = Candidate("cpu", f"CPU {dev.name} (OpenCL, {dev.platform})", ["cpu"], detail)
+                label = _("CPU {name} (OpenCL, {platform})").format(name=dev.name, platform=dev.platform)
+                cpu = Candidate("cpu", label, ["cpu"], detail)
     found.extend(accelerators)
-    found.append(cpu or Candidate("cpu", "CPU (not seen through OpenCL)", ["cpu"], {"backend": None}))
+    found.append(cpu or Candidate("cpu", _("CPU (not seen through OpenCL)"), ["cpu"], {"backend": None}))
     return found
 
 
@@ -128,10 +131,12 @@ def choose(routes: Mapping[str, str], report: DeviceReport | None, profile_model
         key = normalize_key(asked)
         if key in table:
             kind = "task" if flag == "--task" else "device"
-            return Choice(table[key], key, kind, f"{flag} {key} selects route {key} = {table[key]}")
-        known = ", ".join(sorted(table)) or "none"
-        raise TaotokenError(f"no route {key!r} in profile {profile!r} (routes: {known})",
-                            f"taotoken route set {key}=MODEL   (or choose one of the routes listed)",
+            return Choice(table[key], key, kind, _("{flag} {key} selects route {key} = {model}").format(
+                flag=flag, key=key, model=table[key]))
+        known = ", ".join(sorted(table)) or _("none")
+        raise TaotokenError(_("no route {key} in profile {profile} (routes: {routes})").format(
+                                key=repr(key), profile=repr(profile), routes=known),
+                            _("taotoken route set {key}=MODEL   (or choose one of the routes listed)").format(key=key),
                             Exit.CONFIG, code="route.missing")
     considered: list[str] = []
     for cand in candidates(report):
@@ -140,21 +145,26 @@ def choose(routes: Mapping[str, str], report: DeviceReport | None, profile_model
                 return Choice(table[key], key, "auto", _auto_reason(cand, key, table[key], considered), cand,
                               considered)
         considered.append(f"{cand.label} ({'/'.join(cand.keys)})")
-    tried = (f"no route matches this machine's devices ({'; '.join(considered)})" if table
-             else "the routing table is empty")
+    devices, name = "; ".join(considered), repr(profile)
     if profile_model:
-        return Choice(profile_model, None, "profile", f"{tried}; using the model of profile {profile!r}",
-                      None, considered)
-    return Choice(None, None, "none", f"{tried} and profile {profile!r} has no model", None, considered)
+        reason = (_("no route matches this machine's devices ({devices}); using the model of profile {profile}")
+                  if table else _("the routing table is empty; using the model of profile {profile}"))
+        return Choice(profile_model, None, "profile", reason.format(devices=devices, profile=name), None, considered)
+    reason = (_("no route matches this machine's devices ({devices}) and profile {profile} has no model") if table
+              else _("the routing table is empty and profile {profile} has no model"))
+    return Choice(None, None, "none", reason.format(devices=devices, profile=name), None, considered)
 
 
 def _auto_reason(cand: Candidate, key: str, model: str, skipped: list[str]) -> str:
+    names = "; ".join(skipped)
     if cand.kind == "cpu":
-        prefix = f"no route for {'; '.join(skipped)}" if skipped else "no GPU found"
-        seen = cand.label if cand.detail.get("backend") else "the CPU"
-        return f"{prefix}; {seen}: route {key} = {model}"
-    tail = f" (no route for {'; '.join(skipped)})" if skipped else ""
-    return f"{cand.label} found: route {key} = {model}{tail}"
+        seen = cand.label if cand.detail.get("backend") else _("the CPU")
+        reason = (_("no route for {skipped}; {device}: route {key} = {model}") if skipped
+                  else _("no GPU found; {device}: route {key} = {model}"))
+        return reason.format(skipped=names, device=seen, key=key, model=model)
+    reason = (_("{device} found: route {key} = {model} (no route for {skipped})") if skipped
+              else _("{device} found: route {key} = {model}"))
+    return reason.format(skipped=names, device=cand.label, key=key, model=model)
 
 
 # -- editing the table ------------------------------------------------------------------------
@@ -171,17 +181,19 @@ def parse_assignments(items: list[str]) -> list[RouteEdit]:
     from taotoken_cli.hygiene import clean_model
 
     if not items:
-        raise InputError("no route given", "taotoken route set cuda=gpu-model cpu=cpu-model   (KIND= removes one)")
+        raise InputError(_("no route given"),
+                         _("taotoken route set cuda=gpu-model cpu=cpu-model   (KIND= removes one)"))
     edits: dict[str, RouteEdit] = {}
     for item in items:
         if "=" not in item:
-            raise InputError(f"{item!r} is not KIND=MODEL", f"write it as {item.strip() or 'cpu'}=MODEL-ID "
-                             "(device kinds: cuda, gpu, opencl, cpu, vendor names; or a task name)")
+            raise InputError(_("{item} is not KIND=MODEL").format(item=repr(item)),
+                             _("write it as {kind}=MODEL-ID (device kinds: cuda, gpu, opencl, cpu, vendor names; or a "
+                               "task name)").format(kind=item.strip() or "cpu"))
         raw_key, raw_model = item.split("=", 1)
         key = normalize_key(raw_key)
         if not _KEY_RE.match(key):
-            raise InputError(f"route name {raw_key.strip()!r} is not allowed",
-                             "use letters, digits, '.', '_' or '-' (e.g. cuda, gpu, intel, cpu, code, embed)")
+            raise InputError(_("route name {name} is not allowed").format(name=repr(raw_key.strip())),
+                             _("use letters, digits, '.', '_' or '-' (e.g. cuda, gpu, intel, cpu, code, embed)"))
         if not raw_model.strip():
             edits[key] = RouteEdit(key, None)
             continue
@@ -241,8 +253,8 @@ def save_routes(edits: list[RouteEdit], profile: str | None = None, env: Mapping
         try:
             atomic_write(path, new_text, secret=True)
         except OSError as exc:
-            raise TaotokenError(f"cannot write {path}: {exc.strerror or exc}",
-                                f"check that {path.parent} is writable", Exit.CONFIG) from None
+            raise TaotokenError(_("cannot write {path}: {error}").format(path=path, error=exc.strerror or exc),
+                                _("check that {folder} is writable").format(folder=path.parent), Exit.CONFIG) from None
     return SaveResult(str(path), settings.profile, applied, unchanged)
 
 

@@ -142,8 +142,8 @@ def _span(css_class: str, text: str) -> str:
 
 
 def _summary_table(report) -> str:
-    head = [_("series"), _("requests"), _("ok"), _("failed"), "req/s", _("goodput/s"), _("latency p50"), "p95", "p99",
-            "TTFT p50", "p95", "ITL p50", _("SLOs"), _("top error")]
+    head = [_("series"), _("requests"), _("succeeded"), _("failed"), "req/s", _("goodput/s"), _("latency p50"), "p95",
+            "p99", "TTFT p50", "p95", "ITL p50", _("SLOs"), _("top error")]
     rows = []
     for s in report.series:
         def f(dist, attr: str) -> str:

@@ -5,66 +5,64 @@ from __future__ import annotations
 import typer
 
 from taotoken_cli.commands import _complete, _options
+from taotoken_cli.i18n import _
 
-config_app = typer.Typer(help="Show and edit taotoken's own configuration.", no_args_is_help=True)
+config_app = typer.Typer(help=_("Show and edit taotoken's own configuration."), no_args_is_help=True)
 
 
 def register(app: typer.Typer) -> None:
     app.add_typer(config_app, name="config")
 
 
-@config_app.command("show")
+@config_app.command("show", help=_("Show the resolved base URL, key (masked), model and routes."))
 def show(
-    origin: bool = typer.Option(False, "--origin", help="Also show where each value came from."),
+    origin: bool = typer.Option(False, "--origin", help=_("Also show where each value came from.")),
     json_out: bool = _options.JSON,
     profile: str | None = _options.PROFILE,
 ) -> None:
-    """Show the resolved base URL, key (masked), model and routes."""
     from taotoken_cli.config.view import show_settings
 
     show_settings(_options.io(), profile, with_origin=origin, json_out=json_out)
 
 
-@config_app.command("path")
+@config_app.command("path", help=_("Print the path of the config file (whether or not it exists)."))
 def path() -> None:
-    """Print the path of the config file (whether or not it exists)."""
     from taotoken_cli.config import config_path
 
     io = _options.io()
     io.out.line(str(config_path(io.env)))
 
 
-@config_app.command("set")
+@config_app.command("set", help=_("Set one value (cleaned first); base URL, key and model reach every client "
+                                  "init wrote."))
 def set_value(
     key: str = typer.Argument(..., metavar="KEY", autocompletion=_complete.config_keys,
-                              help="base_url, api_key, model, default_profile or lang (en, zh, auto)."),
+                              help=_("base_url, api_key, model, default_profile or lang (en, zh, auto).")),
     value: str = typer.Argument(..., metavar="VALUE",
-                                help="The value; for api_key use '-' to type it hidden (or pipe it in)."),
-    yes: bool = typer.Option(False, "--yes", "-y", help="Also update every copy init wrote without asking."),
-    no_sync: bool = typer.Option(False, "--no-sync", help="Change only taotoken's own config file."),
+                                help=_("The value; for api_key use '-' to type it hidden (or pipe it in).")),
+    yes: bool = typer.Option(False, "--yes", "-y", help=_("Also update every copy init wrote without asking.")),
+    no_sync: bool = typer.Option(False, "--no-sync", help=_("Change only taotoken's own config file.")),
     profile: str | None = _options.PROFILE,
 ) -> None:
-    """Set one value (cleaned first); base URL, key and model reach every client init wrote."""
     from taotoken_cli.config.update import set_value
 
     raise typer.Exit(set_value(_options.io(), key, value, profile, yes=yes, sync=not no_sync))
 
 
-@config_app.command("sync")
+@config_app.command("sync", help=_("Bring every copy init wrote (client files, env.sh, CC Switch links) in "
+                                   "step with the config."))
 def sync(
-    yes: bool = typer.Option(False, "--yes", "-y", help="Apply without asking (for scripts)."),
-    dry_run: bool = typer.Option(False, "--dry-run", help="Show unified diffs (key masked); write nothing."),
+    yes: bool = typer.Option(False, "--yes", "-y", help=_("Apply without asking (for scripts).")),
+    dry_run: bool = typer.Option(False, "--dry-run", help=_("Show unified diffs (key masked); write nothing.")),
     profile: str | None = _options.PROFILE,
 ) -> None:
-    """Bring every copy init wrote (client files, env.sh, CC Switch links) in step with the config."""
     from taotoken_cli.config.update import sync
 
     raise typer.Exit(sync(_options.io(), profile, yes=yes, dry_run=dry_run))
 
 
-@config_app.command("profiles")
+@config_app.command("profiles", help=_("List the profiles in the config file; the active one is marked."))
 def profiles(json_out: bool = _options.JSON) -> None:
-    """List the profiles in the config file; the active one is marked."""
     from taotoken_cli.config.view import show_profiles
 
     show_profiles(_options.io(), json_out)

@@ -5,20 +5,21 @@ from __future__ import annotations
 import typer
 
 from taotoken_cli.commands import _complete, _options
+from taotoken_cli.i18n import _
 
 
 def register(app: typer.Typer) -> None:
-    app.command("demo")(demo)
+    app.command("demo", help=_("Walk through init, check, doctor, route and bench offline, against a local "
+                               "mock gateway."))(demo)
 
 
 def demo(
-    keep: bool = typer.Option(False, "--keep", help="Leave the temporary directory and print its path."),
+    keep: bool = typer.Option(False, "--keep", help=_("Leave the temporary directory and print its path.")),
     step: str | None = typer.Option(None, "--step", metavar="NAME", autocompletion=_complete.demo_steps,
-                                    help="Run one step: init, check, doctor, route or bench (its "
-                                    "prerequisites run quietly first)."),
-    fast: bool = typer.Option(False, "--fast", help="No simulated gateway latency, fewer requests."),
+                                    help=_("Run one step: init, check, doctor, route or bench (its "
+                                      "prerequisites run quietly first).")),
+    fast: bool = typer.Option(False, "--fast", help=_("No simulated gateway latency, fewer requests.")),
 ) -> None:
-    """Walk through init, check, doctor, route and bench offline, against a local mock gateway."""
     from taotoken_cli.demo.run import DemoOptions, run
 
     raise typer.Exit(run(DemoOptions(keep=keep, step=step, fast=fast), _options.io()))

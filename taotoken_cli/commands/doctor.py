@@ -6,33 +6,33 @@ import typer
 
 from taotoken_cli.commands import _complete, _options
 from taotoken_cli.doctor import DEFAULT_TIMEOUT_S
+from taotoken_cli.i18n import _
 
 
 def register(app: typer.Typer) -> None:
-    app.command("doctor")(doctor)
+    app.command("doctor", help=_("Find every cause of a broken setup and print the fix for each."))(doctor)
 
 
 def doctor(
-    verbose: bool = typer.Option(False, "--verbose", "-v", help="Show every check with its details."),
+    verbose: bool = typer.Option(False, "--verbose", "-v", help=_("Show every check with its details.")),
     json_out: bool = _options.JSON,
     only: list[str] = typer.Option(None, "--check", metavar="ID", autocompletion=_complete.doctor_checks,
-                                   help="Run only this check (id, id prefix such as 'gateway', or a section "
-                                   "name); repeatable."),
-    list_checks: bool = typer.Option(False, "--list", help="List the checks and exit."),
-    offline: bool = typer.Option(False, "--offline", help="Skip every check that needs the network."),
+                                   help=_("Run only this check (id, id prefix such as 'gateway', or a section "
+                                     "name); repeatable.")),
+    list_checks: bool = typer.Option(False, "--list", help=_("List the checks and exit.")),
+    offline: bool = typer.Option(False, "--offline", help=_("Skip every check that needs the network.")),
     timeout: float = typer.Option(DEFAULT_TIMEOUT_S, "--timeout", "-t", metavar="SECONDS",
-                                  callback=_options.in_range(0.5, 600, "seconds"),
-                                  help="Deadline for the whole run, in seconds (0.5 to 600)."),
-    strict: bool = typer.Option(False, "--strict", help="Exit 1 on warnings too."),
-    fix: bool = typer.Option(False, "--fix", help="Offer the safe repairs found (backed up; undo with "
-                             "`taotoken init --undo`)."),
-    yes: bool = typer.Option(False, "--yes", "-y", help="With --fix: apply without asking."),
+                                  callback=_options.in_range(0.5, 600, seconds=True),
+                                  help=_("Deadline for the whole run, in seconds (0.5 to 600).")),
+    strict: bool = typer.Option(False, "--strict", help=_("Exit 1 on warnings too.")),
+    fix: bool = typer.Option(False, "--fix", help=_("Offer the safe repairs found (backed up; undo with "
+                               "`taotoken init --undo`).")),
+    yes: bool = typer.Option(False, "--yes", "-y", help=_("With --fix: apply without asking.")),
     profile: str | None = _options.PROFILE,
     base_url: str | None = _options.BASE_URL,
     model: str | None = _options.MODEL,
     _c: str | None = _options.retired("-c", "--check"),
 ) -> None:
-    """Find every cause of a broken setup and print the fix for each."""
     from taotoken_cli.config import Overrides
     from taotoken_cli.doctor.run import DoctorOptions, run
 

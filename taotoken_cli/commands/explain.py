@@ -5,20 +5,21 @@ from __future__ import annotations
 import typer
 
 from taotoken_cli.commands import _complete, _options
+from taotoken_cli.i18n import _
 
 
 def register(app: typer.Typer) -> None:
-    app.command("explain")(explain)
+    app.command("explain", help=_("Explain a failure code, an HTTP status or a server's message: the causes "
+                                  "and the fix."))(explain)
 
 
 def explain(
     code: str | None = typer.Argument(None, metavar="CODE|STATUS|MESSAGE", autocompletion=_complete.failure_codes,
-                                      help="A failure code (auth.invalid_key), an HTTP status (429) or a server's "
-                                      "message, Chinese or English ('无效的令牌'); see --list."),
-    list_all: bool = typer.Option(False, "--list", "-l", help="List every code with its exit status and title."),
+                                      help=_("A failure code (auth.invalid_key), an HTTP status (429) or a server's "
+                                        "message, Chinese or English ('无效的令牌'); see --list.")),
+    list_all: bool = typer.Option(False, "--list", "-l", help=_("List every code with its exit status and title.")),
     json_out: bool = _options.JSON,
 ) -> None:
-    """Explain a failure code, an HTTP status or a server's message: the causes and the fix."""
     from taotoken_cli.explain.run import ExplainOptions, run
 
     raise typer.Exit(run(ExplainOptions(code=code, list_all=list_all, json_out=json_out), _options.io()))

@@ -5,42 +5,43 @@ from __future__ import annotations
 import typer
 
 from taotoken_cli.commands import _complete, _options
+from taotoken_cli.i18n import _
 
 
 def register(app: typer.Typer) -> None:
-    app.command("init")(init)
+    app.command("init", help=_("Write base URL, key and model into every AI client's real config (dry-run, "
+                               "backups, undo)."))(init)
 
 
 def init(
     base_url: str | None = _options.BASE_URL,
     model: str | None = _options.MODEL,
     key: str | None = typer.Option(None, "--key", metavar="KEY",
-                                   help="The API key (lands in shell history: prefer --key-stdin)."),
-    key_stdin: bool = typer.Option(False, "--key-stdin", help="Read the API key from stdin."),
+                                   help=_("The API key (lands in shell history: prefer --key-stdin).")),
+    key_stdin: bool = typer.Option(False, "--key-stdin", help=_("Read the API key from stdin.")),
     target: list[str] = typer.Option([], "--target", metavar="TARGET", autocompletion=_complete.init_targets,
-                                     help="claude-code, codex, cline, cc-switch, shell, mcp "
-                                     "(MCP servers that point at TaoToken) or project-env (.env.taotoken here) "
-                                     "(repeatable; default: the clients detected here). Own config: always."),
-    all_targets: bool = typer.Option(False, "--all", help="Write every target (project-env only when named)."),
-    yes: bool = typer.Option(False, "--yes", "-y", help="Apply without asking (for scripts)."),
-    dry_run: bool = typer.Option(False, "--dry-run", help="Show unified diffs (key masked); write nothing."),
-    undo: bool = typer.Option(False, "--undo", help="Restore every file of the last run exactly."),
-    force: bool = typer.Option(False, "--force", help="With --undo: restore even files edited since that run."),
+                                     help=_("claude-code, codex, cline, cc-switch, shell, mcp "
+                                       "(MCP servers that point at TaoToken) or project-env (.env.taotoken here) "
+                                       "(repeatable; default: the clients detected here). Own config: always.")),
+    all_targets: bool = typer.Option(False, "--all", help=_("Write every target (project-env only when named).")),
+    yes: bool = typer.Option(False, "--yes", "-y", help=_("Apply without asking (for scripts).")),
+    dry_run: bool = typer.Option(False, "--dry-run", help=_("Show unified diffs (key masked); write nothing.")),
+    undo: bool = typer.Option(False, "--undo", help=_("Restore every file of the last run exactly.")),
+    force: bool = typer.Option(False, "--force", help=_("With --undo: restore even files edited since that run.")),
     scope: str = typer.Option("user", "--scope", metavar="SCOPE", autocompletion=_complete.init_scopes,
-                              help="Claude Code: user (~/.claude/settings.json) or project "
-                              "(.claude/settings.local.json of this git repository)."),
+                              help=_("Claude Code: user (~/.claude/settings.json) or project "
+                                "(.claude/settings.local.json of this git repository).")),
     codex_auth: str = typer.Option("env", "--codex-auth", metavar="MODE", autocompletion=_complete.codex_auth_modes,
-                                   help="How Codex gets the key: env (env_key + shell target), auth-json "
-                                   "(auth.json; replaces a ChatGPT login) or inline (plaintext)."),
-    open_links: bool = typer.Option(False, "--open", help="Hand the CC Switch import links to xdg-open/open/start, "
-                                    "one at a time (Enter between them)."),
+                                   help=_("How Codex gets the key: env (env_key + shell target), auth-json "
+                                     "(auth.json; replaces a ChatGPT login) or inline (plaintext).")),
+    open_links: bool = typer.Option(False, "--open", help=_("Hand the CC Switch import links to xdg-open/open/start, "
+                                      "one at a time (Enter between them).")),
     open_app: str | None = typer.Option(None, "--open-app", metavar="APP", autocompletion=_complete.ccswitch_apps,
-                                        help="Hand over only this app's CC Switch link: claude or codex (implies "
-                                        "--open)."),
+                                        help=_("Hand over only this app's CC Switch link: claude or codex (implies "
+                                          "--open).")),
     profile: str | None = _options.PROFILE,
     _t: str | None = _options.retired("-t", "--target"),
 ) -> None:
-    """Write base URL, key and model into every AI client's real config (dry-run, backups, undo)."""
     from taotoken_cli.init.plan import InitRequest
     from taotoken_cli.init.run import InitOptions, run
 

@@ -5,64 +5,64 @@ from __future__ import annotations
 import typer
 
 from taotoken_cli.commands import _complete, _options
+from taotoken_cli.i18n import _
 
 
 def register(app: typer.Typer) -> None:
-    app.command("mock")(mock)
+    app.command("mock", help=_("Run a local TaoToken-like gateway; point clients at it and watch each "
+                               "request.\n\nPer-model options let one mock play several backends: "
+                               "--model-timing fast=20,200,32 --model-timing slow=300,20,32 serves a fast and "
+                               "a slow model; --model-fail broken=503 fails one model while the others "
+                               "answer."))(mock)
 
 
 def mock(
     port: int = typer.Option(0, "--port", "-P", metavar="PORT",
-                             help="Port to listen on; 0 picks a free one and prints it."),
+                             help=_("Port to listen on; 0 picks a free one and prints it.")),
     host: str = typer.Option("127.0.0.1", "--host", metavar="ADDRESS",
-                             help="Address to listen on (loopback only by default)."),
-    allow_remote: bool = typer.Option(False, "--allow-remote", help="Allow a non-loopback --host."),
-    key: str | None = typer.Option(None, "--key", metavar="KEY", help="The key clients must send (default: "
-                                   "TAOTOKEN_API_KEY, then the config file)."),
-    any_key: bool = typer.Option(False, "--any-key", help="Accept any non-empty key."),
+                             help=_("Address to listen on (loopback only by default).")),
+    allow_remote: bool = typer.Option(False, "--allow-remote", help=_("Allow a non-loopback --host.")),
+    key: str | None = typer.Option(None, "--key", metavar="KEY", help=_("The key clients must send (default: "
+                                     "TAOTOKEN_API_KEY, then the config file).")),
+    any_key: bool = typer.Option(False, "--any-key", help=_("Accept any non-empty key.")),
     models: list[str] = typer.Option([], "--models", metavar="MODEL,...",
-                                     help="Models served, comma-separated (default: any name)."),
+                                     help=_("Models served, comma-separated (default: any name).")),
     alias: list[str] = typer.Option([], "--alias", metavar="REQ=RESP",
-                                    help="Answer model REQ with `model: RESP` (e.g. a dated variant)."),
+                                    help=_("Answer model REQ with `model: RESP` (e.g. a dated variant).")),
     no_channel: list[str] = typer.Option([], "--no-channel", metavar="MODEL",
-                                         help="Answer MODEL with new-api's 503 'No available channel'."),
-    latency_ms: float = typer.Option(0.0, "--latency-ms", metavar="MS", help="Fixed delay from the request to "
-                                     "the response headers (and a stream's first token)."),
-    token_rate: float = typer.Option(0.0, "--token-rate", metavar="PER_SECOND", help="Tokens per second in "
-                                     "streams (0 = unpaced); token i is due at latency + i/rate after the request."),
-    tokens: int = typer.Option(16, "--tokens", metavar="N", help="Output length in tokens (capped by max_tokens)."),
+                                         help=_("Answer MODEL with new-api's 503 'No available channel'.")),
+    latency_ms: float = typer.Option(0.0, "--latency-ms", metavar="MS", help=_("Fixed delay from the request to "
+                                       "the response headers (and a stream's first token).")),
+    token_rate: float = typer.Option(0.0, "--token-rate", metavar="PER_SECOND", help=_("Tokens per second in "
+                                       "streams (0 = unpaced); token i is due at latency + i/rate after the request.")),
+    tokens: int = typer.Option(16, "--tokens", metavar="N", help=_("Output length in tokens (capped by max_tokens).")),
     fail: str | None = typer.Option(None, "--fail", metavar="STATUS", autocompletion=_complete.mock_failures,
-                                    help="Inject this HTTP status (or 'quota', 'concurrency')."),
+                                    help=_("Inject this HTTP status (or 'quota', 'concurrency').")),
     fail_style: str = typer.Option("new-api", "--fail-style", metavar="STYLE", autocompletion=_complete.mock_styles,
-                                   help="Error body shape: openai, one-api, new-api, litellm, openrouter, anthropic."),
+                                   help=_("Error body shape: openai, one-api, new-api, litellm, openrouter, "
+                                          "anthropic.")),
     fail_rate: float = typer.Option(1.0, "--fail-rate", metavar="FRACTION",
-                                    help="Fraction of requests that fail, 0 to 1 (deterministic)."),
+                                    help=_("Fraction of requests that fail, 0 to 1 (deterministic).")),
     retry_after: float | None = typer.Option(None, "--retry-after", metavar="SECONDS",
-                                             help="Retry-After seconds on injected 429/503 answers."),
+                                             help=_("Retry-After seconds on injected 429/503 answers.")),
     fault: str | None = typer.Option(None, "--fault", metavar="FAULT", autocompletion=_complete.mock_faults,
-                                     help="reset, stall, html, no-choices, stream-error, empty-stream, "
-                                     "truncated-stream or no-usage (no usage chunk though asked)."),
+                                     help=_("reset, stall, html, no-choices, stream-error, empty-stream, "
+                                       "truncated-stream or no-usage (no usage chunk though asked).")),
     model_timing: list[str] = typer.Option(
         [], "--model-timing", metavar="MODEL=LATENCY_MS,TOKEN_RATE,TOKENS",
-        help="Timing of one model (repeatable), e.g. fast=20,200,32 next to slow=300,20,32: compare two backends. "
-             "An empty field keeps the global value."),
+        help=_("Timing of one model (repeatable), e.g. fast=20,200,32 next to slow=300,20,32: compare two backends. "
+               "An empty field keeps the global value.")),
     model_fail: list[str] = typer.Option(
         [], "--model-fail", metavar="MODEL=KIND",
-        help="Fail every request for MODEL (repeatable) while other models stay healthy: KIND is a status "
-             "(401, 429, 503…), quota, concurrency, no-channel, or a --fault."),
+        help=_("Fail every request for MODEL (repeatable) while other models stay healthy: KIND is a status "
+               "(401, 429, 503…), quota, concurrency, no-channel, or a --fault.")),
     lenient_paths: bool = typer.Option(False, "--lenient-paths",
-                                       help="Also answer doubled/missing /v1 paths (they are still flagged)."),
+                                       help=_("Also answer doubled/missing /v1 paths (they are still flagged).")),
     lang: str = typer.Option("en", "--lang", metavar="LANG", autocompletion=_complete.mock_languages,
-                             help="Language of new-api messages: en or zh."),
-    quiet: bool = typer.Option(False, "--quiet", "-q", help="No per-request log lines."),
-    json_out: bool = typer.Option(False, "--json", help="Log one JSON object per request."),
+                             help=_("Language of new-api messages: en or zh.")),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help=_("No per-request log lines.")),
+    json_out: bool = typer.Option(False, "--json", help=_("Log one JSON object per request.")),
 ) -> None:
-    """Run a local TaoToken-like gateway; point clients at it and watch each request.
-
-    Per-model options let one mock play several backends: --model-timing fast=20,200,32
-    --model-timing slow=300,20,32 serves a fast and a slow model; --model-fail broken=503 fails
-    one model while the others answer.
-    """
     from taotoken_cli.mock.options import MockOptions, parse_aliases, parse_model_fail, parse_model_timing, parse_models
     from taotoken_cli.mock.run import run
 

@@ -6,12 +6,13 @@ from __future__ import annotations
 import typer
 
 from taotoken_cli.commands import _complete, _options
+from taotoken_cli.i18n import _
 from taotoken_cli.route import PROBE_TIMEOUT_S
 
-route_app = typer.Typer(help="Pick the model for this machine's devices or a task; verify routes.",
+route_app = typer.Typer(help=_("Pick the model for this machine's devices or a task; verify routes."),
                         invoke_without_command=True)
 
-_AT_LEAST_HALF_A_SECOND = _options.in_range(0.5, unit="seconds")
+_AT_LEAST_HALF_A_SECOND = _options.in_range(0.5, seconds=True)
 
 
 def register(app: typer.Typer) -> None:
@@ -22,20 +23,20 @@ def register(app: typer.Typer) -> None:
 def route(
     ctx: typer.Context,
     device: str | None = typer.Option(None, "--device", "-d", metavar="KIND", autocompletion=_complete.device_kinds,
-                                      help="Use the route for this device kind (cuda, gpu, opencl, cpu, nvidia, "
-                                      "intel, amd, …)."),
+                                      help=_("Use the route for this device kind (cuda, gpu, opencl, cpu, nvidia, "
+                                        "intel, amd, …).")),
     task: str | None = typer.Option(None, "--task", metavar="TASK",
-                                    help="Use the route for this task (e.g. code, embed)."),
-    export: bool = typer.Option(False, "--export", help="Print only `export TAOTOKEN_MODEL=…` for eval."),
-    openai: bool = typer.Option(False, "--openai", help="With --export: also export OPENAI_MODEL."),
-    verify: bool = typer.Option(False, "--verify", help="Ask the gateway and check which model answers."),
+                                    help=_("Use the route for this task (e.g. code, embed).")),
+    export: bool = typer.Option(False, "--export", help=_("Print only `export TAOTOKEN_MODEL=…` for eval.")),
+    openai: bool = typer.Option(False, "--openai", help=_("With --export: also export OPENAI_MODEL.")),
+    verify: bool = typer.Option(False, "--verify", help=_("Ask the gateway and check which model answers.")),
     samples: int = typer.Option(3, "--samples", metavar="N", callback=_options.in_range(1, 50),
-                                help="Requests per route with --verify (1 to 50)."),
-    all_routes: bool = typer.Option(False, "--all", help="With --verify: every route, not just the chosen one."),
+                                help=_("Requests per route with --verify (1 to 50).")),
+    all_routes: bool = typer.Option(False, "--all", help=_("With --verify: every route, not just the chosen one.")),
     json_out: bool = _options.JSON,
     timeout: float = typer.Option(PROBE_TIMEOUT_S, "--timeout", metavar="SECONDS", callback=_AT_LEAST_HALF_A_SECOND,
-                                  help="Seconds before a device probe is killed, 0.5 or more; with --verify also "
-                                  "the limit for each request."),
+                                  help=_("Seconds before a device probe is killed, 0.5 or more; with --verify also "
+                                    "the limit for each request.")),
     profile: str | None = _options.PROFILE,
     base_url: str | None = _options.BASE_URL,
     model: str | None = _options.MODEL,
@@ -54,35 +55,33 @@ def route(
     raise typer.Exit(choose(options, _options.io()))
 
 
-@route_app.command("devices")
+@route_app.command("devices", help=_("Probe CUDA (pycuda, else the driver API) and OpenCL (pyopencl) devices "
+                                     "and show what each found."))
 def devices(
     json_out: bool = _options.JSON,
     timeout: float = typer.Option(PROBE_TIMEOUT_S, "--timeout", metavar="SECONDS", callback=_AT_LEAST_HALF_A_SECOND,
-                                  help="Seconds before a device probe is killed (0.5 or more)."),
+                                  help=_("Seconds before a device probe is killed (0.5 or more).")),
 ) -> None:
-    """Probe CUDA (pycuda, else the driver API) and OpenCL (pyopencl) devices and show what each found."""
     from taotoken_cli.route.run import devices as show_devices
 
     raise typer.Exit(show_devices(_options.io(), json_out=json_out, timeout_s=timeout))
 
 
-@route_app.command("set")
+@route_app.command("set", help=_("Add, change or remove routes in the profile's routing table (a model the "
+                                 "gateway does not list is warned about)."))
 def set_routes(
-    assignments: list[str] = typer.Argument(..., help="KIND=MODEL pairs; KIND= removes a route.",
+    assignments: list[str] = typer.Argument(..., help=_("KIND=MODEL pairs; KIND= removes a route."),
                                             metavar="KIND=MODEL...", autocompletion=_complete.route_keys),
-    no_check: bool = typer.Option(False, "--no-check", help="Do not ask the gateway whether it lists the models."),
+    no_check: bool = typer.Option(False, "--no-check", help=_("Do not ask the gateway whether it lists the models.")),
     profile: str | None = _options.PROFILE,
 ) -> None:
-    """Add, change or remove routes in the profile's routing table (a model the gateway does not list is warned
-    about)."""
     from taotoken_cli.route.run import set_routes as save
 
     raise typer.Exit(save(_options.io(), assignments, profile, check_models=not no_check))
 
 
-@route_app.command("list")
+@route_app.command("list", help=_("Show the profile's routing table."))
 def list_routes(json_out: bool = _options.JSON, profile: str | None = _options.PROFILE) -> None:
-    """Show the profile's routing table."""
     from taotoken_cli.route.run import list_routes as show
 
     raise typer.Exit(show(_options.io(), json_out=json_out, profile=profile))

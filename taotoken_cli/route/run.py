@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from taotoken_cli.config import Overrides, load_settings
 from taotoken_cli.errors import InputError, TaotokenError
 from taotoken_cli.exitcodes import Exit
+from taotoken_cli.i18n import _
 from taotoken_cli.iostreams import IOStreams
 from taotoken_cli.route import PROBE_TIMEOUT_S, view
 from taotoken_cli.routing import RouteEdit, choose_for_settings, parse_assignments, save_routes
@@ -31,14 +32,14 @@ class RouteOptions:
 
     def validate(self) -> RouteOptions:
         if self.device and self.task:
-            raise InputError("--device and --task are alternatives", "give one of them")
+            raise InputError(_("--device and --task are alternatives"), _("give one of them"))
         if self.openai and not self.export:
-            raise InputError("--openai only applies to --export", "taotoken route --export --openai")
+            raise InputError(_("--openai only applies to --export"), "taotoken route --export --openai")
         if self.export and (self.json_out or self.verify):
-            raise InputError("--export prints only shell lines; it cannot be combined with --json or --verify",
-                             "run them separately")
+            raise InputError(_("--export prints only shell lines; it cannot be combined with --json or --verify"),
+                             _("run them separately"))
         if self.all_routes and not self.verify:
-            raise InputError("--all only applies to --verify", "taotoken route --verify --all")
+            raise InputError(_("--all only applies to --verify"), "taotoken route --verify --all")
         return self
 
 
@@ -65,7 +66,7 @@ def choose(options: RouteOptions, io: IOStreams) -> int:
             view.render_verify(out, report)
         return report.exit_code
     if choice.model is None:
-        raise TaotokenError(choice.reason, "taotoken route set cpu=MODEL   (or: taotoken config set model MODEL)",
+        raise TaotokenError(choice.reason, _("taotoken route set cpu=MODEL   (or: taotoken config set model MODEL)"),
                             Exit.CONFIG, code="config.missing")
     if options.export:
         for line in view.export_lines(choice.model, options.openai):
@@ -98,15 +99,18 @@ def set_routes(io: IOStreams, assignments: list[str], profile: str | None, *, ch
     edits = parse_assignments(assignments)
     for edit in edits:
         for note in edit.notes:
-            out.error_line(f"note: {note}")
+            out.error_wrapped(note, _("note: "))
     result = save_routes(edits, profile, io.env)
     for edit in result.applied:
-        out.line(f"removed route {edit.key}" if edit.model is None else f"set route {edit.key} = {edit.model}")
+        out.wrapped(_("removed route {key}").format(key=edit.key) if edit.model is None
+                    else _("set route {key} = {model}").format(key=edit.key, model=edit.model), hang="  ")
     for edit in result.unchanged:
-        out.line(f"route {edit.key} was not set — nothing to remove" if edit.model is None
-                 else f"route {edit.key} is already {edit.model} — nothing changed")
+        out.wrapped(_("route {key} was not set — nothing to remove").format(key=edit.key) if edit.model is None
+                    else _("route {key} is already {model} — nothing changed").format(key=edit.key, model=edit.model),
+                    hang="  ")
     if result.applied:
-        out.line(f"profile {result.profile!r} in {result.path}")
+        out.wrapped(_("profile {profile} in {path}").format(profile=repr(result.profile), path=result.path),
+                    hang="  ")
     routed = [edit for edit in edits if edit.model is not None]
     if check_models and routed:
         warn_unlisted(io, routed, profile, timeout_s)
@@ -120,25 +124,31 @@ def warn_unlisted(io: IOStreams, edits: list[RouteEdit], profile: str | None, ti
     from taotoken_cli.gateway import budgeted
 
     out = io.out
-    unchecked = "note: the model(s) were not checked against the gateway's list"
     settings = load_settings(Overrides(profile=profile), io.env)
     if not (settings.base_url.is_set and settings.api_key.is_set):
-        out.error_line(f"{unchecked}: no usable base URL and key in profile {settings.profile!r}")
+        out.error_wrapped(_("the model(s) were not checked against the gateway's list: no usable base URL and key in "
+                            "profile {profile}").format(profile=repr(settings.profile)), _("note: "))
         return
     with budgeted(settings.base_url.value or "", settings.api_key.value, timeout_s, env=io.env) as gateway:
         listing = fetch_model_list(gateway)
     if listing.diagnosis is not None:
-        out.error_line(f"{unchecked}: {listing.diagnosis.entry.title} [{listing.diagnosis.code}] "
-                       "(skip the check: --no-check)")
+        out.error_wrapped(_("the model(s) were not checked against the gateway's list: {title} [{code}] (skip the "
+                            "check: --no-check)").format(title=_(listing.diagnosis.entry.title),
+                                                         code=listing.diagnosis.code), _("note: "))
         return
     for edit in edits:
         if edit.model in listing.ids:
             continue
         close = close_model_matches(edit.model or "", listing.ids, limit=3)
-        out.error_line(f"warning: route {edit.key}: {edit.model!r} is not listed by the gateway"
-                       + (f" (close: {', '.join(close)})" if close else "") + "; saved all the same")
-        out.error_line(f"  fix: taotoken route set {edit.key}={close[0]}   (all models: taotoken models)" if close
-                       else "  fix: pick a listed ID: taotoken models")
+        model = repr(edit.model)
+        warning = (_("route {key}: {model} is not listed by the gateway (close: {close}); saved all the same")
+                   .format(key=edit.key, model=model, close=", ".join(close)) if close
+                   else _("route {key}: {model} is not listed by the gateway; saved all the same")
+                   .format(key=edit.key, model=model))
+        out.error_wrapped(warning, _("warning: "))
+        out.error_wrapped(_("taotoken route set {route}   (all models: taotoken models)")
+                          .format(route=f"{edit.key}={close[0]}") if close
+                          else _("pick a listed ID: taotoken models"), "  " + _("fix: "))
 
 
 def list_routes(io: IOStreams, *, json_out: bool, profile: str | None) -> int:

@@ -18,6 +18,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from taotoken_cli.exitcodes import Exit
+from taotoken_cli.i18n import N_, _
 from taotoken_cli.route import PROBE_TIMEOUT_S
 
 # Headers that identify the gateway or the upstream that answered (lower-case, as Observation has them).
@@ -37,12 +38,13 @@ IDENTIFYING_HEADERS = (
 
 
 EQUAL, VARIANT, DIFFERENT, UNKNOWN, FAILED = "equal", "variant", "different", "unknown", "failed"
+# The verdict in words: English in --json (`verdict_label`), translated where text shows it (`_(MATCH_LABEL[…])`).
 MATCH_LABEL = {
-    EQUAL: "equal",
-    VARIANT: "equal up to a date/version suffix",
-    DIFFERENT: "different (remapped or ignored)",
-    UNKNOWN: "no model in the response",
-    FAILED: "failed",
+    EQUAL: N_("equal"),
+    VARIANT: N_("equal up to a date/version suffix"),
+    DIFFERENT: N_("different (remapped or ignored)"),
+    UNKNOWN: N_("no model in the response"),
+    FAILED: N_("failed"),
 }
 
 # A date or version tail: -2024-08-06, -20250101, -0613, -001, @20240620, -v1:0, -latest.
@@ -53,21 +55,23 @@ _SUFFIX_RE = re.compile(r"^(?:[-_@:.](?:\d{4}-\d{2}-\d{2}|\d{8}|\d{6}|\d{3,4}|v\
 def compare_models(asked: str, returned: str | None) -> tuple[str, str]:
     """(category, explanation) for the `model` a response reports against the one requested."""
     if not returned:
-        return UNKNOWN, "the response carries no `model` field; the gateway's answer cannot be checked"
+        return UNKNOWN, _("the response carries no `model` field; the gateway's answer cannot be checked")
     if returned == asked:
-        return EQUAL, "same model ID"
+        return EQUAL, _("same model ID")
     for longer, shorter in ((returned, asked), (asked, returned)):
         if longer.lower().startswith(shorter.lower()) and _SUFFIX_RE.match(longer[len(shorter):]):
-            return VARIANT, f"{longer[len(shorter):]!r} is a date/version suffix of {shorter!r}"
+            return VARIANT, _("{suffix} is a date/version suffix of {model}").format(
+                suffix=repr(longer[len(shorter):]), model=repr(shorter))
     if returned.lower() == asked.lower():
-        return VARIANT, "same model ID up to letter case"
+        return VARIANT, _("same model ID up to letter case")
     # A provider prefix ('openai/gpt-4o' vs 'gpt-4o'), possibly with a dated snapshot too.
     a_base, r_base = asked.rsplit("/", 1)[-1], returned.rsplit("/", 1)[-1]
     if (a_base, r_base) != (asked, returned):
         category, detail = compare_models(a_base, r_base)
         if category in (EQUAL, VARIANT):
-            return VARIANT, f"same model without the provider prefix ({detail})"
-    return DIFFERENT, f"asked for {asked!r}, the gateway answered as {returned!r}"
+            return VARIANT, _("same model without the provider prefix ({detail})").format(detail=detail)
+    return DIFFERENT, _("asked for {asked}, the gateway answered as {returned}").format(asked=repr(asked),
+                                                                                       returned=repr(returned))
 
 
 @dataclass
@@ -90,16 +94,21 @@ class RouteVerification:
     model: str
     samples: list[Sample] = field(default_factory=list)
 
-    @property
-    def distribution(self) -> dict[str, int]:
-        """Returned model (or failure code) -> how many samples."""
-        counts: Counter[str] = Counter()
+    def outcomes(self) -> dict[tuple[str, str | None], int]:
+        """(FAILED, failure code) or (the match, returned model or None) -> how many samples, in order."""
+        counts: Counter[tuple[str, str | None]] = Counter()
         for sample in self.samples:
             if sample.match == FAILED:
-                counts[f"failed: {(sample.diagnosis or {}).get('code', '?')}"] += 1
+                counts[(FAILED, str((sample.diagnosis or {}).get("code", "?")))] += 1
             else:
-                counts[sample.returned_model or "(no model field)"] += 1
+                counts[(sample.match, sample.returned_model)] += 1
         return dict(counts)
+
+    @property
+    def distribution(self) -> dict[str, int]:
+        """Returned model (or failure code) -> how many samples (for --json: the same in every language)."""
+        return {(f"failed: {value}" if match == FAILED else value or "(no model field)"): count
+                for (match, value), count in self.outcomes().items()}
 
     @property
     def verdict(self) -> str:
@@ -167,7 +176,9 @@ def sample_once(gateway, model: str, index: int, context: dict[str, str], route:
     if diagnosis is not None:
         sample.diagnosis = diagnosis.to_dict()
         sample.diagnosis["fixes"] = [route_fix(fix, route) for fix in sample.diagnosis["fixes"]]
-        sample.detail = diagnosis.entry.title + (f": {diagnosis.server_message}" if diagnosis.server_message else "")
+        title = _(diagnosis.entry.title)
+        sample.detail = (_("{title}: {server_message}").format(title=title, server_message=diagnosis.server_message)
+                         if diagnosis.server_message else title)
         return sample
     returned = body.get("model") if isinstance(body, dict) and isinstance(body.get("model"), str) else None
     sample.returned_model = returned
@@ -212,8 +223,8 @@ def run_verify(settings, choice, *, samples: int, all_routes: bool,
     elif choice.model:
         targets = [(choice.route, choice.model)]
     else:
-        raise TaotokenError(f"nothing to verify: {choice.reason}",
-                            "taotoken route set cpu=MODEL   (or: taotoken config set model MODEL)",
+        raise TaotokenError(_("nothing to verify: {reason}").format(reason=choice.reason),
+                            _("taotoken route set cpu=MODEL   (or: taotoken config set model MODEL)"),
                             Exit.CONFIG, code="config.missing")
     base = settings.base_url.value
     with Gateway(base, settings.api_key.value, connect_timeout=min(3.0, request_timeout),
