@@ -71,6 +71,10 @@ def test_every_docs_page_is_linked_and_every_relative_link_resolves() -> None:
     pages = [p.name for p in ex.DOC_FILES if p.parent.name == "docs" and p.name != "README.md"]
     assert not [p for p in pages if f"docs/{p}" not in readme], "a docs page the README does not link"
     assert not [p for p in pages if f"({p}" not in index], "a docs page docs/README.md does not link"
+    # Each README in another language is linked from the top of the English one, and links back.
+    for translated in (p for p in ex.DOC_FILES if p.parent == ex.REPO and p.name != "README.md"):
+        assert f"({translated.name})" in "\n".join(readme.splitlines()[:5]), f"README.md's top lacks {translated.name}"
+        assert "(README.md)" in "\n".join(translated.read_text(encoding="utf-8").splitlines()[:5])
     broken = []
     for path in ex.DOC_FILES:
         for target in LINK.findall(path.read_text(encoding="utf-8")):
