@@ -163,7 +163,8 @@ def test_doctor_lists_the_servers_and_reports_url_forms_and_keys(run, home, monk
     triple_env(monkeypatch)
     checks = doctor(run, "mcp")
     servers = checks["mcp.servers"]
-    assert servers["status"] == "ok" and "5 point at TaoToken, 3 elsewhere" in servers["message"], servers
+    assert servers["status"] == "ok", servers
+    assert "8 servers carry gateway variables: 5 at TaoToken, 3 elsewhere" in servers["message"], servers
     assert any("openai-direct" in d and "points at api.openai.com; left alone" in d for d in servers["details"])
     assert any("from-env" in d and "takes OPENAI_API_KEY from the environment" in d for d in servers["details"])
 
@@ -235,6 +236,16 @@ def test_a_file_that_does_not_parse_is_named_and_the_rest_still_read(run, home, 
     servers = doctor(run, "mcp.servers")["mcp.servers"]
     assert servers["status"] == "warn" and f"{files['vscode']}:1:" in servers["message"], servers
     assert "its MCP servers are not checked" in servers["message"]
+
+
+def test_one_server_all_at_taotoken(run, home, monkeypatch) -> None:
+    (home / ".mcp.json").write_text(json.dumps({"mcpServers": {"gw": {"command": "x", "env": {
+        "OPENAI_BASE_URL": ROOT + "/v1", "OPENAI_MODEL": MODEL}}}}))
+    triple_env(monkeypatch)
+    monkeypatch.chdir(home)
+    servers = doctor(run, "mcp.servers")["mcp.servers"]
+    assert servers["status"] == "ok", servers
+    assert servers["message"] == "1 server carries gateway variables, pointing at TaoToken"
 
 
 # -- sync -----------------------------------------------------------------------------------------------

@@ -74,14 +74,14 @@ def mcp_servers(ctx: DoctorContext) -> Result:
     count = len(ours(ctx))
     others = len(found.servers) - count
     if others:
+        # Both counts as "N at X", so no verb has to agree with them.
         return issues.result(ngettext(
-            "{n} server carries gateway variables: {count} points at TaoToken, {others} elsewhere (listed, never "
-            "changed)",
-            "{n} servers carry gateway variables: {count} point at TaoToken, {others} elsewhere (listed, never "
-            "changed)", len(found.servers)).format(n=len(found.servers), count=count, others=others))
-    return issues.result(ngettext("{n} server carries gateway variables: {count} points at TaoToken",
-                                  "{n} servers carry gateway variables: {count} point at TaoToken",
-                                  len(found.servers)).format(n=len(found.servers), count=count))
+            "{n} server carries gateway variables: {count} at TaoToken, {others} elsewhere (listed, never changed)",
+            "{n} servers carry gateway variables: {count} at TaoToken, {others} elsewhere (listed, never changed)",
+            len(found.servers)).format(n=len(found.servers), count=count, others=others))
+    return issues.result(ngettext("{n} server carries gateway variables, pointing at TaoToken",
+                                  "{n} servers carry gateway variables, all pointing at TaoToken",
+                                  len(found.servers)).format(n=len(found.servers)))
 
 
 @check("mcp.base_url", SECTION, N_("MCP servers' base URLs"))
