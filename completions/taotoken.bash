@@ -90,6 +90,7 @@ _taotoken() {
             "/config/set|0") _taotoken_words "base_url api_key model default_profile lang"; return ;;
             "/explain|0") _taotoken_words "auth.missing_key config.missing config.invalid config.unparsable input.invalid auth.key_not_received auth.invalid_key auth.expired_key auth.key_disabled auth.account_banned auth.ip_not_allowed auth.key_suffix auth.forbidden_model auth.forbidden_group auth.forbidden auth.upstream_credential quota.exhausted quota.key_exhausted rate.limited rate.concurrency upstream.saturated url.not_found url.doubled_v1 url.endpoint_in_base url.query_string url.html_page url.dashboard_api url.plain_http url.redirect url.not_implemented model.not_found model.no_channel model.missing proxy.unreachable proxy.socks_unsupported proxy.refused proxy.auth_required net.dns net.refused net.reset net.timeout net.connect_timeout net.tls net.error resp.not_json resp.no_choices resp.no_models resp.error_body request.invalid request.too_large stream.error_event stream.empty stream.truncated stream.not_sse server.error server.timeout"; return ;;
             "/route/set|"*) _taotoken_words "cuda= gpu= opencl= accelerator= cpu= nvidia= intel= amd= apple= arm= qualcomm= imagination= mesa="; return ;;
+            "/config/set|1") [[ $prev == lang ]] && { _taotoken_words "en zh auto"; return; } ;;
         esac
     fi
     local words=""

@@ -108,6 +108,7 @@ complete -c taotoken -n 'test (__taotoken_state) = "/config/path"' -s h -l help 
 complete -c taotoken -n 'test (__taotoken_state) = "/config/profiles"' -l json -d 'Print a stable JSON object instead of text.'
 complete -c taotoken -n 'test (__taotoken_state) = "/config/profiles"' -s h -l help -d 'Show help and exit.'
 complete -c taotoken -n 'test "/config/set#0" = (__taotoken_state arg)' -a 'base_url api_key model default_profile lang'
+complete -c taotoken -n 'test "/config/set#1" = (__taotoken_state arg); and test (commandline -opc)[-1] = lang' -a 'en zh auto'
 complete -c taotoken -n 'test (__taotoken_state) = "/config/set"' -s y -l yes -d 'Also update every copy init wrote without asking.'
 complete -c taotoken -n 'test (__taotoken_state) = "/config/set"' -l no-sync -d 'Change only taotoken\'s own config file.'
 complete -c taotoken -n 'test (__taotoken_state) = "/config/set"' -s p -l profile -x -d 'Profile to use (default: TAOTOKEN_PROFILE, then default_profile in the config file).'

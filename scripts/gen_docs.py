@@ -49,6 +49,8 @@ class Arg:
     name: str
     values: list[str] = field(default_factory=list)
     variadic: bool = False  # takes every remaining word (route set KIND=MODEL...)
+    # values that depend on the argument before: {that argument's word: the values} (config set lang -> en zh auto)
+    after: dict[str, list[str]] = field(default_factory=dict)
 
 
 @dataclass
@@ -77,6 +79,19 @@ def _values(param, ctx) -> list[str]:
     return [str(item.value) for item in items if getattr(item, "type", "plain") == "plain" and item.value]
 
 
+def _values_after(param, ctx, previous, previous_values: list[str]) -> dict[str, list[str]]:
+    """The values `param` offers once the argument before it holds each of its known values (those it offers
+    with nothing before, it offers anyway and are left out)."""
+    plain, found = _values(param, ctx), {}
+    for word in previous_values:
+        ctx.params = {previous.name: word}
+        values = [v for v in _values(param, ctx) if v not in plain]
+        if values:
+            found[word] = values
+    ctx.params = {}
+    return found
+
+
 def build_tree() -> Cmd:
     import typer.main
 
@@ -102,7 +117,11 @@ def build_tree() -> Cmd:
                 metavar = "" if param.is_flag else (param.metavar or type_name.upper())
                 options.append(Opt(names, _first_line(param.help), not param.is_flag, _values(param, ctx), metavar))
             elif param.param_type_name == "argument":
-                arguments.append(Arg((param.metavar or param.name).upper(), _values(param, ctx), param.nargs == -1))
+                before = [p for p in command.params if p.param_type_name == "argument"]
+                before = before[:before.index(param)]
+                after = _values_after(param, ctx, before[-1], arguments[-1].values) if before else {}
+                arguments.append(Arg((param.metavar or param.name).upper(), _values(param, ctx), param.nargs == -1,
+                                     after))
         options.append(Opt(["-h", "--help"], "Show help and exit.", False, [], ""))
         node = Cmd(path, _first_line(command.help or command.short_help), options, arguments)
         if hasattr(command, "commands"):
@@ -165,6 +184,14 @@ def _argument_arms(tree: Cmd, complete: Callable[[list[str]], str]) -> list[str]
                   for node in iter_cmds(tree) for index, arg in enumerate(node.arguments) if arg.values], " " * 12)
 
 
+def _dependent_arms(tree: Cmd, complete: Callable[[list[str]], str]) -> list[str]:
+    """`case "$path|$npos"` arms for arguments whose values depend on the word before (`prev`)."""
+    return _arms([(node, [f'"{_slash(node.path)}|{index}"'],
+                   "; ".join(f"[[ $prev == {word} ]] && {{ {complete(values)}; return; }}"
+                             for word, values in arg.after.items()))
+                  for node in iter_cmds(tree) for index, arg in enumerate(node.arguments) if arg.after], " " * 12)
+
+
 def _bash_value(opt: Opt) -> str:
     if opt.completes == "values":
         return f'_{PROG}_words "{_words(opt.choices)}"'
@@ -203,6 +230,7 @@ def render_bash(tree: Cmd) -> str:
     lines += _value_arms(tree, _bash_value)
     lines += ["    esac", '    if [[ $cur != -* ]]; then', '        case "$path|$npos" in']
     lines += _argument_arms(tree, lambda values: f'_{PROG}_words "{_words(values)}"')
+    lines += _dependent_arms(tree, lambda values: f'_{PROG}_words "{_words(values)}"')
     lines += ["        esac", "    fi", '    local words=""', '    case "$path" in']
     for node in iter_cmds(tree):
         options = [n for o in node.options for n in o.names]
@@ -263,6 +291,7 @@ def render_zsh(tree: Cmd) -> str:
     lines += _value_arms(tree, _zsh_value)
     lines += ["    esac", "    if [[ $cur != -* ]]; then", '        case "$path_|$npos" in']
     lines += _argument_arms(tree, _zsh_words)
+    lines += _dependent_arms(tree, _zsh_words)
     lines += ["        esac", "    fi", '    case "$path_" in']
     for node in iter_cmds(tree):
         key = _slash(node.path)
@@ -324,6 +353,9 @@ def render_fish(tree: Cmd) -> str:
             if arg.values:
                 where = f'string match -q -- "{key}#*"' if arg.variadic else f"test \"{key}#{index}\" ="
                 lines.append(f"complete -c {PROG} -n '{where} (__{PROG}_state arg)' -a '{_words(arg.values)}'")
+            for word, values in arg.after.items():
+                lines.append(f"complete -c {PROG} -n 'test \"{key}#{index}\" = (__{PROG}_state arg); "
+                             f"and test (commandline -opc)[-1] = {word}' -a '{_words(values)}'")
         for opt in node.options:
             flags = " ".join(f"-l {n[2:]}" if n.startswith("--") else f"-s {n[1:]}" for n in opt.names)
             # -x: a value, and no file names for it; -F: file names after all
@@ -433,7 +465,8 @@ def render_man(tree: Cmd) -> str:
         if not node.path:
             continue
         usage = " ".join([PROG, *node.path]) + (" [OPTIONS]" if node.options else "")
-        usage += "".join(f" {a}" for a in node.arguments) + (" COMMAND" if node.children else "")
+        usage += "".join(f" {a.name}" for a in node.arguments)  # the metavar, as the help shows it
+        usage += " COMMAND" if node.children else ""
         out += [".SS " + _roff(" ".join(node.path)), ".B " + _roff(usage), ".PP", _roff(node.help or "")]
         for opt in node.options:
             if opt.names == ["-h", "--help"]:

@@ -23,6 +23,7 @@ from pathlib import Path
 DOMAIN = "taotoken"
 LOCALEDIR = Path(__file__).with_name("locales")
 LANGUAGES = {"en": None, "zh": "zh_CN"}  # what TAOTOKEN_LANG accepts -> the catalogue that serves it
+LANG_SETTINGS = (*LANGUAGES, "auto")  # what `config set lang` accepts (auto: follow the locale)
 ENV_LANG = "TAOTOKEN_LANG"
 _POSIX_ORDER = ("LANGUAGE", "LC_ALL", "LC_MESSAGES", "LANG")
 

@@ -47,6 +47,8 @@ COMPLETES = [
     # a value nobody can guess: nothing is inserted (before the fix: "-" and the option list)
     ("taotoken bench --model ", "taotoken bench --model Z"),
     ("taotoken config set model ", "taotoken config set model Z"),
+    # a value that depends on the key before it
+    ("taotoken config set lang z", "taotoken config set lang zh Z"),
 ]
 
 # (typed before Tab, what the list shown must hold)
@@ -54,6 +56,7 @@ LISTS = [
     ("taotoken init --target ", ["claude-code", "codex", "cline", "cc-switch", "shell", "mcp", "project-env"]),
     ("taotoken bench --prompt-file RE", ["README.md", "REPORT.txt", "REdir"]),
     ("taotoken config set ", ["base_url", "api_key", "model", "default_profile"]),
+    ("taotoken config set lang ", ["en", "zh", "auto"]),
 ]
 
 

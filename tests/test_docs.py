@@ -62,6 +62,9 @@ def test_man_page_renders_cleanly(tmp_path: Path) -> None:
         assert "warning" not in proc.stderr.lower(), (locale, proc.stderr)
         for section in ("NAME", "SYNOPSIS", "COMMANDS", "EXIT STATUS", "FILES", "ENVIRONMENT", "EXAMPLES"):
             assert section in proc.stdout
+        # each command's synopsis names its arguments as its help does
+        assert "taotoken config set [OPTIONS] KEY VALUE" in proc.stdout
+        assert "taotoken route set [OPTIONS] KIND=MODEL..." in proc.stdout
 
 
 def _generator():
@@ -80,7 +83,10 @@ def test_each_kind_of_option_value_gets_its_completion_in_every_shell() -> None:
     shape = gen.Opt(["--shape"], "Shape.", True, ["round", "square"], "SHAPE")
     out = gen.Opt(["-o", "--out"], "Output.", True, [], "FILE")
     size = gen.Opt(["--size"], "Size.", True, [], "N")
-    tree = gen.Cmd([], "root", [], [], [gen.Cmd(["draw"], "Draw.", [shape, out, size], [gen.Arg("KIND", ["a="])])])
+    set_ = gen.Cmd(["set"], "Set.", [], [gen.Arg("KEY", ["lang", "model"]),
+                                        gen.Arg("VALUE", [], after={"lang": ["en", "zh"]})])
+    tree = gen.Cmd([], "root", [], [], [gen.Cmd(["draw"], "Draw.", [shape, out, size], [gen.Arg("KIND", ["a="])]),
+                                        set_])
     bash, zsh, fish = gen.render_bash(tree), gen.render_zsh(tree), gen.render_fish(tree)
     assert '"/draw|--shape") _taotoken_words "round square"; return ;;' in bash
     assert '"/draw|-o"|"/draw|--out") _taotoken_files -f; return ;;' in bash
@@ -91,6 +97,11 @@ def test_each_kind_of_option_value_gets_its_completion_in_every_shell() -> None:
     assert '"/draw|0") compadd -S \'\' -- a=; return ;;' in zsh
     assert "-l shape -x -a 'round square'" in fish and "-s o -l out -r -F -d 'Output.'" in fish
     assert "-l size -x -d 'Size.'" in fish
+    # a value that depends on the argument before it (config set lang -> en zh auto)
+    assert '"/set|1") [[ $prev == lang ]] && { _taotoken_words "en zh"; return; } ;;' in bash
+    assert '"/set|1") [[ $prev == lang ]] && { compadd -- en zh; return; } ;;' in zsh
+    assert ("-n 'test \"/set#1\" = (__taotoken_state arg); and test (commandline -opc)[-1] = lang' -a 'en zh'"
+            in fish)
 
 
 def test_the_man_page_is_ascii_with_groff_escapes() -> None:

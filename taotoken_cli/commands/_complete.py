@@ -44,6 +44,16 @@ def config_keys() -> list[str]:
     return list(SETTABLE_KEYS)
 
 
+def config_values(ctx) -> list[str]:
+    """VALUE of `config set KEY VALUE`, where KEY's values are a fixed list (`lang`); `ctx` is Click's context
+    (Typer passes it by this name), holding the KEY typed before."""
+    if ctx.params.get("key") == "lang":
+        from taotoken_cli.i18n import LANG_SETTINGS
+
+        return list(LANG_SETTINGS)
+    return []
+
+
 def doctor_checks() -> list[str]:
     """Check ids, their prefixes (`gateway`) and the sections, as `--check` takes them."""
     from taotoken_cli.doctor.model import SECTIONS

@@ -38,7 +38,7 @@ def path() -> None:
 def set_value(
     key: str = typer.Argument(..., metavar="KEY", autocompletion=_complete.config_keys,
                               help=_("base_url, api_key, model, default_profile or lang (en, zh, auto).")),
-    value: str = typer.Argument(..., metavar="VALUE",
+    value: str = typer.Argument(..., metavar="VALUE", autocompletion=_complete.config_values,
                                 help=_("The value; for api_key use '-' to type it hidden (or pipe it in).")),
     yes: bool = typer.Option(False, "--yes", "-y", help=_("Also update every copy init wrote without asking.")),
     no_sync: bool = typer.Option(False, "--no-sync", help=_("Change only taotoken's own config file.")),

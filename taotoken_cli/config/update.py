@@ -52,10 +52,10 @@ def set_value(io: IOStreams, key: str, value: str, profile: str | None, *, yes: 
                                         default_profile=validate_profile_name(value))
         shown = value
     elif key == "lang":
-        from taotoken_cli.i18n import LANGUAGES
+        from taotoken_cli.i18n import LANG_SETTINGS
 
         shown = value.strip().lower()
-        if shown not in (*LANGUAGES, "auto"):
+        if shown not in LANG_SETTINGS:
             raise InputError(_("unknown language {value}").format(value=repr(value)),
                              _("use en, zh, or auto (follow the system's locale)"))
         new_text = render_config_update(text, path, settings.profile, {}, top={"lang": None if shown == "auto"
