@@ -66,9 +66,19 @@ def run_check(options: CheckOptions, env: dict[str, str] | None = None) -> Check
         result.labelled_notes.extend(settings.value(name).labelled_notes(LABELS[name]))
 
     from taotoken_cli.config.origins import setters
+
+    _ask_gateway(options, env, base, key, {"model": result.model or ""}, result)
+    if result.diagnosis is not None:
+        # Where each value comes from (this reads the shell start-up files): only when a fix will be shown.
+        result.diagnosis.context.update(setters(settings, env if env is not None else os.environ))
+    return result
+
+
+def _ask_gateway(options: CheckOptions, env: dict[str, str] | None, base: str, key: str | None,
+                 context: dict[str, str], result: CheckResult) -> None:
+    """The models request (and the chat when asked); a failure is left in `result.diagnosis`."""
     from taotoken_cli.gateway import budgeted
 
-    context = {"model": result.model or "", **setters(settings, env if env is not None else os.environ)}
     with budgeted(base, key, options.timeout_s, trust_env=not options.no_proxy, env=env) as gateway:
         context.update({"base": base, "openai_base": gateway.endpoints.openai_base})
         listing = fetch_model_list(gateway, context)
@@ -78,7 +88,7 @@ def run_check(options: CheckOptions, env: dict[str, str] | None = None) -> Check
                                    listing.ok))
         if listing.diagnosis is not None:
             result.diagnosis = listing.diagnosis
-            return result
+            return
         ids = listing.ids
         result.models_count = len(ids)
         if result.model:
@@ -90,7 +100,7 @@ def run_check(options: CheckOptions, env: dict[str, str] | None = None) -> Check
                 # use, no channel), and a model that answers is served, listed or not.
                 if not options.allow_unlisted and not (options.chat or options.stream):
                     result.diagnosis = model_not_listed(result, context)
-                    return result
+                    return
         if (options.chat or options.stream) and result.model:
             started = time.perf_counter()
             chat = gateway.chat(result.model, max_tokens=1, stream=options.stream)
@@ -102,9 +112,8 @@ def run_check(options: CheckOptions, env: dict[str, str] | None = None) -> Check
                     diagnosis.details.append(_("listed IDs close to it: {models}").format(
                         models=", ".join(result.close_matches)))
                 result.diagnosis = diagnosis
-                return result
+                return
             result.chat_reply = chat.stream.text[:80] if chat.stream is not None else chat_text(chat.json())
-    return result
 
 
 def model_not_listed(result: CheckResult, context: dict[str, str]) -> Diagnosis:
