@@ -47,6 +47,19 @@ def cell_width(text: str) -> int:
     return sum(char_width(c) for c in text)
 
 
+def truncate(text: str, width: int, ellipsis: str = "…") -> str:
+    """`text` cut to `width` columns, ending in `ellipsis` when cut (a wide character is never split)."""
+    if cell_width(text) <= width:
+        return text
+    room, kept, used = width - cell_width(ellipsis), [], 0
+    for char in text:
+        used += char_width(char)
+        if used > room:
+            break
+        kept.append(char)
+    return "".join(kept) + ellipsis
+
+
 def pad(text: str, width: int, align: str = "l") -> str:
     """`text` padded with spaces to `width` columns, left ("l") or right ("r") aligned."""
     room = " " * max(0, width - cell_width(text))

@@ -12,7 +12,7 @@ import threading
 from collections.abc import Callable
 from typing import IO
 
-from taotoken_cli.layout import cell_width, char_width
+from taotoken_cli.layout import cell_width, truncate
 
 FRAMES = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 ASCII_FRAMES = "|/-\\"
@@ -20,18 +20,6 @@ DELAY_S = 0.25  # nothing is drawn for waits shorter than this
 INTERVAL_S = 0.1
 _HIDE_CURSOR, _SHOW_CURSOR, _ERASE_LINE = "\x1b[?25l", "\x1b[?25h", "\x1b[2K"
 _CYAN, _RESET = "\x1b[36m", "\x1b[0m"
-
-
-def fit(text: str, width: int) -> str:
-    """`text` cut to `width` columns, ending in … when cut."""
-    if cell_width(text) <= width:
-        return text
-    out, used = "", 0
-    for char in text:
-        if used + char_width(char) > width - 1:
-            break
-        out, used = out + char, used + char_width(char)
-    return out + "…"
 
 
 class Spinner:
@@ -60,7 +48,7 @@ class Spinner:
         return " ".join(text.split())  # one line, whatever the text holds
 
     def _draw(self, frame: str) -> None:
-        text = fit(f"{frame} {self._current()}", self._width)
+        text = truncate(f"{frame} {self._current()}", self._width)
         used = cell_width(text)
         if self._color:
             text = f"{_CYAN}{frame}{_RESET}{text[len(frame):]}"

@@ -12,7 +12,7 @@ import os
 
 from taotoken_cli.bench import Progress
 from taotoken_cli.i18n import _
-from taotoken_cli.layout import cell_width
+from taotoken_cli.layout import cell_width, truncate
 
 STATUS_WIDTH = 25  # "1200/2000 1,234/s 9 err 120s" (display columns); longer ones are shortened
 MIN_BAR = 6
@@ -96,11 +96,6 @@ def status_text(done: int, failed: int, total: int | None, elapsed: float) -> st
         for text in (f"{count}{rate}{errors} {elapsed:.0f}s", f"{count}{errors} {elapsed:.0f}s"):
             if cell_width(text) <= STATUS_WIDTH:
                 return text
-    return _cut(f"{count}{errors}", STATUS_WIDTH)
+    return truncate(f"{count}{errors}", STATUS_WIDTH, ellipsis="")
 
 
-def _cut(text: str, width: int) -> str:
-    """The longest start of `text` that fits `width` display columns."""
-    while cell_width(text) > width:
-        text = text[:-1]
-    return text

@@ -1,5 +1,5 @@
-"""What an answer says besides its failure code: how long to wait, its request id, the model it
-names, and whether the local proxy (not the gateway) wrote it.
+"""What an answer says besides its failure code: how long to wait, its request id and the model it
+names (whether the local proxy wrote it is diagnosis/proxy_answer.py's question).
 
 Each helper reads headers (names lower-cased, as `Observation.headers` holds them) and/or the
 server's message; none decides a code. Sources: shared/reference/gateway-errors.md and the LiteLLM
@@ -34,14 +34,6 @@ _MODEL_PATTERNS = tuple(re.compile(p, re.IGNORECASE) for p in (
     r"the model `([^`]+)`",  # OpenAI "The model `x` does not exist or you do not have access to it."
     r"^model:\s*(\S+)$",  # Anthropic not_found_error "model: x"
 ))
-
-# Who wrote an answer. The local proxy's own pages carry its name; an answer the proxy only passed on
-# carries the gateway's (or its CDN's) marks, and a Via header from the proxy on top.
-_PROXY_SERVERS = ("squid", "privoxy", "tinyproxy", "clash", "mihomo", "polipo", "ccproxy", "mitmproxy", "whistle",
-                  "charles", "fiddler", "bluecoat", "zscaler", "proxy")
-_PROXY_HEADER_PREFIXES = ("x-squid-", "x-privoxy", "proxy-")
-_GATEWAY_HEADER_PREFIXES = ("x-oneapi-", "x-new-api-", "x-litellm-", "openai-", "anthropic-", "x-ratelimit-",
-                            "x-request-id", "request-id", "cf-ray", "llm_provider-")
 
 
 def parse_retry_after(headers: Mapping[str, str], message: str | None = None) -> float | None:

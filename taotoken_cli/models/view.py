@@ -8,13 +8,12 @@ from __future__ import annotations
 from taotoken_cli.diagnosis.text import failure_lines
 from taotoken_cli.i18n import N_, _, ngettext
 from taotoken_cli.iostreams import IOStreams
-from taotoken_cli.layout import cell_width, char_width, pad
+from taotoken_cli.layout import cell_width, pad, truncate
 from taotoken_cli.models.model import ModelsReport, Unlisted
 from taotoken_cli.output import Output
 
 _GREEN, _RESET = "\033[32m", "\033[0m"
 MIN_WIDTH = 40
-ELLIPSIS = "…"
 
 
 def terminal_width(io: IOStreams) -> int:
@@ -88,14 +87,7 @@ def fit_columns(columns: dict[str, list[str]], width: int, headings: dict[str, s
 
 def _cell(text: str, width: int) -> str:
     """`text` cut to `width` display columns (with an ellipsis), padded to them."""
-    if cell_width(text) > width:
-        kept, used = "", 0
-        for char in text:
-            if used + char_width(char) > width - 1:
-                break
-            kept, used = kept + char, used + char_width(char)
-        text = kept + ELLIPSIS
-    return pad(text, width)
+    return pad(truncate(text, width), width)
 
 
 def render_table(out: Output, report: ModelsReport, *, width: int = 80) -> None:
