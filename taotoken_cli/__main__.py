@@ -9,8 +9,9 @@ def main() -> None:
     from taotoken_cli import i18n
     from taotoken_cli.config.loader import configured_language
 
-    # The language first: help texts are built when the command modules are imported.
-    i18n.setup(config_lang=configured_language(), argv=tuple(sys.argv[1:]))
+    # The language first: help texts are built when the command modules are imported. The config file's `lang`
+    # is read only when neither --json nor TAOTOKEN_LANG decides.
+    i18n.setup(config_lang=configured_language, argv=tuple(sys.argv[1:]))
     # `check` runs at shell start-up: plain invocations skip Typer (see taotoken_cli.check.fastpath).
     if len(sys.argv) > 1 and sys.argv[1] == "check":
         from taotoken_cli.check.fastpath import main_fast

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import gettext as _gettext
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 DOMAIN = "taotoken"
@@ -43,12 +43,15 @@ def _normalise(tag: str) -> str | None:
     return None
 
 
-def choose(env: Mapping[str, str], config_lang: str | None = None) -> str:
-    """The language for this run: 'en' or 'zh' (see the module docstring for the order)."""
+def choose(env: Mapping[str, str], config_lang: str | Callable[[], str | None] | None = None) -> str:
+    """The language for this run: 'en' or 'zh' (see the module docstring for the order). `config_lang` may be
+    a function that reads it: the config file is then read only when TAOTOKEN_LANG does not decide."""
     explicit = env.get(ENV_LANG, "").strip()
-    for value in (explicit, (config_lang or "").strip()):
-        if value:
-            return _normalise(value) or "en"
+    if explicit:
+        return _normalise(explicit) or "en"
+    configured = ((config_lang() if callable(config_lang) else config_lang) or "").strip()
+    if configured:
+        return _normalise(configured) or "en"
     for name in _POSIX_ORDER:
         value = env.get(name, "")
         if not value:
@@ -94,7 +97,8 @@ def N_(message: str) -> str:  # noqa: N802 - the gettext convention extraction t
 MACHINE_FLAGS = ("--json",)  # output for programs: the same in every language
 
 
-def setup(env: Mapping[str, str] | None = None, config_lang: str | None = None, argv: tuple[str, ...] = ()) -> str:
+def setup(env: Mapping[str, str] | None = None, config_lang: str | Callable[[], str | None] | None = None,
+          argv: tuple[str, ...] = ()) -> str:
     """Choose and use the language for this process (`config_lang`: `lang` from the config file). A command
     given --json runs in English: its machine output must not change with the language."""
     env = os.environ if env is None else env
