@@ -19,16 +19,9 @@ from typing import TextIO, TypeVar
 
 from taotoken_cli.errors import InputError
 from taotoken_cli.i18n import _
-from taotoken_cli.output import Output
+from taotoken_cli.output import Output, isatty
 
 T = TypeVar("T")
-
-
-def isatty(stream: object) -> bool:
-    try:
-        return bool(stream.isatty())  # type: ignore[attr-defined]
-    except (AttributeError, ValueError):
-        return False
 
 
 class ConfirmationNeeded(InputError):

@@ -25,9 +25,10 @@ def _encodes(text: str, encoding: str | None) -> bool:
     return True
 
 
-def _real_tty(stream: IO[str]) -> bool:
+def isatty(stream: object) -> bool:
+    """Whether `stream` is a terminal (False for anything without a working isatty, e.g. a closed file)."""
     try:
-        return stream.isatty()
+        return bool(stream.isatty())  # type: ignore[attr-defined]
     except (AttributeError, ValueError):
         return False
 
@@ -41,12 +42,7 @@ def color_enabled(stream: IO[str], env: Mapping[str, str] | None = None, tty: bo
         return False
     if env.get("FORCE_COLOR"):
         return True
-    if tty is not None:
-        return tty
-    try:
-        return stream.isatty()
-    except (AttributeError, ValueError):
-        return False
+    return tty if tty is not None else isatty(stream)
 
 
 _WIDE_LABEL_MAX = 6  # the longest label before a full-width colon (`提示`, `警告`, `codex`)
@@ -155,7 +151,7 @@ class Output:
         printed. See taotoken_cli.spinner."""
         from taotoken_cli.spinner import NoSpinner, Spinner
 
-        if not (enabled and _real_tty(self._raw_out) and _real_tty(self._raw_err)):
+        if not (enabled and isatty(self._raw_out) and isatty(self._raw_err)):
             return NoSpinner()
         return Spinner(self.err, text, width=self.err_width, unicode=_encodes("⠋", self.err.encoding),
                        color=self.err_color, dumb=self.env.get("TERM") == "dumb")

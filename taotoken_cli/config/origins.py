@@ -10,10 +10,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from taotoken_cli.config.loader import ENV_API_KEY, ENV_BASE_URL, ENV_MODEL, Settings, Value, config_dir
+from taotoken_cli.config.loader import FIELDS, Settings, Value, config_dir
 from taotoken_cli.i18n import _
 
-ENV_FOR = {"base_url": ENV_BASE_URL, "api_key": ENV_API_KEY, "model": ENV_MODEL}
 # Files a login or interactive shell reads, relative to HOME (fish: its config and every conf.d snippet).
 START_UP_FILES = (".bashrc", ".bash_profile", ".bash_login", ".profile", ".zshenv", ".zprofile", ".zshrc",
                   ".config/fish/config.fish")
@@ -104,4 +103,4 @@ def setters(settings: Settings, env: Mapping[str, str]) -> dict[str, str]:
     model that does not come from the config file (`{value}` stands for the new value). Diagnoses put these in
     place of the catalogue's `taotoken config set NAME VALUE` (diagnosis.classify.at_source)."""
     return {f"set:{name}": fix_at_source(settings, name, None if name == "api_key" else "{value}", env)
-            for name in ENV_FOR if settings.value(name).origin.kind in ("env", "flag")}
+            for name in FIELDS if settings.value(name).origin.kind in ("env", "flag")}

@@ -176,7 +176,7 @@ def diagnose(ctx: DoctorContext, obs: Observation, expect: str) -> Problem | Non
     diagnosis = classify.classify(obs, expect=expect, context=_context(ctx))
     if diagnosis is None:
         return None
-    message = _(diagnosis.entry.title)  # the catalogue marks its titles; translated here where they are shown
+    message = diagnosis.title
     if diagnosis.server_message:
         said = (_("{title} — the proxy said: {said}") if diagnosis.code == proxy_answer.CODE
                 else _("{title} — server said: {said}"))

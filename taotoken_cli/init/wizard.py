@@ -86,5 +86,5 @@ def unchecked_reason(listing: ModelListing) -> str:
         if diagnosis.server_message else ""
     if diagnosis.code.startswith("auth."):
         return _("the gateway rejected the key [{code}]").format(code=diagnosis.code + said)
-    return _("cannot list the models: {title} [{code}]").format(title=_(diagnosis.entry.title),
+    return _("cannot list the models: {title} [{code}]").format(title=diagnosis.title,
                                                                code=diagnosis.code + said)

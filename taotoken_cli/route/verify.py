@@ -176,7 +176,7 @@ def sample_once(gateway, model: str, index: int, context: dict[str, str], route:
     if diagnosis is not None:
         sample.diagnosis = diagnosis.to_dict()
         sample.diagnosis["fixes"] = [route_fix(fix, route) for fix in sample.diagnosis["fixes"]]
-        title = _(diagnosis.entry.title)
+        title = diagnosis.title
         sample.detail = (_("{title}: {server_message}").format(title=title, server_message=diagnosis.server_message)
                          if diagnosis.server_message else title)
         return sample
