@@ -74,9 +74,10 @@ class Runner:
         sent = _perf()
         for attempt in (0, 1):
             connecting = True
+            reused = False  # a connect failure is never retried
             try:
-                reused = bool(self.pool._idle)
                 conn = await self.pool.get()
+                reused = not conn.fresh
                 connecting = False
                 if conn.fresh and self.measuring:
                     self.stats.connect.record(conn.connect_s)
