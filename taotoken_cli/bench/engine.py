@@ -370,7 +370,7 @@ def _mp_context():
 class SeriesResult:
     stats: SeriesStats
     aborted: str | None  # "max-errors" / "error-rate" when the abort rules stopped the series
-    shares: int
+    workers: int  # the worker processes it ran on
 
 
 def run_series(plan: Plan, on_progress=None) -> SeriesResult:
