@@ -14,7 +14,7 @@ import tempfile
 from dataclasses import dataclass, field, fields
 
 from taotoken_cli.bench.engine import SeriesResult, run_series
-from taotoken_cli.bench.plan import Load, Plan, prepare, split
+from taotoken_cli.bench.plan import Load, Plan
 from taotoken_cli.bench.report import BenchReport, SeriesReport, series_report
 from taotoken_cli.bench.stats import SeriesStats
 from taotoken_cli.bench.sweep import SLO, Step, Sweep, knee, saturated
@@ -76,6 +76,7 @@ def run_bench(options: BenchRun, view: Progress | None = None) -> BenchReport:
         options.records_dir = tempfile.mkdtemp(prefix="taotoken-bench-")
     steps: list[float | None] = list(options.sweep.values) if options.sweep else [None]
     series: list[SeriesReport] = []
+    workers = 0  # the most any series ran on
     sweep_models = []
     try:
         for model in options.models:
@@ -83,7 +84,8 @@ def run_bench(options: BenchRun, view: Progress | None = None) -> BenchReport:
             rows = []
             stop = None
             for value in steps:
-                report = _run_cell(options, model, value, len(series), view, sink)
+                report, used = _run_cell(options, model, value, len(series), view, sink)
+                workers = max(workers, used)
                 series.append(report)
                 if options.sweep is None:
                     continue
@@ -102,7 +104,6 @@ def run_bench(options: BenchRun, view: Progress | None = None) -> BenchReport:
             sink.close()
             shutil.rmtree(options.records_dir, ignore_errors=True)
     first = plan_for(options, options.models[0], steps[0])
-    widest = plan_for(options, options.models[0], steps[-1])
     sweep = None
     if options.sweep is not None:
         sweep = {"parameter": options.sweep.parameter, "values": list(options.sweep.values),
@@ -113,16 +114,18 @@ def run_bench(options: BenchRun, view: Progress | None = None) -> BenchReport:
     return BenchReport(
         url=first.url, mode="open" if first.open_loop else "closed", requests=first.requests,
         duration_s=first.duration, concurrency=first.concurrency, rate=first.rate, warmup=first.warmup,
-        workers=len(split(prepare(widest))), stream=first.stream, max_tokens=first.max_tokens,
+        workers=workers, stream=first.stream, max_tokens=first.max_tokens,
         timeout_s=first.timeout, series=series, proxy=options.proxy_label, proxy_source=options.proxy_source,
         workload=options.workload.describe(), repeat=options.repeat, slo=list(options.slos), sweep=sweep,
         max_errors=options.max_errors, max_error_rate=options.max_error_rate)
 
 
 def _run_cell(options: BenchRun, model: str, value: float | None, index: int, view: Progress | None,
-              sink) -> SeriesReport:
-    """One model at one load, `repeat` times; the repeats' figures are merged, their spread kept."""
+              sink) -> tuple[SeriesReport, int]:
+    """One model at one load, `repeat` times; the repeats' figures are merged, their spread kept.
+    Also: the worker processes it ran on."""
     runs: list[SeriesStats] = []
+    workers = 0
     aborted = None
     plan = None
     for repeat in range(options.repeat):
@@ -135,6 +138,7 @@ def _run_cell(options: BenchRun, model: str, value: float | None, index: int, vi
         if sink is not None:
             sink.add(plan, options.records_dir, repeat)
         runs.append(result.stats)
+        workers = max(workers, result.workers)
         aborted = aborted or result.aborted
         if result.aborted:
             break  # a model that fails every request fails every repeat the same way
@@ -144,7 +148,7 @@ def _run_cell(options: BenchRun, model: str, value: float | None, index: int, vi
         merged = SeriesStats(runs[0].windows.width)
         for stats in runs:
             merged.add_repeat(stats)
-    return series_report(plan, merged, aborted=aborted, slos=options.slos, repeats=runs)
+    return series_report(plan, merged, aborted=aborted, slos=options.slos, repeats=runs), workers
 
 
 def _step_row(report: SeriesReport, value: float, index: int, good: float | None) -> dict:

@@ -74,9 +74,10 @@ class Runner:
         sent = _perf()
         for attempt in (0, 1):
             connecting = True
+            reused = False  # a connect failure is never retried
             try:
-                reused = bool(self.pool._idle)
                 conn = await self.pool.get()
+                reused = not conn.fresh
                 connecting = False
                 if conn.fresh and self.measuring:
                     self.stats.connect.record(conn.connect_s)
@@ -369,7 +370,7 @@ def _mp_context():
 class SeriesResult:
     stats: SeriesStats
     aborted: str | None  # "max-errors" / "error-rate" when the abort rules stopped the series
-    shares: int
+    workers: int  # the worker processes it ran on
 
 
 def run_series(plan: Plan, on_progress=None) -> SeriesResult:

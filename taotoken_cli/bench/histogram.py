@@ -83,11 +83,13 @@ class Histogram:
                 return min(max(value, self.min), self.max)
         return self.max
 
-    def buckets(self, bins: int = 10) -> list[tuple[float, float, int]]:
-        """`bins` equal-width (low, high, count) ranges between min and max, for a terminal histogram."""
+    def buckets(self, bins: int = 10, high: float | None = None) -> list[tuple[float, float, int]]:
+        """`bins` equal-width (low, high, count) ranges from min to `high` (default: max); samples above
+        `high` count in the last range."""
         if not self.count:
             return []
-        low, high = self.min, self.max
+        low = self.min
+        high = self.max if high is None else high
         if high <= low:
             return [(low, high, self.count)]
         width = (high - low) / bins

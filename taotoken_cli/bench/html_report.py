@@ -14,7 +14,8 @@ import html
 import json
 from typing import Any
 
-from taotoken_cli.bench.histogram import Histogram, _bounds
+from taotoken_cli.bench.histogram import Histogram
+from taotoken_cli.bench.sweep import step_label
 from taotoken_cli.i18n import _, current
 
 _STYLE = """
@@ -37,23 +38,16 @@ def distribution_bins(hist: Histogram, factor: float = 1000.0, bins: int = 40) -
         return [], []
     low = hist.min
     high = max(hist.percentile(99.5) or hist.max, low)
-    if high <= low:
-        return [round(low * factor, 3)], [hist.count]
+    counts = [n for _low, _high, n in hist.buckets(bins, high=high)]
     width = (high - low) / bins
-    counts = [0] * bins
-    for index, n in hist.counts.items():
-        b_low, b_high = _bounds(index)
-        value = (b_low + b_high) / 2.0 / hist.scale
-        counts[min(bins - 1, max(0, int((value - low) / width)))] += n
-    centres = [round((low + (i + 0.5) * width) * factor, 3) for i in range(bins)]
-    return centres, counts
+    return [round((low + (i + 0.5) * width) * factor, 3) for i in range(len(counts))], counts
 
 
 def _series_name(report, s) -> str:
     if report.sweep is None:
         return s.model
-    step = f"c={s.concurrency}" if report.sweep["parameter"] == "concurrency" else f"{s.rate:g}/s"
-    return f"{s.model} {step}"
+    parameter = report.sweep["parameter"]
+    return f"{s.model} {step_label(parameter, s.concurrency if parameter == 'concurrency' else s.rate)}"
 
 
 def figures(report) -> list[tuple[str, Any]]:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -254,18 +253,11 @@ def _workload(args: BenchOptions, sweep):
 
 
 def read_prompt(args: BenchOptions) -> str:
+    from taotoken_cli.bench.workload import read_text
+
     if args.prompt_file is None:
         return args.prompt if args.prompt is not None else "Say OK."
-    try:
-        with open(os.path.expanduser(args.prompt_file), encoding="utf-8") as fh:
-            text = fh.read()
-    except OSError as exc:
-        raise InputError(_("cannot read --prompt-file {path}: {reason}").format(path=args.prompt_file,
-                                                                                 reason=exc.strerror or exc),
-                         _("give the path of a UTF-8 text file")) from None
-    except UnicodeDecodeError:
-        raise InputError(_("--prompt-file {path} is not UTF-8 text").format(path=args.prompt_file),
-                         _("save the prompt as UTF-8")) from None
+    text = read_text("--prompt-file", args.prompt_file)
     if not text.strip():
         raise InputError(_("--prompt-file {path} is empty").format(path=args.prompt_file),
                          _("put the prompt text in the file"))

@@ -128,6 +128,11 @@ def evaluate(slos: list[SLO], stats) -> list[tuple[SLO, float | None, bool]]:
 
 
 # -- sweeps ----------------------------------------------------------------------------------
+def step_label(parameter: str, value: float) -> str:
+    """How a sweep step is named everywhere (progress, text report, HTML): `c=8` or `2.5/s`."""
+    return f"c={value:g}" if parameter == "concurrency" else f"{value:g}/s"
+
+
 @dataclass(frozen=True)
 class Sweep:
     parameter: str  # "concurrency" | "rate"
@@ -138,7 +143,7 @@ class Sweep:
         return "-c" if self.parameter == "concurrency" else "--rate"
 
     def label(self, value: float) -> str:
-        return f"c={value:g}" if self.parameter == "concurrency" else f"{value:g}/s"
+        return step_label(self.parameter, value)
 
 
 SWEEP_FIX = N_("e.g. --sweep c=1,2,4,8, --sweep c=1..64 (doubling), --sweep rate=2..20+2 or "

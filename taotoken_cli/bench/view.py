@@ -6,10 +6,11 @@ as `--json` shows it."""
 
 from __future__ import annotations
 
-from functools import reduce
+from functools import partial, reduce
 
 from taotoken_cli.bench.histogram import Histogram
 from taotoken_cli.bench.report import BenchReport, Distribution, ErrorLine, SeriesReport
+from taotoken_cli.bench.sweep import step_label
 from taotoken_cli.i18n import N_, _, ngettext
 from taotoken_cli.layout import cell_width, pad, table, wrap
 
@@ -273,7 +274,7 @@ def _shown_fixes(error: ErrorLine | None) -> list[str]:
 
 def sweep_lines(report: BenchReport, model: dict, width: int) -> list[str]:
     sweep = report.sweep
-    label = (lambda v: f"c={v:g}") if sweep["parameter"] == "concurrency" else (lambda v: f"{v:g}/s")
+    label = partial(step_label, sweep["parameter"])
     title = (_("model {model}: sweep over concurrency") if sweep["parameter"] == "concurrency"
              else _("model {model}: sweep over rate"))
     lines = [title.format(model=model["model"])]

@@ -245,12 +245,13 @@ class Workload:
 
 
 # -- files -----------------------------------------------------------------------------------
-def _read_lines(option: str, path: str) -> list[str]:
+def read_text(option: str, path: str) -> str:
+    """The UTF-8 text of the file given to `option` (`~` expanded), or a clear InputError."""
     import os
 
     try:
         with open(os.path.expanduser(path), encoding="utf-8") as fh:
-            lines = fh.read().splitlines()
+            return fh.read()
     except OSError as exc:
         raise InputError(_("cannot read {option} {path}: {reason}").format(option=option, path=path,
                                                                             reason=exc.strerror or exc),
@@ -258,7 +259,6 @@ def _read_lines(option: str, path: str) -> list[str]:
     except UnicodeDecodeError:
         raise InputError(_("{option} {path} is not UTF-8 text").format(option=option, path=path),
                          _("save it as UTF-8")) from None
-    return lines
 
 
 def _count(value: object) -> int | None:
@@ -270,7 +270,7 @@ def _count(value: object) -> int | None:
 def read_dataset(path: str) -> list[tuple[str, int | None]]:
     """Prompts from a file: JSON Lines (`prompt`/`text` or ShareGPT `conversations`, optionally
     `max_tokens`/`output_tokens`), or plain text with one prompt per line."""
-    lines = _read_lines("--dataset", path)
+    lines = read_text("--dataset", path).splitlines()
     jsonl = path.lower().endswith((".jsonl", ".ndjson")) or any(line.lstrip().startswith("{")
                                                                  for line in lines[:1])
     prompts: list[tuple[str, int | None]] = []
@@ -327,7 +327,7 @@ def read_trace(path: str) -> list[TraceEntry]:
     `input_length` (or `prompt`) and `output_length`. Entries are replayed in time order."""
     entries: list[TraceEntry] = []
     example = '{"timestamp": 0, "input_length": 512, "output_length": 128}'
-    for number, line in enumerate(_read_lines("--trace", path), 1):
+    for number, line in enumerate(read_text("--trace", path).splitlines(), 1):
         if not line.strip():
             continue
         try:
