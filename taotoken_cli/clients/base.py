@@ -10,6 +10,7 @@ must edit is broken). `taotoken_cli.clients.CLIENTS` lists them.
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 import stat
@@ -18,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from taotoken_cli import gitrepo
 from taotoken_cli.errors import ConfigFileError
 from taotoken_cli.fileplan import FileChange, Plan
 from taotoken_cli.fsutil import resolve_target
@@ -74,6 +76,11 @@ class Machine:
         if self.env.get(ENV_SYSTEM_ROOT):
             return Path(self.env[ENV_SYSTEM_ROOT])
         return Path(os.environ.get("SYSTEMDRIVE", "C:") + "\\") if os.name == "nt" else Path("/")
+
+    @functools.cached_property
+    def git_root(self) -> Path | None:
+        """The git repository `cwd` is in (asked once: several clients' paths need it)."""
+        return gitrepo.root(self.cwd)
 
 
 @dataclass(frozen=True)

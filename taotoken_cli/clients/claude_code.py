@@ -64,10 +64,6 @@ class ClaudePaths:
     managed: Path  # set by an administrator; outranks every other file
 
 
-def git_root(cwd: Path | None = None) -> Path | None:
-    return gitrepo.root(cwd)
-
-
 def _config_dir(env: Mapping[str, str]) -> Path:
     override = env.get("CLAUDE_CONFIG_DIR")
     return Path(override).expanduser() if override else home_dir(env) / ".claude"
@@ -77,7 +73,7 @@ def paths(machine: Machine) -> ClaudePaths:
     env = machine.env
     config_dir = _config_dir(env)
     global_config = config_dir / ".claude.json" if env.get("CLAUDE_CONFIG_DIR") else machine.home / ".claude.json"
-    repo = git_root(machine.cwd)
+    repo = machine.git_root
     return ClaudePaths(
         config_dir, config_dir / "settings.json", global_config, repo,
         repo / ".claude" / "settings.json" if repo else None,
