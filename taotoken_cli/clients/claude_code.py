@@ -194,7 +194,7 @@ def plan(triple: Triple, machine: Machine, options: PlanOptions = PlanOptions())
         result.warnings.append(_(
             "Claude Code applies a project file's env only after you accept the workspace trust prompt; "
             "first-run onboarding still needs the user settings (use --scope user for that)"))
-        if _git_ignored(settings_path) is False:
+        if gitrepo.ignored(settings_path) is False:
             result.warnings.append(_("{path} is not git-ignored: add `.claude/settings.local.json` to {gitignore} so "
                                      "the key is never committed").format(path=settings_path,
                                                                           gitignore=f"{where.repo}/.gitignore"))
@@ -273,7 +273,3 @@ def _overrides(machine: Machine, written: str, wanted: Mapping[str, str]) -> lis
             warnings.append(_("{path} sets {names}, which override the user settings inside that repository; remove "
                               "them there or run init with --scope project").format(path=path, names=", ".join(names)))
     return warnings
-
-
-def _git_ignored(path: Path) -> bool | None:
-    return gitrepo.ignored(path)
