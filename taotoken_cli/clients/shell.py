@@ -22,6 +22,7 @@ from taotoken_cli.clients.base import (
     text_change,
 )
 from taotoken_cli.fileplan import Plan
+from taotoken_cli.fsutil import newline_of
 from taotoken_cli.i18n import N_, _
 
 NAME = "shell"
@@ -115,7 +116,7 @@ def with_marked_line(text: str, line: str) -> str:
             return "".join(lines)
     if not text:
         return line + "\n"
-    newline = "\r\n" if text.count("\r\n") * 2 > text.count("\n") else "\n"
+    newline = newline_of(text)
     if text.endswith("\n"):
         return text + line + newline
     return text + newline + line
