@@ -133,7 +133,6 @@ class ClientState:
     client: str
     detection: Detection
     files: dict[str, ConfigFile]  # role ("settings", "global", "config", "auth", …) -> file
-    notes: list[str] = field(default_factory=list)
 
     @property
     def errors(self) -> list[ConfigFileError]:

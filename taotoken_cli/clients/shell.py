@@ -75,10 +75,6 @@ def parse_env_sh(text: str) -> dict[str, str]:
 # What other programs read from the environment. Never a TAOTOKEN_* variable: taotoken itself reads its
 # config.toml, and an exported TAOTOKEN_* value would override it, so a later `taotoken config set` would be
 # shadowed in every shell that sourced this file.
-EXPORTED = ("OPENAI_BASE_URL", "OPENAI_API_KEY")
-OLD_EXPORTS = ("TAOTOKEN_BASE_URL", "TAOTOKEN_API_KEY", "TAOTOKEN_MODEL")  # what taotoken 0.1.0 exported here
-
-
 def exports(triple: Triple) -> dict[str, str]:
     return {"OPENAI_BASE_URL": triple.openai_base, "OPENAI_API_KEY": triple.api_key}
 
