@@ -39,9 +39,8 @@ class Record:
     options: PlanOptions = PlanOptions()
 
     def to_json(self) -> str:
-        options = {name: list(value) if isinstance(value, tuple) else value
-                   for name, value in dataclasses.asdict(self.options).items()}
-        data = {"version": 1, "profile": self.profile, "targets": list(self.targets), "options": options}
+        data = {"version": 1, "profile": self.profile, "targets": self.targets,
+                "options": dataclasses.asdict(self.options)}  # json writes tuples as lists
         return json.dumps(data, indent=2) + "\n"
 
 
@@ -168,10 +167,6 @@ class Sync:
     @property
     def stale(self) -> list[FileChange]:
         return self.plan.pending
-
-    @property
-    def stale_targets(self) -> list[str]:
-        return list(dict.fromkeys(change.target for change in self.stale))
 
 
 def plan_sync(triple: Triple | None, profile: str, machine: Machine) -> Sync:

@@ -12,6 +12,8 @@ import re
 import shlex
 from dataclasses import dataclass
 
+from taotoken_cli.fsutil import newline_of
+
 _ASSIGNMENT = re.compile(r"[ \t]*(export[ \t]+)?([A-Za-z_][A-Za-z0-9_.]*)[ \t]*=[ \t]*")
 _DOUBLE_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", '"': '"', "\\": "\\", "'": "'", "$": "$"}
 
@@ -104,7 +106,7 @@ def set_values(text: str, wanted: dict[str, str], *, export: bool = True) -> str
     missing = [name for name in wanted if name not in {a.name for a in assigned}]
     if missing:
         # The file's line ending; a file that ended without a newline still does.
-        newline = "\r\n" if text.count("\r\n") * 2 > text.count("\n") else "\n"
+        newline = newline_of(text)
         prefix = "export " if export else ""
         lines = [f"{prefix}{name}={quote(wanted[name])}" for name in missing]
         if not text or text.endswith("\n"):

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
+from taotoken_cli import gitrepo
 from taotoken_cli.errors import TaotokenError
 from taotoken_cli.exitcodes import Exit
 from taotoken_cli.fsutil import SECRET_MODE, atomic_write, resolve_target
@@ -152,16 +153,9 @@ def plan_diff(plan: Plan) -> str:
 
 # ----------------------------------------------------------------------------------------------- git
 
-def git_tracked(path: Path) -> bool:
-    """True when the file is tracked by git (quietly False when git is absent or it is not a repo)."""
-    from taotoken_cli import gitrepo
-
-    return gitrepo.tracked(path)
-
-
 def add_git_warnings(plan: Plan) -> None:
     for change in plan.pending:
-        if change.secret and change.before is not None and git_tracked(change.path):
+        if change.secret and change.before is not None and gitrepo.tracked(change.path):
             plan.warnings.append(_(
                 "{path} is tracked by git and will now hold your API key: do not commit it ({command} and add it "
                 "to .gitignore)").format(path=change.path,

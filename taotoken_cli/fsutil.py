@@ -1,9 +1,11 @@
-"""Safe file primitives: atomic writes that keep modes and symlinks, parse errors with positions."""
+"""Safe file primitives: atomic writes that keep modes and symlinks, parse errors with positions, a file's line
+endings."""
 
 from __future__ import annotations
 
 import contextlib
 import os
+import re
 import stat
 import tempfile
 from pathlib import Path
@@ -68,3 +70,20 @@ def is_world_readable(path: Path) -> bool:
         return bool(stat.S_IMODE(path.stat().st_mode) & 0o044)
     except OSError:
         return False
+
+
+def newline_of(text: str) -> str:
+    """The file's line ending: CRLF when most lines end so."""
+    return "\r\n" if text.count("\r\n") * 2 > text.count("\n") else "\n"
+
+
+def endings_like(text: str, original: str) -> str:
+    """`text` (new content, LF line endings, ending with a newline) with the line endings of `original` and, when
+    that had none, no final newline."""
+    if not original:
+        return text
+    if newline_of(original) == "\r\n":
+        text = re.sub(r"(?<!\r)\n", "\r\n", text)
+    if not original.endswith("\n") and text.endswith("\n"):
+        text = text[:-2] if text.endswith("\r\n") else text[:-1]
+    return text

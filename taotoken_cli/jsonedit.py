@@ -22,6 +22,7 @@ from typing import Any
 
 from taotoken_cli import jsonc
 from taotoken_cli.errors import ConfigFileError
+from taotoken_cli.fsutil import endings_like, newline_of
 from taotoken_cli.i18n import _
 from taotoken_cli.jsonsplice import Splicer
 
@@ -70,11 +71,6 @@ def detect_style(text: str) -> JsonStyle:
     if "\t" in indent:
         indent = "\t"
     return JsonStyle(indent, trailing_newline, ensure_ascii)
-
-
-def newline_of(text: str) -> str:
-    """The file's line ending: CRLF when most lines end so."""
-    return "\r\n" if text.count("\r\n") * 2 > text.count("\n") else "\n"
 
 
 def parse_json(text: str, path: Path | str, *, allow_comments: bool = False) -> Any:
@@ -188,11 +184,7 @@ def _fresh(text: str, data: Any, *, keep_comments: bool = False) -> str:
     newline and (JSONC) comments."""
     bom = "\ufeff" if text.startswith("\ufeff") else ""
     rest = text[len(bom):]
-    body = DEFAULT_STYLE.dumps(data)
-    if rest and not rest.endswith("\n"):
-        body = body[:-1]
-    if newline_of(text) == "\r\n":
-        body = body.replace("\n", "\r\n")
+    body = endings_like(DEFAULT_STYLE.dumps(data), rest)
     comments = rest.rstrip() if keep_comments else ""  # a JSONC file holding only comments keeps them on top
     return bom + (comments + newline_of(text) if comments else "") + body
 

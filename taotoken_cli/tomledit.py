@@ -14,33 +14,17 @@ tomlkit keeps comments, order and spelling of what it does not touch. Where it d
 from __future__ import annotations
 
 import contextlib
-import re
 from collections.abc import Mapping
 from typing import Any
 
-
-def newline_of(text: str) -> str:
-    """The file's line ending: CRLF when most lines end so."""
-    return "\r\n" if text.count("\r\n") * 2 > text.count("\n") else "\n"
+from taotoken_cli.fsutil import endings_like
 
 
 def dumps(doc: Any, original: str) -> str:
     """tomlkit's text of `doc`, with the line endings of `original` and its (missing) final newline."""
     import tomlkit
 
-    text = tomlkit.dumps(doc)
-    return like(text, original)
-
-
-def like(text: str, original: str) -> str:
-    """`text` (new TOML) with the line endings of `original` and, when it had none, no final newline."""
-    if not original:
-        return text
-    if newline_of(original) == "\r\n":
-        text = re.sub(r"(?<!\r)\n", "\r\n", text)
-    if not original.endswith("\n") and text.endswith("\n"):
-        text = text[:-2] if text.endswith("\r\n") else text[:-1]
-    return text
+    return endings_like(tomlkit.dumps(doc), original)
 
 
 def _is_inline(item: Any) -> bool:

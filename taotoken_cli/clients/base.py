@@ -10,6 +10,7 @@ must edit is broken). `taotoken_cli.clients.CLIENTS` lists them.
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 import stat
@@ -18,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from taotoken_cli import gitrepo
 from taotoken_cli.errors import ConfigFileError
 from taotoken_cli.fileplan import FileChange, Plan
 from taotoken_cli.fsutil import resolve_target
@@ -75,6 +77,11 @@ class Machine:
             return Path(self.env[ENV_SYSTEM_ROOT])
         return Path(os.environ.get("SYSTEMDRIVE", "C:") + "\\") if os.name == "nt" else Path("/")
 
+    @functools.cached_property
+    def git_root(self) -> Path | None:
+        """The git repository `cwd` is in (asked once: several clients' paths need it)."""
+        return gitrepo.root(self.cwd)
+
 
 @dataclass(frozen=True)
 class PlanOptions:
@@ -126,7 +133,6 @@ class ClientState:
     client: str
     detection: Detection
     files: dict[str, ConfigFile]  # role ("settings", "global", "config", "auth", …) -> file
-    notes: list[str] = field(default_factory=list)
 
     @property
     def errors(self) -> list[ConfigFileError]:
@@ -207,33 +213,35 @@ def _load_raw(path: Path, kind: str) -> ConfigFile:
 
 def read_json(path: Path, *, want_object: bool = True, allow_comments: bool = False) -> ConfigFile:
     """Parse a JSON file (JSONC with `allow_comments`: only where the program that reads it accepts comments)."""
-    result = _load_raw(path, "jsonc" if allow_comments else "json")
-    if result.error is None and result.raw is not None:
-        text = result.text or ""
-        if not text.strip():
-            result.data = {}  # an empty file is treated as an empty object
-            return result
-        try:
-            result.data = parse_json(text, path, allow_comments=allow_comments)
-        except ConfigFileError as exc:
-            result.error = exc
-            return result
-        if want_object and not isinstance(result.data, dict):
-            result.error = ConfigFileError(str(path), 1, 1, _("expected a JSON object ({…}) at the top level"),
-                                           _("make the file one JSON object, or move it away"))
-            result.data = None
-    return result
+    return parse_config(_load_raw(path, "jsonc" if allow_comments else "json"), want_object=want_object)
 
 
 def read_toml(path: Path) -> ConfigFile:
     """Parse with tomlkit (the editor we write with); `data` is the plain dict, `doc` via parse_toml_doc."""
-    result = _load_raw(path, "toml")
-    if result.error is None and result.raw is not None:
-        try:
-            result.data = parse_toml_doc(result.text or "", path).unwrap()
-        except ConfigFileError as exc:
-            result.error = exc
-    return result
+    return parse_config(_load_raw(path, "toml"))
+
+
+def parse_config(file: ConfigFile, *, want_object: bool = True) -> ConfigFile:
+    """`file` with `data` parsed from its bytes by its kind (json, jsonc, toml), or with the parse error."""
+    if file.error is not None or file.raw is None:
+        return file
+    text = file.text or ""
+    try:
+        if file.kind == "toml":
+            file.data = parse_toml_doc(text, file.path).unwrap()
+            return file
+        if not text.strip():
+            file.data = {}  # an empty file is treated as an empty object
+            return file
+        file.data = parse_json(text, file.path, allow_comments=file.kind == "jsonc")
+    except ConfigFileError as exc:
+        file.error = exc
+        return file
+    if want_object and not isinstance(file.data, dict):
+        file.error = ConfigFileError(str(file.path), 1, 1, _("expected a JSON object ({…}) at the top level"),
+                                     _("make the file one JSON object, or move it away"))
+        file.data = None
+    return file
 
 
 def parse_toml_doc(text: str, path: Path):

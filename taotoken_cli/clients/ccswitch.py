@@ -57,20 +57,11 @@ def detect(machine: Machine) -> Detection:
     return detect_by([paths(machine).home], ["cc-switch"], machine.env)
 
 
-def store_kind(where: CCSwitchPaths) -> str:
-    """'sqlite' (3.8+), 'legacy-json' (<= 3.7 config.json is live) or 'none' (never launched)."""
-    if where.db.exists():
-        return "sqlite"
-    if where.legacy_config.exists():
-        return "legacy-json"
-    return "none"
-
-
 def read(machine: Machine) -> ClientState:
     """The JSON files (cheap); the store itself, database included, is `store(machine)`."""
     where = paths(machine)
     files = {"legacy_config": read_json(where.legacy_config), "settings": read_json(where.settings)}
-    return ClientState(NAME, detect(machine), files, notes=[f"store: {store_kind(where)}"])
+    return ClientState(NAME, detect(machine), files)
 
 
 def store(machine: Machine) -> Store:

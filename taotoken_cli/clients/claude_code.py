@@ -64,10 +64,6 @@ class ClaudePaths:
     managed: Path  # set by an administrator; outranks every other file
 
 
-def git_root(cwd: Path | None = None) -> Path | None:
-    return gitrepo.root(cwd)
-
-
 def _config_dir(env: Mapping[str, str]) -> Path:
     override = env.get("CLAUDE_CONFIG_DIR")
     return Path(override).expanduser() if override else home_dir(env) / ".claude"
@@ -77,7 +73,7 @@ def paths(machine: Machine) -> ClaudePaths:
     env = machine.env
     config_dir = _config_dir(env)
     global_config = config_dir / ".claude.json" if env.get("CLAUDE_CONFIG_DIR") else machine.home / ".claude.json"
-    repo = git_root(machine.cwd)
+    repo = machine.git_root
     return ClaudePaths(
         config_dir, config_dir / "settings.json", global_config, repo,
         repo / ".claude" / "settings.json" if repo else None,
@@ -198,7 +194,7 @@ def plan(triple: Triple, machine: Machine, options: PlanOptions = PlanOptions())
         result.warnings.append(_(
             "Claude Code applies a project file's env only after you accept the workspace trust prompt; "
             "first-run onboarding still needs the user settings (use --scope user for that)"))
-        if _git_ignored(settings_path) is False:
+        if gitrepo.ignored(settings_path) is False:
             result.warnings.append(_("{path} is not git-ignored: add `.claude/settings.local.json` to {gitignore} so "
                                      "the key is never committed").format(path=settings_path,
                                                                           gitignore=f"{where.repo}/.gitignore"))
@@ -277,7 +273,3 @@ def _overrides(machine: Machine, written: str, wanted: Mapping[str, str]) -> lis
             warnings.append(_("{path} sets {names}, which override the user settings inside that repository; remove "
                               "them there or run init with --scope project").format(path=path, names=", ".join(names)))
     return warnings
-
-
-def _git_ignored(path: Path) -> bool | None:
-    return gitrepo.ignored(path)

@@ -30,6 +30,7 @@ from taotoken_cli.clients.base import (
     PlanOptions,
     Triple,
     json_change,
+    parse_config,
     parse_toml_doc,
     read_json,
     read_toml,
@@ -46,7 +47,6 @@ from taotoken_cli.clients.envvars import (
     taotoken_hosts,
     updates,
 )
-from taotoken_cli.errors import ConfigFileError
 from taotoken_cli.fileplan import Plan
 from taotoken_cli.fsutil import resolve_target
 from taotoken_cli.i18n import N_, _
@@ -205,7 +205,7 @@ def plan_over(triple: Triple, machine: Machine, options: PlanOptions, planned: M
         file = _read(mcp_file)
         after = planned.get(resolve_target(mcp_file.path))
         if after is not None:
-            file = _parsed(mcp_file, after)
+            file = parse_config(ConfigFile(mcp_file.path, mcp_file.kind, raw=after))  # as if read from disk
         if file.error is not None:
             result.warnings.append(_("{problem}: its MCP servers were left alone (fix: {fix})").format(
                 problem=file.error.message, fix=file.error.fix))
@@ -221,20 +221,6 @@ def plan_over(triple: Triple, machine: Machine, options: PlanOptions, planned: M
         if ours:
             result.extend(_plan_file(mcp_file, file, ours, triple))
     return result
-
-
-def _parsed(mcp_file: McpFile, raw: bytes) -> ConfigFile:
-    """A ConfigFile holding content another target planned (as if read from disk)."""
-    from taotoken_cli.jsonedit import parse_json
-
-    text = raw.decode("utf-8")
-    file = ConfigFile(mcp_file.path, mcp_file.kind, raw=raw)
-    try:
-        file.data = parse_toml_doc(text, mcp_file.path).unwrap() if mcp_file.kind == "toml" else \
-            (parse_json(text, mcp_file.path) if text.strip() else {})
-    except ConfigFileError as exc:
-        file.error = exc
-    return file
 
 
 @dataclass

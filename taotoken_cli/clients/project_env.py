@@ -48,7 +48,7 @@ class ProjectPaths:
 
 
 def paths(machine: Machine) -> ProjectPaths:
-    repo = gitrepo.root(machine.cwd)
+    repo = machine.git_root
     root = repo or machine.cwd
     return ProjectPaths(root, repo is not None, {name: root / name for name in READ})
 

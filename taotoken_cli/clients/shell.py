@@ -22,6 +22,7 @@ from taotoken_cli.clients.base import (
     text_change,
 )
 from taotoken_cli.fileplan import Plan
+from taotoken_cli.fsutil import newline_of
 from taotoken_cli.i18n import N_, _
 
 NAME = "shell"
@@ -74,10 +75,6 @@ def parse_env_sh(text: str) -> dict[str, str]:
 # What other programs read from the environment. Never a TAOTOKEN_* variable: taotoken itself reads its
 # config.toml, and an exported TAOTOKEN_* value would override it, so a later `taotoken config set` would be
 # shadowed in every shell that sourced this file.
-EXPORTED = ("OPENAI_BASE_URL", "OPENAI_API_KEY")
-OLD_EXPORTS = ("TAOTOKEN_BASE_URL", "TAOTOKEN_API_KEY", "TAOTOKEN_MODEL")  # what taotoken 0.1.0 exported here
-
-
 def exports(triple: Triple) -> dict[str, str]:
     return {"OPENAI_BASE_URL": triple.openai_base, "OPENAI_API_KEY": triple.api_key}
 
@@ -115,7 +112,7 @@ def with_marked_line(text: str, line: str) -> str:
             return "".join(lines)
     if not text:
         return line + "\n"
-    newline = "\r\n" if text.count("\r\n") * 2 > text.count("\n") else "\n"
+    newline = newline_of(text)
     if text.endswith("\n"):
         return text + line + newline
     return text + newline + line

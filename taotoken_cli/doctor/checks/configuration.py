@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+from pathlib import Path
 from urllib.parse import urlsplit
 
 from taotoken_cli import DEFAULT_BASE_URL, hygiene
@@ -12,6 +14,7 @@ from taotoken_cli.doctor.context import DoctorContext
 from taotoken_cli.doctor.model import Repair, Result
 from taotoken_cli.doctor.registry import check
 from taotoken_cli.errors import ConfigFileError, InputError, TaotokenError
+from taotoken_cli.fileplan import FileChange
 from taotoken_cli.fsutil import is_world_readable
 from taotoken_cli.i18n import N_, _
 from taotoken_cli.masking import mask_key
@@ -248,7 +251,7 @@ def copies(ctx: DoctorContext) -> Result:
                                   .format(command=SYNC_COMMAND)])
     return Result.warn(stale_note(sync, ctx.env), details=details,
                        fixes=[_("{command}   (or: taotoken doctor --fix)").format(command=SYNC_COMMAND)],
-                       repairs=[_sync_repair(ctx, change) for change in sync.stale])
+                       repairs=_sync_repairs(ctx, sync.stale))
 
 
 def _config_in_doubt(ctx: DoctorContext) -> str | None:
@@ -270,14 +273,24 @@ def _config_in_doubt(ctx: DoctorContext) -> str | None:
     return None
 
 
-def _sync_repair(ctx: DoctorContext, change) -> Repair:
-    """Write one copy anew from the triple, re-planned at fix time (the file may have changed since)."""
+def _sync_repairs(ctx: DoctorContext, stale: list[FileChange]) -> list[Repair]:
+    """Write each copy anew from the triple, re-planned at fix time (a file may have changed since the check).
+    doctor --fix runs every transform before it writes anything, so one re-plan serves all the copies."""
     from taotoken_cli.copies import plan_sync, triple_of
 
-    def transform(_text: str) -> str:
-        now = plan_sync(triple_of(ctx.settings), ctx.settings.profile, ctx.machine)
-        return next(c.after for c in now.stale if c.path == change.path).decode("utf-8")
+    @functools.cache
+    def replanned() -> dict[Path, bytes]:
+        now: dict[Path, bytes] = {}
+        for change in plan_sync(triple_of(ctx.settings), ctx.settings.profile, ctx.machine).stale:
+            now.setdefault(change.path, change.after)
+        return now
 
-    return Repair(change.path, _("bring in step with taotoken's config ({target})").format(target=change.target),
-                  transform,
-                  secret=change.secret, whole_file=True)
+    def repair(change: FileChange) -> Repair:
+        def transform(text: str) -> str:
+            after = replanned().get(change.path)
+            return text if after is None else after.decode("utf-8")  # None: in step by now
+
+        return Repair(change.path, _("bring in step with taotoken's config ({target})").format(target=change.target),
+                      transform, secret=change.secret, whole_file=True)
+
+    return [repair(change) for change in stale]

@@ -10,6 +10,7 @@ from taotoken_cli import hygiene
 from taotoken_cli.clients.base import ENV_SYSTEM_ROOT
 from taotoken_cli.config import ENV_CONFIG, ENV_PROFILE, FIELDS, profile_table, read_config_file
 from taotoken_cli.config.origins import fix_at_source
+from taotoken_cli.doctor.checks.clients.common import strip_key
 from taotoken_cli.doctor.context import DoctorContext
 from taotoken_cli.doctor.model import Result, folded
 from taotoken_cli.doctor.registry import check
@@ -128,7 +129,7 @@ def openai_vars(ctx: DoctorContext) -> Result:
                          "the taotoken provider's base_url lives in ~/.codex/config.toml"))
     env_key = ctx.env.get("OPENAI_API_KEY")
     if env_key and key:
-        cleaned = env_key.strip().strip("'\"")
+        cleaned = strip_key(env_key)
         if cleaned != env_key:
             problems.append(_("OPENAI_API_KEY has whitespace or quotes around it"))
             fixes.append(_("export {var}=sk-…   (no quotes, no newline)").format(var="OPENAI_API_KEY"))
@@ -175,7 +176,7 @@ def anthropic_vars(ctx: DoctorContext) -> Result:
             fixes.append(f"export ANTHROPIC_BASE_URL={root}")
     for name in ("ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_API_KEY"):
         given = ctx.env.get(name)
-        if given and key and given.strip().strip("'\"") != key and not elsewhere:
+        if given and key and strip_key(given) != key and not elsewhere:
             warns.append(_("{var}={key} differs from the taotoken key {taotoken_key}").format(
                 var=name, key=mask_key(given.strip()), taotoken_key=mask_key(key)))
             fixes.append(_('export {var}="$TAOTOKEN_API_KEY"   (or unset {var})').format(var=name))

@@ -19,6 +19,7 @@ from taotoken_cli.doctor.checks.clients.common import (
     CLAUDE_FORM,
     CODEX_FORM,
     and_join,
+    claude_url_why,
     clean_root,
     client_base_url_result,
     client_check,
@@ -168,13 +169,9 @@ def ccswitch_claude(ctx: DoctorContext, providers: list[StoredProvider]) -> Resu
             issues.fail(_("{provider} stores no ANTHROPIC_BASE_URL: Claude Code would call Anthropic").format(
                 provider=provider.describe()), fixes=[_edit(provider, _ENDPOINT, url=str(ctx.base_url))])
         else:
-            def why(wanted: str, changes: list[str], value: str = value) -> str:
-                if value.strip().rstrip("/").endswith("/v1"):
-                    return _("ends in /v1: Claude Code appends /v1/messages itself (404)")
-                return _("is not the bare API root: {changes}").format(changes="; ".join(changes))
-
             issues.add_result(client_base_url_result(
-                ctx, f"{provider.describe()} ANTHROPIC_BASE_URL = {value!r}", value, CLAUDE_FORM, why=why,
+                ctx, f"{provider.describe()} ANTHROPIC_BASE_URL = {value!r}", value, CLAUDE_FORM,
+                why=claude_url_why(value),
                 set_fix=lambda url, p=provider: _edit(p, _ENDPOINT, url=url)))
         _check_key(ctx, provider, "ANTHROPIC_API_KEY" if "ANTHROPIC_AUTH_TOKEN" not in provider.env and
                    "ANTHROPIC_API_KEY" in provider.env else "ANTHROPIC_AUTH_TOKEN", issues)

@@ -270,8 +270,8 @@ def claude_key(ctx: DoctorContext, claude: Claude) -> Result:
                       "repository use its own login ('OAuth token has expired · Please run /login')").format(
                         name=name, path=item.path, trust=_(_TRUST)),
                     fixes=[_("taotoken init   (writes it into ~/.claude/settings.json, which applies at start-up)")])
-    if value != value.strip().strip("'\""):
-        clean = value.strip().strip("'\"")
+    clean = strip_key(value)
+    if value != clean:
         repairs = _env_repair(item, _("strip whitespace/quotes from env.{name}").format(name=name),
                               lambda env: env.__setitem__(name, clean))
         issues.fail(_("{name} ({where}) has whitespace, a newline or quotes around the key: Claude Code says "

@@ -162,6 +162,7 @@ def codex_profiles(ctx: DoctorContext, codex: Codex) -> Result:
 def _profile_repairs(config_path: Path, names: list[str], targets: list[Path]) -> list[Repair]:
     from taotoken_cli import tomledit
     from taotoken_cli.clients.base import parse_toml_doc
+    from taotoken_cli.fsutil import endings_like
 
     def new_file(name: str) -> Callable[[str], str]:
         def transform(_text: str) -> str:
@@ -170,7 +171,7 @@ def _profile_repairs(config_path: Path, names: list[str], targets: list[Path]) -
             config_text = config_path.read_bytes().decode("utf-8")
             body = tomledit.table_text(parse_toml_doc(config_text, config_path), ("profiles", name))
             header = f"# moved from [profiles.{name}] of {config_path} by taotoken doctor --fix\n"
-            return tomledit.like(header + body, config_text)
+            return endings_like(header + body, config_text)
         return transform
 
     def strip(doc) -> None:

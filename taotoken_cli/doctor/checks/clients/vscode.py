@@ -154,7 +154,7 @@ def _check_key(ctx: DoctorContext, issues: Issues, file: ConfigFile, env: vscode
     value = entry.value
     if not isinstance(value, str):
         return
-    clean = value.strip().strip("'\"")
+    clean = strip_key(value)
     if value != clean:
         issues.fail(_("{name} in {label} has whitespace, a newline or quotes around the key: Claude Code says "
                       "'Invalid API key · Fix external API key'").format(name=entry.name, label=label),
