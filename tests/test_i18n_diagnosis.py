@@ -349,7 +349,8 @@ def test_every_explained_entry_fits_80_columns_in_chinese(home, chinese) -> None
 
     for code in CATALOGUE:
         io = IOStreams.memory(env={"HOME": str(home), "COLUMNS": "80"}, cwd=home)
-        run(ExplainOptions(code=code), io)
+        assert run(ExplainOptions(code=code), io) == Exit.OK, (code, io.written())
+        assert io.written()[0].strip(), code
         too_wide = [line for line in io.written()[0].splitlines() if cell_width(line) > 80]
         assert too_wide == [], code
 
