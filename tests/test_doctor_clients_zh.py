@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from taotoken_cli.layout import cell_width
-from tests.conftest import REPO, SENTINEL_KEY, flat
+from tests.conftest import REPO, SENTINEL_KEY, flat, squashed, write
 from tests.test_ccswitch import claude_row, make_db
 from tests.test_mcp import OLD_KEY, claude_json
 
@@ -31,13 +31,6 @@ SECRETS = (SENTINEL_KEY, OLD_KEY, OTHER_KEY)
 CHECK_ID = re.compile(r"\(([a-z_]+\.[a-z_]+)\)$")
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git not installed")
-
-
-def write(path: Path, text: str, mode: int = 0o600) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
-    path.chmod(mode)
-    return path
 
 
 def broken_home(home: Path) -> Path:
@@ -101,11 +94,6 @@ def doctor(cli, project: Path, lang: str, *args: str):
     for secret in SECRETS:
         result.assert_clean(secret)
     return result
-
-
-def squashed(text: str) -> str:
-    """`text` without any whitespace: a Chinese line wraps between two characters with no space to join it by."""
-    return re.sub(r"\s+", "", text)
 
 
 def problems(output: str) -> dict[str, str]:

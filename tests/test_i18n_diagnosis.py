@@ -39,15 +39,6 @@ COMMAND_ONLY = {"taotoken init", "taotoken config show --origin", "taotoken conf
                 "export TAOTOKEN_API_KEY=sk-…"}
 
 
-@pytest.fixture
-def chinese():
-    """This process speaks Chinese for one test (messages are translated when they are produced)."""
-    before = i18n.current()
-    i18n.use("zh")
-    yield
-    i18n.use(before)
-
-
 def own_config(home: Path, base_url: str, *, model: str = MODEL, key: str = SENTINEL_KEY) -> None:
     path = home / ".config/taotoken/config.toml"
     path.parent.mkdir(parents=True, exist_ok=True)
