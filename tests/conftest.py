@@ -7,6 +7,7 @@ exit codes, stdout/stderr, no traceback.
 from __future__ import annotations
 
 import io
+import json
 import os
 import subprocess
 import sys
@@ -59,6 +60,39 @@ def flat(text: str) -> str:
     """`text` with every run of whitespace (line breaks of wrapped lines too) made one space: for asserting
     on a phrase whatever the terminal width wrapped."""
     return " ".join(text.split())
+
+
+def squashed(text: str) -> str:
+    """`text` without any whitespace: for finding a phrase however the layout broke its lines (a Chinese line
+    wraps between two characters, with no space at the break), so compare both sides squashed."""
+    return "".join(text.split())
+
+
+def write(path: Path, text: str, mode: int = 0o600) -> Path:
+    """A user's file with `text`, its directories made; 0600 unless `mode` says otherwise."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    path.chmod(mode)
+    return path
+
+
+def own_config(home: Path, base: str, key: str = SENTINEL_KEY, model: str = "gpt-4o-mini") -> Path:
+    """taotoken's own config file in `home`: one profile, `default`, with these values."""
+    return write(home / ".config" / "taotoken" / "config.toml",
+                 f'default_profile = "default"\n\n[profiles.default]\nbase_url = {json.dumps(base)}\n'
+                 f"api_key = {json.dumps(key)}\nmodel = {json.dumps(model)}\n")
+
+
+@pytest.fixture
+def chinese():
+    """This process speaks Chinese for one test (messages are translated when they are produced), then the
+    language it spoke before."""
+    from taotoken_cli import i18n
+
+    before = i18n.current()
+    i18n.use("zh")
+    yield
+    i18n.use(before)
 
 
 @pytest.fixture

@@ -15,10 +15,9 @@ from typing import Any
 
 import pytest
 
-from taotoken_cli import i18n
 from taotoken_cli.layout import cell_width
 from taotoken_cli.mock import MockOptions, ModelTiming
-from tests.conftest import SENTINEL_KEY
+from tests.conftest import SENTINEL_KEY, squashed
 
 MOCK = MockOptions(key=SENTINEL_KEY, latency_ms=10, tokens=3,
                    model_timing={"fixed30": ModelTiming(30, 0, 4), "stream": ModelTiming(40, 100, 6)},
@@ -41,12 +40,6 @@ def bench(cli, server):
     return run
 
 
-def flat(text: str) -> str:
-    """`text` without whitespace: a phrase is found wherever the 80-column layout wrapped it (Chinese wraps
-    between characters, with no space to mark the break)."""
-    return "".join(text.split())
-
-
 def fits_80(text: str) -> list[str]:
     """The lines wider than 80 columns (none, when the layout holds)."""
     return [line for line in text.splitlines() if cell_width(line) > 80]
@@ -65,7 +58,7 @@ def test_text_report_in_chinese_fits_80_columns(bench):
                  "状态码：HTTP 200 x8", "状态码：HTTP 429 x8", "错误明细：", "（HTTP 429，Retry-After 7 s）",
                  "服务器返回：", "修复（rate.limited）：降低并发：taotoken bench -c 1   （本次：-c 2）", "并排对比：",
                  "A = stream", "成功率", "主要错误"):
-        assert flat(text) in flat(out), text
+        assert squashed(text) in squashed(out), text
     # codes, numbers and units stay as they are
     assert "rate.limited" in out and "tokens/s" in out and "p95" in out
     # no English label or sentence of the report is left
@@ -95,8 +88,9 @@ def test_errors_by_cause_in_chinese(bench):
 def test_open_loop_workload_and_limits_in_chinese(bench):
     out = bench("-m", "fixed30", "-n", "10", "--rate", "40", "--arrival", "poisson", "--ramp-up", "0.1",
                 "--input-tokens", "16..32").stdout
-    assert flat("负载：开环，40 req/s（延迟从计划开始时间算起），10 个请求，最多 10 个进行中的请求") in flat(out)
-    assert flat("工作负载：poisson 到达过程（随机种子 1），爬坡 0.1 s，提示词约 16..32 个 token") in flat(out)
+    text = squashed(out)
+    assert squashed("负载：开环，40 req/s（延迟从计划开始时间算起），10 个请求，最多 10 个进行中的请求") in text
+    assert squashed("工作负载：poisson 到达过程（随机种子 1），爬坡 0.1 s，提示词约 16..32 个 token") in text
     assert "迟发" in out and "late" not in out
     stopped = bench("-m", "rate-limited", "-n", "200", "-c", "2", "--max-errors", "5")
     assert stopped.returncode == 6
@@ -113,7 +107,7 @@ def test_sweep_in_chinese(bench):
                  "（单位 ms；有效吞吐：每秒满足 SLO 限制的请求数）", "拐点：c=4（满足全部 SLO 的最高负载）",
                  "模型 rate-limited：按并发扫描", "未达标", "拐点：无（满足全部 SLO 的最高负载）",
                  "提前停止：有一档未达到 SLO，且有效吞吐不高于此前最好的一档", "c=1：rate.limited x8；修复："):
-        assert flat(text) in flat(out), text
+        assert squashed(text) in squashed(out), text
     for english in ("sweep over", "knee", "goodput", "stopped early", "missed", "met "):
         assert english not in out, english
     assert fits_80(out) == []
@@ -143,10 +137,10 @@ def test_unreadable_files_in_chinese(bench, tmp_path):
     dataset.write_text('{"prompt": "hi"}\nnot json\n', encoding="utf-8")
     result = bench("-m", "fixed30", "--dataset", str(dataset))
     assert result.returncode == 2
-    assert flat(f"--dataset {dataset}:2 不是 JSON 对象") in flat(result.stderr)
+    assert squashed(f"--dataset {dataset}:2 不是 JSON 对象") in squashed(result.stderr)
     assert '每行一个 JSON 对象，例如 {"prompt": "Hello"}' in result.stderr
     directory = bench("-m", "fixed30", "--csv", str(tmp_path))
-    assert directory.returncode == 2 and flat(f"--csv {tmp_path} 是一个目录") in flat(directory.stderr)
+    assert directory.returncode == 2 and squashed(f"--csv {tmp_path} 是一个目录") in squashed(directory.stderr)
     assert "--csv bench.csv" in directory.stderr  # the example command stays whole, in ASCII
 
 
@@ -250,13 +244,6 @@ def test_html_report_in_chinese(bench, tmp_path):
 
 
 # -- the live view -------------------------------------------------------------------------------
-@pytest.fixture
-def chinese():
-    i18n.use("zh")
-    yield
-    i18n.use("en")
-
-
 def test_live_view_in_chinese_fits_80_columns(chinese):
     from taotoken_cli.bench.progress import STATUS_WIDTH, status_text
     from tests.test_bench_capacity import live_view_lines

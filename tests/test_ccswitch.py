@@ -26,7 +26,7 @@ from taotoken_cli.clients import ccswitch
 from taotoken_cli.clients.base import Machine, Triple
 from taotoken_cli.clients.ccswitch_store import paths_under, read_store
 from taotoken_cli.config import tomllib
-from tests.conftest import SENTINEL_KEY, PtySession, flat
+from tests.conftest import SENTINEL_KEY, PtySession, flat, write
 from tests.test_fileplan import snapshot
 
 ROOT = "https://taotoken.net/api"
@@ -46,13 +46,6 @@ OLD_PROVIDERS_DDL = """CREATE TABLE providers (id TEXT NOT NULL, app_type TEXT N
 
 
 # -- seeding CC Switch's store ------------------------------------------------------------------------------
-
-def write(path: Path, text: str, mode: int = 0o600) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
-    path.chmod(mode)
-    return path
-
 
 def claude_row(pid: str, name: str, base: str, key: str = SENTINEL_KEY, model: str = MODEL,
                current: bool = False) -> dict:

@@ -248,10 +248,18 @@ def assert_failure(result: Result, code: str, exit_code: int | None = None) -> N
     assert f"{code}:" in result.output, result.output
     assert "fix:" in result.output, result.output
     # The catalogue's `taotoken config set …` becomes the export that really supplies the value (these cases
-    # configure through TAOTOKEN_* variables): compare the text before it.
-    first_fix = CATALOGUE[code].fixes[0].split("{")[0].split("taotoken config set")[0][:25]
-    assert first_fix in result.output or code in ("auth.missing_key", "config.missing", "config.invalid",
-                                                  "config.unparsable", "model.not_found"), result.output
+    # configure through TAOTOKEN_* variables): compare the text before it, or, where the fix is that command,
+    # the export itself.
+    before, _, setting = CATALOGUE[code].fixes[0].split("{")[0].partition("taotoken config set ")
+    if before:
+        first_fix = before[:25]
+        assert first_fix.strip(), code
+        assert first_fix in result.output or code in ("auth.missing_key", "config.missing", "config.invalid",
+                                                      "config.unparsable", "model.not_found"), result.output
+    else:
+        key, value = setting.split()[:2]
+        assert f"fix: export TAOTOKEN_{key.upper()}={value}   (it is set in this shell" in result.output, \
+            result.output
 
 
 @pytest.mark.parametrize("case_id,models,chat,args,code", CASES, ids=[c[0] for c in CASES])

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from werkzeug import Request, Response
 
-from tests.conftest import SENTINEL_KEY
+from tests.conftest import SENTINEL_KEY, own_config, write
 from tests.rawserver import RawServer
 
 MODEL = "gpt-4o-mini"
@@ -97,19 +97,6 @@ def closed_port() -> int:
 
 
 # -- seeding a HOME ---------------------------------------------------------------------------------------
-
-def write(path: Path, text: str, mode: int = 0o600) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
-    path.chmod(mode)
-    return path
-
-
-def own_config(home: Path, base: str, key: str = SENTINEL_KEY, model: str = MODEL) -> Path:
-    return write(home / ".config" / "taotoken" / "config.toml",
-                 f'default_profile = "default"\n\n[profiles.default]\nbase_url = {json.dumps(base)}\n'
-                 f"api_key = {json.dumps(key)}\nmodel = {json.dumps(model)}\n")
-
 
 def claude_settings(home: Path, env: dict[str, str], onboarding: bool = True) -> Path:
     if onboarding:

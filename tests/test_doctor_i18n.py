@@ -23,7 +23,7 @@ from taotoken_cli import i18n
 from taotoken_cli.doctor.model import Check, Finding, Repair, Report, Result, Status
 from taotoken_cli.doctor.view import progress_text, verdict_line
 from taotoken_cli.layout import cell_width
-from tests.conftest import SENTINEL_KEY, python_path
+from tests.conftest import SENTINEL_KEY, own_config, python_path
 from tests.tmux import Tmux, require_tmux
 
 MODEL = "gpt-4o-mini"
@@ -39,15 +39,6 @@ OWN_CHECKS = ("config.", "env.taotoken", "env.openai", "env.anthropic", "env.pro
 @pytest.fixture(autouse=True)
 def _one_line_findings(one_line_findings: None) -> None:
     """Each finding is one line here (COLUMNS=1000); the 80-column layout has its own test below."""
-
-
-def own_config(home: Path, base: str, key: str = SENTINEL_KEY, model: str = MODEL) -> Path:
-    path = home / ".config" / "taotoken" / "config.toml"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(f'default_profile = "default"\n\n[profiles.default]\nbase_url = {json.dumps(base)}\n'
-                    f"api_key = {json.dumps(key)}\nmodel = {json.dumps(model)}\n", encoding="utf-8")
-    path.chmod(0o600)
-    return path
 
 
 def english_left(text: str) -> list[str]:
@@ -180,13 +171,6 @@ def _finding(status: Status, repairable: bool = False, title: str = "Key accepte
 
 def _report(*findings: Finding, strict: bool = False) -> Report:
     return Report(list(findings), 1.0, 8.0, False, "default", None, {}, strict=strict)
-
-
-@pytest.fixture
-def chinese():
-    i18n.use("zh")
-    yield
-    i18n.use("en")
 
 
 @pytest.mark.parametrize("findings, strict, english, chinese_text", [

@@ -12,19 +12,12 @@ import pytest
 
 from taotoken_cli.config import Overrides
 from taotoken_cli.doctor.model import Status
-from tests.conftest import SENTINEL_KEY
+from tests.conftest import SENTINEL_KEY, write
 from tests.rawserver import RawServer
 
 MODEL = "gpt-4o-mini"
 GATEWAY_CHECKS = ("gateway.layout", "gateway.key", "gateway.model", "gateway.chat", "gateway.stream",
                   "gateway.messages", "gateway.responses")
-
-
-def write(path: Path, text: str) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
-    path.chmod(0o600)
-    return path
 
 
 def configured_home(home: Path, base: str, *, claude: bool = True, codex: bool = True) -> None:

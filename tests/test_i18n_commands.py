@@ -15,9 +15,8 @@ import sys
 
 import pytest
 
-from taotoken_cli import i18n
 from taotoken_cli.layout import cell_width
-from tests.conftest import REPO, SENTINEL_KEY, flat, python_path
+from tests.conftest import REPO, SENTINEL_KEY, flat, python_path, squashed
 
 ZH = {"TAOTOKEN_LANG": "zh", "COLUMNS": "80"}
 CJK = re.compile(r"[\u4e00-\u9fff]")
@@ -79,10 +78,10 @@ def test_every_help_page_is_chinese_whole_and_fits_80_columns(helps) -> None:
         assert all(cell_width(line) <= 80 for line in shown.splitlines()), where
         # no help text cut short: rich ends a cut line of a panel with "…" (the layout never breaks after one)
         assert not [line for line in shown.splitlines() if re.search(r"…\s*│$", line)], where
-        plain = squeezed(shown.replace("│", ""))
+        plain = squashed(shown.replace("│", ""))
         for text in found["helps"]:
             if "[" not in text:  # rich reads [html] as markup, in English too
-                assert squeezed(text)[:6] in plain and squeezed(text.split("\n\n")[0])[-6:] in plain, (where, text)
+                assert squashed(text)[:6] in plain and squashed(text.split("\n\n")[0])[-6:] in plain, (where, text)
         leftovers = [m for m in ENGLISH_RUN.findall(shown) if not m.startswith(("pip install", "taotoken "))]
         assert not leftovers, (where, leftovers)
 
@@ -121,7 +120,7 @@ def test_usage_errors_in_chinese(cli, args: list[str], words: str) -> None:
     result = cli(*args, env=ZH).assert_clean()
     assert result.returncode == 2
     shown = flat(result.stderr.replace("│", " "))
-    assert squeezed(words) in squeezed(shown), result.stderr
+    assert squashed(words) in squashed(shown), result.stderr
     assert "Usage:" not in shown
 
 
@@ -131,15 +130,9 @@ def test_usage_errors_stay_english_in_english(cli) -> None:
     assert "Usage: taotoken route" in result.stderr
 
 
-def squeezed(text: str) -> str:
-    """`text` without any whitespace: for finding a phrase however the layout broke its lines (Chinese lines
-    break between characters, where no space is)."""
-    return re.sub(r"\s+", "", text)
-
-
 def shows(output: str, *phrases: str) -> None:
     for phrase in phrases:
-        assert squeezed(phrase) in squeezed(output), (phrase, output)
+        assert squashed(phrase) in squashed(output), (phrase, output)
 
 
 def fits(text: str) -> bool:
@@ -267,13 +260,6 @@ def test_the_driver_speaks_chinese_around_its_own_words(cli, libcuda_standin, cp
     assert "CUDA    故障：cuInit 调用失败：CUDA_ERROR_UNKNOWN (999): unknown error [经由驱动" in broken.stdout
     for result in (present, hidden, broken):
         assert fits(result.stdout), result.stdout
-
-
-@pytest.fixture
-def chinese():
-    i18n.use("zh")
-    yield
-    i18n.use("en")
 
 
 def test_a_probe_message_is_translated_from_its_template_with_the_drivers_words_as_they_came(chinese) -> None:

@@ -22,11 +22,21 @@ EN = {"TAOTOKEN_LANG": "en", "COLUMNS": "80"}
 MODEL = "gpt-4o-mini"
 
 
+def outside_diffs(text: str) -> list[str]:
+    """`text`'s lines less its unified diffs (the files' own text): a diff runs from a `--- ` header through the
+    `+++`, `@@`, `+`, `-` and ` ` lines after it."""
+    lines, in_diff = [], False
+    for line in text.splitlines():
+        in_diff = line.startswith("--- ") or (in_diff and line.startswith(("+", "-", "@@", " ")))
+        if not in_diff:
+            lines.append(line)
+    return lines
+
+
 def too_wide(text: str, home: Path) -> list[str]:
-    """The lines wider than 80 columns, leaving out a diff's lines (the files' own text); the temporary HOME counts
-    as `~` (a path is never split, and this one is longer than a real one)."""
-    return [line for line in text.replace(str(home), "~").splitlines()
-            if cell_width(line) > 80 and not line.startswith(("+", "-", "@@", " "))]
+    """The lines wider than 80 columns outside the diffs; the temporary HOME counts as `~` (a path is never split,
+    and this one is longer than a real one)."""
+    return [line for line in outside_diffs(text.replace(str(home), "~")) if cell_width(line) > 80]
 
 
 def english_sentences(text: str) -> list[str]:

@@ -39,15 +39,6 @@ COMMAND_ONLY = {"taotoken init", "taotoken config show --origin", "taotoken conf
                 "export TAOTOKEN_API_KEY=sk-…"}
 
 
-@pytest.fixture
-def chinese():
-    """This process speaks Chinese for one test (messages are translated when they are produced)."""
-    before = i18n.current()
-    i18n.use("zh")
-    yield
-    i18n.use(before)
-
-
 def own_config(home: Path, base_url: str, *, model: str = MODEL, key: str = SENTINEL_KEY) -> None:
     path = home / ".config/taotoken/config.toml"
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -349,7 +340,8 @@ def test_every_explained_entry_fits_80_columns_in_chinese(home, chinese) -> None
 
     for code in CATALOGUE:
         io = IOStreams.memory(env={"HOME": str(home), "COLUMNS": "80"}, cwd=home)
-        run(ExplainOptions(code=code), io)
+        assert run(ExplainOptions(code=code), io) == Exit.OK, (code, io.written())
+        assert io.written()[0].strip(), code
         too_wide = [line for line in io.written()[0].splitlines() if cell_width(line) > 80]
         assert too_wide == [], code
 

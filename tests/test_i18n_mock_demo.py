@@ -30,25 +30,11 @@ from taotoken_cli.layout import cell_width
 from taotoken_cli.mock import MockOptions, MockServer, ModelTiming
 from taotoken_cli.mock import view as mock_view
 from taotoken_cli.output import Output
-from tests.conftest import SENTINEL_KEY, python_path
+from tests.conftest import SENTINEL_KEY, python_path, squashed
 
 BEARER = {"Authorization": f"Bearer {SENTINEL_KEY}"}
 ZH = {"TAOTOKEN_LANG": "zh", "COLUMNS": "80"}
 _REQUEST_LINE = re.compile(r"^\d\d:\d\d:\d\d ")  # the mock's log of one request: a record, never wrapped
-
-
-@pytest.fixture
-def chinese():
-    """This process speaks Chinese for the test (the in-process views), English again after it."""
-    i18n.use("zh")
-    yield
-    i18n.use("en")
-
-
-def squashed(text: str) -> str:
-    """`text` without any whitespace: a Chinese sentence may wrap between any two characters, with no space
-    at the break, so phrases are compared with every space and line break left out on both sides."""
-    return "".join(text.split())
 
 
 def has(text: str, phrase: str) -> bool:

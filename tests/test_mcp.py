@@ -368,7 +368,7 @@ def test_detected_by_init_and_a_broken_file_is_left_alone_with_a_warning(run, ho
     assert json.loads(files["claude"].read_text())["mcpServers"]["tt-openai"]["env"]["OPENAI_API_KEY"] == SENTINEL_KEY
 
 
-def test_doctor_fix_brings_a_recorded_server_back_in_step(run, home) -> None:
+def test_offline_doctor_fix_leaves_a_stale_server_and_names_the_sync_that_brings_it_back(run, home) -> None:
     files = seed(home)
     assert init_mcp(run).returncode == 0
     data = json.loads(files["cline"].read_text())
@@ -380,6 +380,7 @@ def test_doctor_fix_brings_a_recorded_server_back_in_step(run, home) -> None:
     # command that syncs them; following that fix brings the server back in step.
     offline = clean(run("doctor", "--offline", "--check", "mcp", "--check", "config.copies", "--fix", "--yes"))
     assert "not synced" in offline.stdout and "taotoken config sync" in offline.stdout, offline.stdout
+    assert json.loads(files["cline"].read_text())["mcpServers"]["summarizer"]["env"]["TAOTOKEN_API_KEY"] == OLD_KEY
     assert clean(run("config", "sync", "--yes")).returncode == 0
     assert json.loads(files["cline"].read_text())["mcpServers"]["summarizer"]["env"]["TAOTOKEN_API_KEY"] == \
         SENTINEL_KEY
