@@ -166,7 +166,7 @@ def main() -> None:
         print(json.dumps(reference(**spec)))
         return
 
-    from taotoken_cli.mock import MockOptions, MockProcess, ModelTiming
+    from taotoken_cli.cmd.mock import MockOptions, MockProcess, ModelTiming
 
     n_stream = 600 if args.quick else 2000
     n_plain = 2000 if args.quick else 6000

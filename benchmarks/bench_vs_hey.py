@@ -29,7 +29,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from taotoken_cli.mock import MockOptions, MockProcess, ModelTiming  # noqa: E402
+from taotoken_cli.cmd.mock import MockOptions, MockProcess, ModelTiming  # noqa: E402
 
 KEY = "sk-bench0000000000000000000000000000"
 PY = sys.executable

@@ -20,7 +20,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from taotoken_cli.jsonedit import edit_json  # noqa: E402
+from taotoken_cli.core.formats.jsonedit import edit_json  # noqa: E402
 
 
 def claude_json(megabytes: float) -> str:

@@ -28,9 +28,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from taotoken_cli.clients import mcp  # noqa: E402
-from taotoken_cli.clients.base import Machine, read_json  # noqa: E402
-from taotoken_cli.clients.envvars import taotoken_hosts  # noqa: E402
+from taotoken_cli.core.clients import mcp  # noqa: E402
+from taotoken_cli.core.clients.base import Machine, read_json  # noqa: E402
+from taotoken_cli.core.clients.envvars import taotoken_hosts  # noqa: E402
 
 ROOT = "https://taotoken.net/api"
 

@@ -95,7 +95,7 @@ def _values_after(param, ctx, previous, previous_values: list[str]) -> dict[str,
 def build_tree() -> Cmd:
     import typer.main
 
-    from taotoken_cli import i18n
+    from taotoken_cli.core.base import i18n
 
     # The completions and the man page are English, whatever this process's locale: the help texts are
     # translated when the app is imported, so the language is set before.

@@ -40,7 +40,7 @@ def main() -> None:
     args = parser.parse_args()
     browser = chromium()
 
-    from taotoken_cli.mock import MockOptions, MockProcess, ModelTiming
+    from taotoken_cli.cmd.mock import MockOptions, MockProcess, ModelTiming
 
     timing = {"model-a": ModelTiming(60, 80, 24), "model-b": ModelTiming(30, 150, 24)}
     with MockProcess(MockOptions(key=KEY, model_timing=timing, keep_requests=1), log=False) as mock:

@@ -32,20 +32,23 @@ KEYWORDS = {"_": None, "N_": None, "ngettext": (1, 2)}
 THIRD_PARTY_KEYWORDS = {"_": None, "gettext": None, "ngettext": (1, 2)}
 # Where a message's first use is -> its shard (the first matching prefix wins); anything else: "core".
 SHARDS = (
-    ("taotoken_cli/doctor/checks/clients/", "doctor_clients"), ("taotoken_cli/doctor/checks/mcp.py", "doctor_clients"),
-    ("taotoken_cli/doctor/checks/project_env.py", "doctor_clients"),
-    ("taotoken_cli/doctor/checks/gateway_vars.py", "doctor_clients"),
-    ("taotoken_cli/doctor/", "doctor"),
-    ("taotoken_cli/diagnosis/", "diagnosis"), ("taotoken_cli/explain/", "diagnosis"),
-    ("taotoken_cli/check/", "diagnosis"), ("taotoken_cli/models/", "diagnosis"), ("taotoken_cli/guard.py", "diagnosis"),
-    ("taotoken_cli/errors.py", "diagnosis"),
-    ("taotoken_cli/bench/", "bench"),
-    ("taotoken_cli/route/", "commands"), ("taotoken_cli/routing.py", "commands"),
-    ("taotoken_cli/devices.py", "commands"),
-    ("taotoken_cli/device_selection.py", "commands"), ("taotoken_cli/_device_probe.py", "commands"),
-    ("taotoken_cli/commands/", "commands"), ("taotoken_cli/app.py", "commands"),
-    ("taotoken_cli/spinner.py", "commands"),
-    ("taotoken_cli/mock/", "mock_demo"), ("taotoken_cli/demo/", "mock_demo"),
+    ("taotoken_cli/cmd/doctor/checks/clients/", "doctor_clients"),
+    ("taotoken_cli/cmd/doctor/checks/mcp.py", "doctor_clients"),
+    ("taotoken_cli/cmd/doctor/checks/project_env.py", "doctor_clients"),
+    ("taotoken_cli/cmd/doctor/checks/gateway_vars.py", "doctor_clients"),
+    ("taotoken_cli/cmd/doctor/", "doctor"),
+    ("taotoken_cli/core/diagnosis/", "diagnosis"), ("taotoken_cli/cmd/explain/", "diagnosis"),
+    ("taotoken_cli/cmd/check/", "diagnosis"), ("taotoken_cli/cmd/models/", "diagnosis"),
+    ("taotoken_cli/core/term/guard.py", "diagnosis"),
+    ("taotoken_cli/core/base/errors.py", "diagnosis"),
+    ("taotoken_cli/cmd/bench/", "bench"),
+    ("taotoken_cli/cmd/route/", "commands"), ("taotoken_cli/core/devices/routing.py", "commands"),
+    ("taotoken_cli/core/devices/probe.py", "commands"),
+    ("taotoken_cli/core/devices/selection.py", "commands"), ("taotoken_cli/core/devices/backends.py", "commands"),
+    ("taotoken_cli/cmd/options.py", "commands"), ("taotoken_cli/cmd/complete.py", "commands"),
+    ("taotoken_cli/cmd/wide_help.py", "commands"), ("taotoken_cli/app.py", "commands"),
+    ("taotoken_cli/core/term/spinner.py", "commands"),
+    ("taotoken_cli/cmd/mock/", "mock_demo"), ("taotoken_cli/cmd/demo/", "mock_demo"),
 )
 PLACEHOLDER = re.compile(r"\{[^{}]*\}|%(?:\([^)]*\))?[-#0 +]*\d*(?:\.\d+)?[sdrif%]")
 

@@ -72,7 +72,7 @@ def main() -> None:
         port = int(re.search(r"port (\d+)", proc.stdout.readline()).group(1))
         mock = None
     else:
-        from taotoken_cli.mock import MockGateway, MockOptions, MockProcess
+        from taotoken_cli.cmd.mock import MockGateway, MockOptions, MockProcess
 
         kind = MockProcess if args.mock_process else MockGateway
         mock = kind(MockOptions(key=KEY, latency_ms=args.latency_ms, token_rate=args.token_rate, tokens=args.tokens,

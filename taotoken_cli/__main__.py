@@ -6,15 +6,15 @@ from __future__ import annotations
 def main() -> None:
     import sys
 
-    from taotoken_cli import i18n
-    from taotoken_cli.config.loader import configured_language
+    from taotoken_cli.core.base import i18n
+    from taotoken_cli.core.settings.loader import configured_language
 
     # The language first: help texts are built when the command modules are imported. The config file's `lang`
     # is read only when neither --json nor TAOTOKEN_LANG decides.
     i18n.setup(config_lang=configured_language, argv=tuple(sys.argv[1:]))
-    # `check` runs at shell start-up: plain invocations skip Typer (see taotoken_cli.check.fastpath).
+    # `check` runs at shell start-up: plain invocations skip Typer (see taotoken_cli.cmd.check.fastpath).
     if len(sys.argv) > 1 and sys.argv[1] == "check":
-        from taotoken_cli.check.fastpath import main_fast
+        from taotoken_cli.cmd.check.fastpath import main_fast
 
         if main_fast(sys.argv[2:]):
             return

@@ -1,6 +1,6 @@
 """The Typer layer: parse options, call the core, render. No business logic lives here.
 
-Each command sits in its own module under `taotoken_cli.commands` and registers itself on the
+Each command sits in its own package under `taotoken_cli.cmd` (`cmd/<command>/cli.py`) and registers itself on the
 app. Command modules import only typer at module level; the work is imported when a command
 runs, so `taotoken check` starts fast.
 """
@@ -10,8 +10,8 @@ from __future__ import annotations
 import typer
 
 from taotoken_cli import __version__
-from taotoken_cli.guard import report_error, run_guarded  # noqa: F401 - report_error re-exported
-from taotoken_cli.i18n import _
+from taotoken_cli.core.base.i18n import _
+from taotoken_cli.core.term.guard import report_error, run_guarded  # noqa: F401 - report_error re-exported
 
 # Help texts are translated when this module is imported: taotoken_cli.__main__ chooses the language first.
 app = typer.Typer(
@@ -38,17 +38,17 @@ def main_options(
     """taotoken — one base URL, one key, many models: configured right in every client."""
 
 
-from taotoken_cli.commands import _options  # noqa: E402
-from taotoken_cli.commands import bench as _bench_cmd  # noqa: E402
-from taotoken_cli.commands import check as _check_cmd  # noqa: E402
-from taotoken_cli.commands import config as _config_cmd  # noqa: E402
-from taotoken_cli.commands import demo as _demo_cmd  # noqa: E402
-from taotoken_cli.commands import doctor as _doctor_cmd  # noqa: E402
-from taotoken_cli.commands import explain as _explain_cmd  # noqa: E402
-from taotoken_cli.commands import init as _init_cmd  # noqa: E402
-from taotoken_cli.commands import mock as _mock_cmd  # noqa: E402
-from taotoken_cli.commands import models as _models_cmd  # noqa: E402
-from taotoken_cli.commands import route as _route_cmd  # noqa: E402
+from taotoken_cli.cmd import options as _options  # noqa: E402
+from taotoken_cli.cmd.bench import cli as _bench_cmd  # noqa: E402
+from taotoken_cli.cmd.check import cli as _check_cmd  # noqa: E402
+from taotoken_cli.cmd.config import cli as _config_cmd  # noqa: E402
+from taotoken_cli.cmd.demo import cli as _demo_cmd  # noqa: E402
+from taotoken_cli.cmd.doctor import cli as _doctor_cmd  # noqa: E402
+from taotoken_cli.cmd.explain import cli as _explain_cmd  # noqa: E402
+from taotoken_cli.cmd.init import cli as _init_cmd  # noqa: E402
+from taotoken_cli.cmd.mock import cli as _mock_cmd  # noqa: E402
+from taotoken_cli.cmd.models import cli as _models_cmd  # noqa: E402
+from taotoken_cli.cmd.route import cli as _route_cmd  # noqa: E402
 
 _config_cmd.register(app)
 _init_cmd.register(app)

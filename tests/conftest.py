@@ -87,7 +87,7 @@ def own_config(home: Path, base: str, key: str = SENTINEL_KEY, model: str = "gpt
 def chinese():
     """This process speaks Chinese for one test (messages are translated when they are produced), then the
     language it spoke before."""
-    from taotoken_cli import i18n
+    from taotoken_cli.core.base import i18n
 
     before = i18n.current()
     i18n.use("zh")
@@ -98,7 +98,7 @@ def chinese():
 @pytest.fixture
 def one_line_findings(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A width nothing wraps at, for tests that read each finding as one line (wrapping has its own tests:
-    tests/test_layout.py, tests/test_terminal.py)."""
+    tests/core/term/test_layout.py, tests/core/term/test_terminal.py)."""
     monkeypatch.setenv("COLUMNS", "1000")
 
 
@@ -167,7 +167,7 @@ class _MockStarter:
         self.started: list = []
 
     def __call__(self, options=None, *, process: bool = False, **changes):
-        from taotoken_cli.mock import MockGateway, MockOptions, MockProcess
+        from taotoken_cli.cmd.mock import MockGateway, MockOptions, MockProcess
 
         if options is None:
             changes.setdefault("key", SENTINEL_KEY)
@@ -185,7 +185,7 @@ class _MockStarter:
 def mock_gateway():
     """Factory for mock gateways on 127.0.0.1 (real HTTP), closed at teardown.
 
-    `mock = mock_gateway(latency_ms=50)` -> a started `taotoken_cli.mock.MockGateway` expecting
+    `mock = mock_gateway(latency_ms=50)` -> a started `taotoken_cli.cmd.mock.MockGateway` expecting
     SENTINEL_KEY unless `key=`/`any_key=` says otherwise; `mock.url` is the API root.
     `mock_gateway(process=True, …)` runs it as a subprocess (`MockProcess`, same interface) so
     timing-sensitive tests are not disturbed by this process's GIL.
@@ -312,7 +312,7 @@ def cpu_only_env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
 def pocl_cpu(cpu_only_env: dict[str, str]):
     """The real PoCL CPU device through the real pyopencl (report of the OpenCL probe), or a skip that says
     what is missing. `pip install -e '.[test]'` brings both."""
-    from taotoken_cli.devices import NOT_INSTALLED, PRESENT, probe_backend
+    from taotoken_cli.core.devices.probe import NOT_INSTALLED, PRESENT, probe_backend
 
     report = probe_backend("opencl", timeout_s=60, env={**os.environ, **cpu_only_env})
     if report.status == NOT_INSTALLED:

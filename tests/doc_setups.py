@@ -153,7 +153,7 @@ class Worlds:
         write_shim(self.root / "bin")
 
     def gateway(self, options: dict):
-        from taotoken_cli.mock import MockGateway, MockOptions
+        from taotoken_cli.cmd.mock import MockGateway, MockOptions
 
         key = repr(sorted(options.items()))
         with self._lock:

@@ -1,5 +1,5 @@
-"""Helpers for the byte-faithfulness property tests (tests/test_faithful.py): Hypothesis strategies that write
-JSON/JSONC/TOML the way people do (comments, odd number spellings, escapes, spacing, CRLF, no final newline),
+"""Helpers for the byte-faithfulness property tests (tests/core/files/test_faithful.py): Hypothesis strategies
+that write JSON/JSONC/TOML the way people do (comments, odd number spellings, escapes, spacing, CRLF, no final newline),
 and the invariants an edit must keep (what a file says outside the values meant to change, byte for byte)."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from taotoken_cli import jsonc
+from taotoken_cli.core.formats import jsonc
 
 # ------------------------------------------------------------------------------------------- JSON writing
 

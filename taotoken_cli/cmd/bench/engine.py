@@ -1,0 +1,437 @@
+"""The load engine: worker processes, each with its own event loop and its own connections.
+
+The parent splits the connections across `workers` processes; each runs on its own asyncio loop
+with its own keep-alive connections (http1.Pool), so no pool or GIL is shared between workers.
+What they do share is a Tally in shared memory: the next request number (so `-n` is handed out
+request by request and a slow worker leaves no tail while the others idle), the finished and
+failed counts (the live view, and the abort rules: `--max-errors`, `--max-error-rate`) and the
+abort flag. Workers do their warm-up, meet at a barrier, run, and send back bounded statistics.
+
+Load models
+- closed loop (`-n` / `-z` with `-c`): `c` users send back-to-back, latency from each send; with a
+  ramp-up the users start one after another across it.
+- open loop (`--rate R`, or a trace): request k is scheduled at the k-th time of a schedule
+  computed before the run (workload.schedule); latency and TTFT are measured from the scheduled
+  start, so a slow server cannot hide its queueing (no coordinated omission). At most `c` requests
+  are in flight; a request that cannot start on time starts late and is counted.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from taotoken_cli.cmd.bench import http1
+from taotoken_cli.cmd.bench.advice import in_english
+from taotoken_cli.cmd.bench.exchange import Exchange, as_httpx_error, decoded
+from taotoken_cli.cmd.bench.plan import BodyTemplate, Plan, Share, Tally, prepare, split
+from taotoken_cli.cmd.bench.stats import SeriesStats, window_width
+from taotoken_cli.core.base.i18n import _, current, use
+
+_perf = time.perf_counter
+LATE_TOLERANCE_S = 0.005  # an open-loop start later than this past its schedule counts as late
+
+
+class Runner:
+    """Runs one worker's share on the current event loop."""
+
+    def __init__(self, plan: Plan, share: Share, tally: Tally, records=None) -> None:
+        self.plan = plan
+        self.share = share
+        self.tally = tally
+        ssl_context = http1.default_ssl_context() if plan.url.startswith("https") else None
+        self.target = http1.Target(plan.url, plan.headers(), plan.request_body(), ssl_context=ssl_context,
+                                   proxy=plan.proxy)
+        self.template = None if plan.workload.fixed else BodyTemplate(plan)
+        if self.template is not None:
+            plan.workload.request(0)  # builds the word pool and imports what drawing needs, before any timing
+        self.pool = http1.Pool(self.target, share.concurrency, min(plan.connect_timeout, plan.timeout))
+        self.stats = SeriesStats(window_width(plan.duration))
+        self.records = records
+        self.measuring = False
+        self.seq = 0
+        self.context = {"base": plan.root, "openai_base": plan.root.rstrip("/") + "/v1", "model": plan.model,
+                        "host": self.target.host}
+
+    async def request(self, g: int, t_ref: float, scheduled: float | None = None) -> None:
+        """Request number `g`; `t_ref` is where latency is measured from (the scheduled start in open loop)."""
+        plan = self.plan
+        if self.template is None:
+            data, max_tokens = self.target.request_bytes, plan.workload.max_tokens
+        else:
+            prompt, max_tokens = plan.workload.request(g)
+            data = self.target.build(self.template.body(prompt, max_tokens))
+        loop = asyncio.get_running_loop()
+        ex = Exchange(plan.stream, t_ref)
+        error: BaseException | None = None
+        connecting = True
+        conn = None
+        sent = _perf()
+        for attempt in (0, 1):
+            connecting = True
+            reused = False  # a connect failure is never retried
+            try:
+                conn = await self.pool.get()
+                reused = not conn.fresh
+                connecting = False
+                if conn.fresh and self.measuring:
+                    self.stats.connect.record(conn.connect_s)
+                    if conn.proxy_s is not None:
+                        self.stats.proxy_connect.record(conn.proxy_s)
+                if attempt == 0:
+                    sent = _perf()
+                future = conn.send(data, ex)
+                timer = loop.call_at(loop.time() + max(0.0, plan.timeout - (_perf() - sent)), conn.abort,
+                                     TimeoutError(f"no complete response within {plan.timeout:g} s"))
+                try:
+                    await future
+                finally:
+                    timer.cancel()
+                error = None
+                break
+            except (OSError, TimeoutError, asyncio.TimeoutError, http1.ProtocolError, http1.ProxyError) as exc:
+                error = exc
+                if conn is not None:
+                    conn.closed = True
+                # a keep-alive connection the server closed while idle: retry once on a fresh one
+                if not (attempt == 0 and reused and ex.status is None and isinstance(exc, ConnectionError)):
+                    break
+                conn = None
+        end = conn.end_time if (error is None and conn is not None) else _perf()
+        if conn is not None:
+            self.pool.put(conn)
+        if error is None:
+            ex.finish_stream(end)
+        if self.measuring:
+            late = max(0.0, sent - scheduled) if scheduled is not None else 0.0
+            self.record(g, ex, error, connecting, t_ref, end, late, scheduled is not None, max_tokens)
+
+    def record(self, g: int, ex: Exchange, error: BaseException | None, connecting: bool, t_ref: float, end: float,
+               late: float, open_loop: bool, max_tokens: int) -> None:
+        stats = self.stats
+        stats.count_status(ex.status)
+        latency = end - t_ref
+        if open_loop and late > LATE_TOLERANCE_S:
+            stats.late_starts += 1
+            stats.lateness_total += late
+            stats.lateness_max = max(stats.lateness_max, late)
+        ok, tokens, source, ttft = False, None, None, None
+        usable = self.usable(ex) if error is None and ex.status is not None and 200 <= ex.status < 300 else None
+        if usable is not None:
+            ok, tokens, source, ttft = usable
+        code = None
+        if not ok:
+            code = self.classify(ex, error, connecting, latency)
+            if code is None:  # the shared classifier accepts it (e.g. no [DONE] but a finish_reason): it is the
+                ok = True  # authority on what counts as a failure
+                if usable is not None:
+                    tokens, source, ttft = usable[1:]
+        tpot = (latency - ttft) / (tokens - 1) if ok and ttft is not None and tokens is not None and tokens > 1 \
+            else None
+        good = False
+        if ok:
+            good = self.count_success(latency, tokens, source, ttft, tpot, ex.gaps)
+        else:
+            stats.failed += 1
+        stats.ended_at = max(stats.ended_at, end)
+        stats.windows.add(end - stats.started_at, ok, latency, ttft, tokens)
+        prompt_tokens = self.prompt_tokens(ex) if ok else None
+        if prompt_tokens:
+            stats.input_tokens += prompt_tokens
+        self.tally.finish(not ok)
+        if self.records is not None:
+            self.seq += 1
+            line = {"model": self.plan.model, "worker": self.share.index, "seq": self.seq, "index": g,
+                    "start_s": round(t_ref - stats.started_at, 6), "end_s": round(end - stats.started_at, 6),
+                    "latency_ms": round(latency * 1000, 3), "status": ex.status, "ok": ok, "error": code,
+                    "ttft_ms": round(ttft * 1000, 3) if ttft is not None else None,
+                    "tpot_ms": round(tpot * 1000, 3) if tpot is not None else None,
+                    "output_tokens": tokens, "tokens_source": source, "input_tokens": prompt_tokens,
+                    "max_tokens": max_tokens, "good": good}
+            if open_loop:
+                line["late_ms"] = round(late * 1000, 3)
+            self.records.write(json.dumps(line).encode() + b"\n")
+
+    @staticmethod
+    def prompt_tokens(ex: Exchange) -> int | None:
+        usage = ex.summary.usage if ex.summary is not None else ex.usage
+        value = usage.get("prompt_tokens") if isinstance(usage, dict) else None
+        return value if isinstance(value, int) else None
+
+    def usable(self, ex: Exchange) -> tuple[bool, int | None, str | None, float | None] | None:
+        """For a 2xx answer: (clean success?, output tokens, where the count came from, TTFT) or None when
+        there is nothing usable. `clean` is the fast path; anything else goes to the shared classifier."""
+        if self.plan.stream:
+            summary = ex.summary
+            if summary is None or not summary.content_deltas or summary.first_content_s is None:
+                return None
+            usage_tokens = (summary.usage or {}).get("completion_tokens")
+            tokens, source = ((usage_tokens, "usage") if isinstance(usage_tokens, int)
+                              else (summary.content_deltas, "counted"))
+            clean = summary.error_event is None and summary.done
+            return clean, tokens, source, summary.first_content_s
+        try:
+            payload = json.loads(ex.body) if not ex.truncated else None
+        except ValueError:
+            return None
+        if not isinstance(payload, dict) or payload.get("error") or not payload.get("choices"):
+            return None
+        usage = ex.usage = payload.get("usage") if isinstance(payload.get("usage"), dict) else None
+        usage_tokens = usage.get("completion_tokens") if usage else None
+        if isinstance(usage_tokens, int):
+            return True, usage_tokens, "usage", None
+        return True, None, None, None
+
+    def count_success(self, latency: float, tokens: int | None, source: str | None, ttft: float | None,
+                      tpot: float | None, gaps: list[float]) -> bool:
+        """Record a success; True when it is also within the per-request SLO limits (goodput)."""
+        stats = self.stats
+        stats.ok += 1
+        stats.latency.record(latency)
+        if tokens is not None:
+            stats.output_tokens += tokens
+            if source == "usage":
+                stats.tokens_from_usage += 1
+            else:
+                stats.tokens_counted += 1
+            if latency > 0:
+                stats.tokens_per_s.record(tokens / latency)
+        if ttft is not None:
+            stats.ttft.record(ttft)
+            for gap in gaps:  # inter-token gaps: the first token is not among them
+                stats.itl.record(gap)
+            if tpot is not None:
+                stats.tpot.record(tpot)
+        limits = self.plan.slo_limits
+        if limits:
+            measured = {"latency": latency, "ttft": ttft, "tpot": tpot,
+                        "itl": sum(gaps) / len(gaps) if gaps else None}
+            if any(measured[name] is not None and measured[name] > limit for name, limit in limits.items()):
+                return False
+        stats.good += 1
+        return True
+
+    def classify(self, ex: Exchange, error: BaseException | None, connecting: bool, latency: float) -> str | None:
+        """Ask the shared classifier; count the failure under its catalogue code (None: it sees a success)."""
+        from taotoken_cli.core.net.gateway import Observation
+
+        plan = self.plan
+        obs = Observation("POST", self.target.url, status=ex.status, headers=ex.headers, body=decoded(ex),
+                          body_truncated=ex.truncated, elapsed_s=latency, stream=ex.summary,
+                          key_sent=bool(plan.api_key), proxy=plan.proxy_label or plan.proxy)
+        if error is not None:
+            obs.error = as_httpx_error(error, connecting)
+        from taotoken_cli.core.diagnosis.classify import classify
+
+        diagnosis = classify(obs, expect="stream" if plan.stream else "chat", context=dict(self.context))
+        if diagnosis is None:
+            return None
+        example: dict[str, Any] = {"status": ex.status, "retry_after_s": diagnosis.retry_after_s}
+        if diagnosis.code not in self.stats.errors:
+            # the fixes twice: in English for the report's data, in the run's language for the text report
+            example.update(title=diagnosis.entry.title, fixes=in_english(diagnosis.fixes),
+                           shown_fixes=diagnosis.fixes(), server_message=diagnosis.server_message,
+                           retry=diagnosis.entry.retry)
+        self.stats.count_error(diagnosis.code, example)
+        return diagnosis.code
+
+    # -- load models -----------------------------------------------------------------------
+    async def warm(self, count: int) -> None:
+        """Warm-up requests (not measured): they open the connections and wake the gateway."""
+        numbers = iter(range(count))
+
+        async def user() -> None:
+            for g in numbers:
+                await self.request(g, _perf())
+
+        await asyncio.gather(*(user() for _ in range(max(1, min(self.share.concurrency, count)))))
+
+    async def closed(self, t0: float) -> None:
+        plan, share, tally = self.plan, self.share, self.tally
+        deadline = t0 + plan.duration if plan.duration is not None else None
+        ramp = plan.workload.ramp_up or 0.0
+
+        async def user(number: int) -> None:
+            if ramp:
+                await asyncio.sleep(max(0.0, t0 + number * ramp / plan.concurrency - _perf()))
+            while deadline is None or _perf() < deadline:
+                g = tally.claim()
+                if g is None:
+                    return
+                await self.request(g, _perf())
+
+        await asyncio.gather(*(user(share.first_user + i) for i in range(max(1, share.concurrency))))
+
+    async def open(self, t0: float) -> None:
+        schedule, tally = self.plan.schedule, self.tally
+        assert schedule is not None
+        loop = asyncio.get_running_loop()
+        slots = asyncio.Semaphore(self.share.concurrency)
+        tasks: set[asyncio.Task] = set()
+
+        async def one(g: int, scheduled: float) -> None:
+            try:
+                await self.request(g, scheduled, scheduled=scheduled)
+            finally:
+                slots.release()
+
+        while True:
+            await slots.acquire()  # at most c in flight: a request that waits here starts late
+            g = tally.claim()  # the next start of the shared schedule, whichever worker is free
+            if g is None:
+                slots.release()
+                break
+            scheduled = t0 + schedule[g]
+            delay = scheduled - _perf()
+            if delay > 0:
+                await asyncio.sleep(delay)
+            if tally.aborted:
+                slots.release()
+                break
+            task = loop.create_task(one(g, scheduled))
+            tasks.add(task)
+            task.add_done_callback(tasks.discard)
+        if tasks:
+            await asyncio.gather(*tasks)
+
+
+async def run_worker(plan: Plan, share: Share, tally: Tally, barrier=None) -> dict[str, Any]:
+    records = None
+    if plan.records_dir:
+        path = os.path.join(plan.records_dir, f"{plan.label}w{share.index}.jsonl")
+        records = open(path, "wb", buffering=1 << 16)  # noqa: SIM115
+    runner = Runner(plan, share, tally, records)
+    try:
+        if share.warmup:
+            await runner.warm(share.warmup)
+        t0 = _perf()
+        if barrier is not None:  # all workers start measuring together, from one t0 (one schedule)
+            if barrier.wait(timeout=max(30.0, plan.timeout * 2)) == 0:
+                tally.start.value = _perf() + 0.005
+            barrier.wait(timeout=30.0)
+            t0 = tally.start.value
+            await asyncio.sleep(max(0.0, t0 - _perf()))
+        runner.measuring = True
+        runner.stats.started_at = t0
+        await (runner.open(t0) if plan.schedule is not None else runner.closed(t0))
+        runner.stats.ended_at = max(runner.stats.ended_at, t0)
+        runner.stats.connections = runner.pool.opened
+    finally:
+        runner.pool.close()
+        if records is not None:
+            records.close()
+    return runner.stats.to_state()
+
+
+def run_loop(coro):
+    """asyncio.run, on uvloop when it is installed (the `fast` extra) unless TAOTOKEN_BENCH_LOOP=asyncio."""
+    if os.environ.get("TAOTOKEN_BENCH_LOOP", "").lower() != "asyncio":
+        try:
+            import uvloop
+        except ImportError:
+            pass
+        else:
+            loop = uvloop.new_event_loop()
+            try:
+                asyncio.set_event_loop(loop)
+                return loop.run_until_complete(coro)
+            finally:
+                asyncio.set_event_loop(None)
+                loop.close()
+    return asyncio.run(coro)
+
+
+def _worker_main(plan: Plan, share: Share, tally: Tally, pipe, barrier, lang: str = "en") -> None:
+    use(lang)  # a spawned worker (macOS, Windows) starts in English: the catalogue's fixes in the run's language
+    try:
+        state = run_loop(run_worker(plan, share, tally, barrier))
+        pipe.send(("ok", state))
+    except KeyboardInterrupt:
+        pipe.send(("error", "interrupted"))
+    except BaseException as exc:  # reported by the parent as a clear error
+        pipe.send(("error", f"{type(exc).__name__}: {exc}"))
+    finally:
+        pipe.close()
+
+
+def _mp_context():
+    import multiprocessing
+
+    # fork is fast and needs no re-import; elsewhere (macOS, Windows) spawn is the safe choice
+    return multiprocessing.get_context("fork" if sys.platform.startswith("linux") else "spawn")
+
+
+@dataclass
+class SeriesResult:
+    stats: SeriesStats
+    aborted: str | None  # "max-errors" / "error-rate" when the abort rules stopped the series
+    workers: int  # the worker processes it ran on
+
+
+def run_series(plan: Plan, on_progress=None) -> SeriesResult:
+    """Run one series across worker processes and return the merged statistics.
+
+    `on_progress(done, failed, total_or_None, elapsed_s)` is called about 10 times a second while running.
+    """
+    prepare(plan)
+    shares = split(plan)
+    if len(shares) == 1 and on_progress is None:
+        tally = Tally(plan)
+        stats = SeriesStats.from_state(run_loop(run_worker(plan, shares[0], tally)))
+        return SeriesResult(stats, tally.counts()[2], 1)
+    ctx = _mp_context()
+    tally = Tally(plan, ctx)
+    barrier = ctx.Barrier(len(shares))
+    procs, pipes = [], []
+    for share in shares:
+        parent_end, child_end = ctx.Pipe(duplex=False)
+        proc = ctx.Process(target=_worker_main, args=(plan, share, tally, child_end, barrier, current()),
+                           daemon=True)
+        proc.start()
+        child_end.close()
+        procs.append(proc)
+        pipes.append(parent_end)
+    results: list[tuple[str, Any] | None] = [None] * len(shares)
+    total = plan.limit
+    started = None
+    try:
+        while any(r is None for r in results):
+            for i, pipe in enumerate(pipes):
+                if results[i] is None and pipe.poll(0.1 / len(pipes)):
+                    try:
+                        results[i] = pipe.recv()
+                    except EOFError:
+                        results[i] = ("error", _("worker {n} exited with code {code}").format(
+                            n=i, code=procs[i].exitcode))
+                    if results[i][0] == "error":
+                        barrier.abort()
+                elif results[i] is None and not procs[i].is_alive() and not pipe.poll(0):
+                    results[i] = ("error", _("worker {n} exited with code {code}").format(n=i, code=procs[i].exitcode))
+                    barrier.abort()
+            done, failed, _aborted = tally.counts()
+            if started is None and tally.values[0]:  # the first measured request has started
+                started = _perf()
+            if on_progress is not None:
+                on_progress(done, failed, total, (_perf() - started) if started else 0.0)
+    finally:
+        for proc in procs:
+            if proc.is_alive() and any(r is None for r in results):
+                proc.terminate()
+        for proc in procs:
+            proc.join(timeout=5)
+    errors = [r[1] for r in results if r and r[0] == "error"]
+    errors.sort(key=lambda text: "BrokenBarrierError" in text)  # the cause first, not its echo in other workers
+    if errors:
+        from taotoken_cli.core.base.errors import TaotokenError
+
+        raise TaotokenError(_("a bench worker failed: {error}").format(error=errors[0]),
+                            fix=_("run again with --workers 1 and TAOTOKEN_DEBUG=1 to see where"))
+    merged = SeriesStats(window_width(plan.duration))
+    for _status, state in results:
+        merged.merge(SeriesStats.from_state(state))
+    return SeriesResult(merged, tally.counts()[2], len(shares))

@@ -1,0 +1,178 @@
+"""`taotoken config set` and `taotoken config sync`: change the triple once, and every copy `init` wrote follows.
+
+A change is planned over taotoken's config and every recorded copy (taotoken_cli.core.clients.copies), shown, confirmed
+(`--yes` for scripts) and applied through fileplan (backups; `taotoken init --undo` reverts). Without a terminal
+and without `--yes`, `config set` changes only taotoken's own file, as it always did, and names the copies that
+are now stale and the one command that brings them in step.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from taotoken_cli.core.base.errors import InputError, TaotokenError
+from taotoken_cli.core.base.exitcodes import Exit
+from taotoken_cli.core.base.i18n import _
+from taotoken_cli.core.base.masking import mask_key, remember_secret
+from taotoken_cli.core.clients.base import Machine
+from taotoken_cli.core.clients.copies import OWN, SYNC_COMMAND, Sync, plan_sync, stale_note, triple_of
+from taotoken_cli.core.files import fileplan
+from taotoken_cli.core.files.fileplan import FileChange, Plan, read_current
+from taotoken_cli.core.files.fsutil import atomic_write
+from taotoken_cli.core.settings.edit import SETTABLE_KEYS, TOP_LEVEL_KEYS, render_config_update, validate_profile_name
+from taotoken_cli.core.settings.loader import FIELDS, Overrides, clean_value, config_path, load_settings
+from taotoken_cli.core.settings.origins import describe, fix_at_source, tilde
+from taotoken_cli.core.term.iostreams import IOStreams
+from taotoken_cli.core.term.output import Output
+
+
+def set_value(io: IOStreams, key: str, value: str, profile: str | None, *, yes: bool = False,
+              sync: bool = True) -> int:
+    """One value into the profile, cleaned first; base URL, key and model reach every copy init wrote.
+
+    For the key, VALUE `-` asks for it: hidden input on a terminal, the whole of stdin otherwise."""
+    out = io.out
+    if key not in SETTABLE_KEYS:
+        raise InputError(_("unknown setting {key}").format(key=repr(key)),
+                         _("choose one of: {keys} (routes: `taotoken route set KIND=MODEL`)").format(
+                             keys=", ".join(SETTABLE_KEYS)))
+    if key == "api_key" and value == "-":
+        value = io.prompter.secret(_("API key"))
+        remember_secret(value)
+    elif key == "api_key":
+        remember_secret(value)
+        out.error_note(_("warning: a key given as an argument lands in your shell history; "
+                         "prefer `taotoken config set api_key -` and paste it"))
+    settings = load_settings(Overrides(profile=profile), io.env)  # raises with line/column on a broken file
+    path = config_path(io.env)
+    before = read_current(path)
+    text = (before or b"").decode("utf-8")
+    if key == "default_profile":
+        new_text = render_config_update(text, path, validate_profile_name(value), {},
+                                        default_profile=validate_profile_name(value))
+        shown = value
+    elif key == "lang":
+        from taotoken_cli.core.base.i18n import LANG_SETTINGS
+
+        shown = value.strip().lower()
+        if shown not in LANG_SETTINGS:
+            raise InputError(_("unknown language {value}").format(value=repr(value)),
+                             _("use en, zh, or auto (follow the system's locale)"))
+        new_text = render_config_update(text, path, settings.profile, {}, top={"lang": None if shown == "auto"
+                                                                               else shown})
+    else:
+        validate_profile_name(settings.profile)
+        cleaned = clean_value(key, value, settings.value(key).origin)
+        if cleaned.error:
+            raise InputError(cleaned.error, cleaned.fix)
+        for note in cleaned.notes:
+            out.error_note(_("note: {note}").format(note=note))
+        new_text = render_config_update(text, path, settings.profile, {key: cleaned.value})
+        shown = mask_key(cleaned.value) if key == "api_key" else cleaned.value
+    setting = (_("set {key} = {value}") if key in TOP_LEVEL_KEYS else _("set {key} = {value} in profile {profile}"))
+    setting = setting.format(key=key, value=shown, profile=repr(settings.profile))
+    own = FileChange(path, before, new_text.encode("utf-8"), secret=True, target=OWN, summary=[setting])
+    copies = Sync(None, None, Plan())
+    if key in FIELDS and sync:
+        after = load_settings(Overrides(profile=profile), io.env, text=new_text)
+        copies = plan_sync(triple_of(after), after.profile, Machine.of(io.env, io.cwd))
+        if settings.value(key).origin.kind == "env":
+            out.error_note(_("warning: {text}").format(text=fix_at_source(settings, key, shown, io.env)))
+    if not copies.stale:
+        if own.changed:
+            _write(path, new_text)
+            out.wrapped(_("{setting} ({path})").format(setting=setting, path=path), hang="  ")
+        else:
+            out.wrapped(_("{key} is already {value} — nothing changed").format(key=key, value=shown), hang="  ")
+        return Exit.OK
+    if not (yes or io.prompter.interactive):  # a script: taotoken's own file only, as before; say what is stale
+        if own.changed:
+            _write(path, new_text)
+            out.wrapped(_("{setting} ({path})").format(setting=setting, path=path), hang="  ")
+        _name_stale(out, copies, io.env)
+        return Exit.OK
+    plan = Plan([own], notes=copies.plan.notes, warnings=copies.plan.warnings, secrets=copies.plan.secrets)
+    plan.extend(Plan(copies.stale))
+    return _confirm_and_apply(io, plan, yes=yes, command=f"taotoken config set {key}")
+
+
+def sync(io: IOStreams, profile: str | None, *, yes: bool = False, dry_run: bool = False) -> int:
+    """`taotoken config sync`: bring every copy init wrote in step with the triple taotoken uses now."""
+    out = io.out
+    settings = load_settings(Overrides(profile=profile), io.env)
+    settings.require("base_url", "api_key", "model")
+    copies = plan_sync(triple_of(settings), settings.profile, Machine.of(io.env, io.cwd))
+    if copies.record is None:
+        out.wrapped(_("nothing to sync: no client holds a copy written by taotoken (run `taotoken init` to write "
+                      "them)"), hang="  ")
+        return Exit.OK
+    if copies.record.profile != settings.profile:
+        raise InputError(_("the clients hold profile {recorded}, not {profile}").format(
+                             recorded=repr(copies.record.profile), profile=repr(settings.profile)),
+                         _("{command}   (or write profile {profile} into them: {init})").format(
+                             command=f"{SYNC_COMMAND} --profile {copies.record.profile}",
+                             profile=repr(settings.profile), init=f"taotoken init --profile {settings.profile}"))
+    for name in FIELDS:
+        if settings.value(name).origin.kind in ("env", "flag"):
+            out.error_note(_("note: {name} comes from {origin}, not the config file").format(
+                name=name, origin=describe(settings.value(name), io.env)))
+    if not copies.stale:
+        targets = ", ".join(copies.record.targets) or _("no clients")
+        out.wrapped(_("every copy already holds the values of profile {profile} ({targets}); nothing to do").format(
+            profile=repr(settings.profile), targets=targets), hang="  ")
+        _name_gone(out, copies, io.env)
+        return Exit.OK
+    if dry_run:
+        _show(out, copies.plan)
+        out.line(fileplan.plan_diff(copies.plan).rstrip("\n"))
+        out.line(_("dry run: nothing was written"))
+        return Exit.OK
+    _name_gone(out, copies, io.env)
+    return _confirm_and_apply(io, copies.plan, yes=yes, command=SYNC_COMMAND, dry_run_hint=True)
+
+
+def _name_gone(out: Output, copies: Sync, env) -> None:
+    home = Path(env.get("HOME") or Path.home())
+    for change in copies.gone:
+        out.error_note(_("note: {path} no longer exists: not recreated ({command} writes it again)").format(
+            path=tilde(change.path, home), command=f"`taotoken init --target {change.target}`"))
+
+
+def _name_stale(out: Output, copies: Sync, env) -> None:
+    out.error_note(_("warning: {text}").format(text=stale_note(copies, env)))
+    out.error_wrapped(_("{command}   (or run `taotoken config set` on a terminal)").format(
+        command=f"{SYNC_COMMAND} --yes"), "  " + _("bring them in step: "))
+
+
+def _show(out: Output, plan: Plan) -> None:
+    out.line(_("changes:"))
+    fileplan.render_changes(out, plan)
+    for warning in plan.warnings:  # the clients' notes explain a first init; a sync needs only the warnings
+        out.error_wrapped(warning, _("warning: "))
+
+
+def _confirm_and_apply(io: IOStreams, plan: Plan, *, yes: bool, command: str, dry_run_hint: bool = False) -> int:
+    out = io.out
+    _show(out, plan)
+    if not io.prompter.confirm(_("Apply these changes?"), assume_yes=yes, dry_run_hint=dry_run_hint):
+        out.line(_("cancelled: nothing was written"))
+        return Exit.FAILURE
+    result = fileplan.apply(plan, config_path(io.env).parent, command=command)
+    for change in result.written:
+        out.wrapped(str(change.path), _("wrote "))
+    out.wrapped(str(result.backup_dir), _("backups of the previous versions: "), "  ")
+    out.wrapped("taotoken init --undo", _("undo everything this run changed: "), "  ")
+    if any(change.target == "shell" for change in result.written):
+        env_sh = tilde(config_path(io.env).parent / "env.sh", Path(io.env.get("HOME") or Path.home()))
+        out.wrapped(_("open shells still have the old variables: run {command} in each").format(
+            command=f"`. {env_sh}`"), hang="  ")
+    return Exit.OK
+
+
+def _write(path: Path, text: str) -> None:
+    try:
+        atomic_write(path, text, secret=True)
+    except OSError as exc:
+        raise TaotokenError(_("cannot write {path}: {error}").format(path=path, error=exc.strerror or exc),
+                            _("check that {directory} is writable").format(directory=path.parent)) from None
+

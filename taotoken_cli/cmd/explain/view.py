@@ -1,0 +1,61 @@
+"""Rendering `taotoken explain`: one entry (causes and fixes), or the list of every code. Titles, causes and
+fixes in the user's language; codes and commands as they are (--json runs in English)."""
+
+from __future__ import annotations
+
+from taotoken_cli.core.base.i18n import _
+from taotoken_cli.core.diagnosis.catalogue import Entry
+from taotoken_cli.core.diagnosis.classify import Diagnosis
+from taotoken_cli.core.term.layout import table
+from taotoken_cli.core.term.output import Output
+
+
+def render_entry(out: Output, diagnosis: Diagnosis, json_out: bool = False) -> None:
+    entry = diagnosis.entry
+    if json_out:
+        data = diagnosis.to_dict()
+        for transient in ("server_message", "retry_after_s", "details", "request_id", "model"):
+            data.pop(transient)
+        out.json(data)
+        return
+    out.wrapped(f"{entry.code} — {diagnosis.title}", hang="  ")
+    facts = (_("exit status: {status} ({name})   retry: may succeed later") if entry.retry
+             else _("exit status: {status} ({name})   retry: no, retrying will not help"))
+    out.wrapped(facts.format(status=int(entry.exit), name=entry.exit.name.lower()), hang="  ")
+    out.line(_("likely causes, most likely first:"))
+    for number, cause in enumerate(diagnosis.causes(), 1):
+        out.wrapped(cause, f"  {number}. ")
+    out.line(_("fix:"))
+    for fix in diagnosis.fixes():
+        out.wrapped(fix, "  - ")
+
+
+def render_list(out: Output, entries: list[Entry], json_out: bool = False) -> None:
+    if json_out:
+        out.json([{"code": e.code, "exit_code": int(e.exit), "retry": e.retry, "title": e.title} for e in entries])
+        return
+    rows = [[entry.code, str(int(entry.exit)), _(entry.title)] for entry in entries]
+    for line in table(None, rows, out.width, indent="", align="lll"):
+        out.line(line)
+
+
+def render_candidates(out: Output, query: str, kind: str, entries: list[Entry], json_out: bool = False) -> None:
+    """The codes a status or a message can mean, most likely first, each with the command that explains it."""
+    if json_out:
+        out.json({"query": query, "kind": kind, "codes": [
+            {"code": e.code, "exit_code": int(e.exit), "retry": e.retry, "title": e.title} for e in entries]})
+        return
+    if not entries:
+        out.wrapped(_("HTTP {status} is not an error status: taotoken reports no failure for it").format(status=query),
+                    hang="  ")
+        return
+    if kind == "status":
+        head = (_("HTTP {status} can mean, most likely first:") if len(entries) > 1
+                else _("HTTP {status} can mean:")).format(status=query)
+    else:
+        head = _("the message reads as, most likely first:") if len(entries) > 1 else _("the message reads as:")
+    out.wrapped(head, hang="  ")
+    for line in table(None, [[e.code, _(e.title)] for e in entries], out.width, align="ll"):
+        out.line(line)
+    if len(entries) > 1:
+        out.wrapped(_("more on each: taotoken explain {code}").format(code=entries[0].code), hang="  ")

@@ -1,0 +1,224 @@
+"""Planning `taotoken init`: resolve the triple (flags > environment > config file > prompts), choose the
+targets, and build one fileplan Plan over every file they write. Nothing is written here: `run` shows,
+confirms and applies the plan; `view` renders it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from taotoken_cli.cmd.init import wizard
+from taotoken_cli.core.base.errors import InputError
+from taotoken_cli.core.base.i18n import _
+from taotoken_cli.core.base.masking import remember_secret
+from taotoken_cli.core.clients import CLIENTS, ON_REQUEST, ccswitch, codex, project_env
+from taotoken_cli.core.clients.base import Machine, PlanOptions, Triple
+from taotoken_cli.core.clients.copies import OWN, Record, plan_copies, read_record, record_change
+from taotoken_cli.core.clients.envvars import host_key
+from taotoken_cli.core.files import fileplan
+from taotoken_cli.core.files.fileplan import Plan
+from taotoken_cli.core.settings import (
+    ENV_API_KEY,
+    ENV_BASE_URL,
+    ENV_MODEL,
+    LABELS,
+    Overrides,
+    load_settings,
+)
+from taotoken_cli.core.term.iostreams import IOStreams, Prompter
+
+TARGETS = tuple(CLIENTS)
+SCOPES = ("user", "project")  # where Claude Code's settings go (--scope)
+
+
+@dataclass
+class InitRequest:
+    base_url: str | None = None
+    api_key: str | None = None
+    model: str | None = None
+    key_from_flag: bool = False
+    key_stdin: bool = False
+    targets: list[str] = field(default_factory=list)
+    all_targets: bool = False
+    scope: str = "user"
+    codex_auth: str = "env"
+    open_links: bool = False  # hand the CC Switch links over (one at a time)
+    open_app: str | None = None  # only this app's link (claude | codex)
+    profile: str | None = None
+
+
+@dataclass
+class InitPlan:
+    triple: Triple
+    profile: str
+    targets: list[str]
+    plan: Plan
+    hygiene: list[str]  # what input hygiene changed or distrusts, reported to the user
+    target_notes: list[str]  # why these targets
+    links: dict[str, str]  # CC Switch import links (contain the key; printed masked)
+    blocker: InputError | None = None  # a choice the user must make before this plan is applied (shown by a dry run)
+
+
+# ------------------------------------------------------------------------------------------- triple
+
+def resolve_triple(request: InitRequest, io: IOStreams) -> tuple[Triple, str, list[str]]:
+    """Flags > environment > taotoken's config file > prompts (TTY only). Returns triple, profile, notes."""
+    prompter = io.prompter
+    api_key = request.api_key
+    if request.key_stdin:
+        api_key = io.stdin.read()
+        if not api_key.strip():
+            raise InputError(_("--key-stdin was given but stdin was empty"),
+                             _("pipe the key in, e.g. {command}").format(
+                                 command='`printf %s "$KEY" | taotoken init --key-stdin --yes`'))
+    remember_secret(api_key)
+    settings = load_settings(Overrides(profile=request.profile, base_url=request.base_url, api_key=api_key,
+                                       model=request.model), io.env)
+    notes = []
+    if request.key_from_flag:
+        notes.append(_("warning: a key passed with --key lands in your shell history; prefer --key-stdin or the "
+                       "prompt"))
+    values = {}
+    for name, flag, env_name in (("base_url", "--base-url VALUE", ENV_BASE_URL),
+                                 ("api_key", "--key-stdin", ENV_API_KEY), ("model", "--model VALUE", ENV_MODEL)):
+        item = settings.value(name)
+        if item.error:
+            label = {"base_url": _("Base URL"), "api_key": _("API key"), "model": _("Model ID")}[name]
+            raise InputError(_("{name} ({origin}): {error}").format(name=label, origin=item.origin, error=item.error),
+                             item.fix)
+        value = item.value
+        ask = value is None or (name == "base_url" and item.origin.kind == "default" and prompter.interactive
+                                and settings.api_key.value is None)
+        if ask:
+            if not prompter.interactive:
+                missing = {"base_url": _("no base URL given and stdin is not a terminal to ask for it"),
+                           "api_key": _("no API key given and stdin is not a terminal to ask for it"),
+                           "model": _("no model ID given and stdin is not a terminal to ask for it")}[name]
+                raise InputError(missing, _("pass {option} or set {variable}").format(option=flag,
+                                                                                        variable=env_name))
+            # Asked until usable; what was cleaned is said at the prompt.
+            if name == "base_url":
+                item = wizard.ask_base_url(prompter, value)
+            elif name == "api_key":
+                item = wizard.ask_key(prompter)
+            else:
+                item = wizard.ask_model(io, values["base_url"], values["api_key"])
+        else:
+            notes.extend(item.labelled_notes(LABELS[name]))
+        values[name] = item.value
+    remember_secret(values["api_key"])
+    return Triple(values["base_url"], values["api_key"], values["model"]), settings.profile, notes
+
+
+# ------------------------------------------------------------------------------------------ targets
+
+def choose_targets(request: InitRequest, machine: Machine, profile: str, prompter: Prompter | None = None, *,
+                   assume_yes: bool = False,
+                   key_exported: bool = False) -> tuple[list[str], list[str], InputError | None]:
+    """The clients to write (asked, flagged, detected, or kept in step from an earlier init), why, and what keeps
+    this plan from being applied (a choice only the user can make), if anything."""
+    notes = []
+    unknown = [t for t in request.targets if t not in (*TARGETS, OWN)]
+    if unknown:
+        raise InputError(_("unknown target(s): {targets}").format(targets=", ".join(unknown)),
+                         _("choose from: {targets} (your own config file is always written)").format(
+                             targets=", ".join(TARGETS)))
+    if request.all_targets:
+        chosen = [t for t in TARGETS if t not in ON_REQUEST or t in request.targets]
+    elif request.targets:
+        chosen = [t for t in TARGETS if t in request.targets]
+    else:
+        chosen = []
+        for name, client in CLIENTS.items():
+            found = client.detect(machine)  # never true for ON_REQUEST targets
+            if found.found:
+                chosen.append(name)
+                notes.append(_("{target}: detected ({reasons})").format(target=name, reasons="; ".join(found.reasons)))
+        if not chosen:
+            notes.append(_("no AI clients detected: only taotoken's own config is written (choose clients with "
+                           "--target NAME or --all)"))
+    recorded = read_record(machine)
+    if recorded is not None and recorded.profile == profile:
+        kept = [t for t in recorded.targets if t not in chosen]
+        chosen += kept  # one truth: every copy an earlier init wrote gets the new values too
+        notes.extend(_("{target}: written by an earlier init, kept in step").format(target=name) for name in kept)
+    elif recorded is not None:
+        notes.append(_("the copies of profile {old} ({targets}) are no longer kept in step: from now on they follow "
+                       "profile {new} wherever this run writes them").format(
+            old=repr(recorded.profile), targets=", ".join(recorded.targets), new=repr(profile)))
+    if request.open_links and "cc-switch" not in chosen:
+        chosen.append("cc-switch")
+        notes.append(_("{target}: added because of --open").format(target="cc-switch"))
+    blocker = None
+    if "codex" in chosen and request.codex_auth == "env" and "shell" not in chosen:
+        blocker = _codex_key_source(chosen, notes, prompter, assume_yes=assume_yes, key_exported=key_exported)
+    return chosen, notes, blocker
+
+
+def _codex_key_source(chosen: list[str], notes: list[str], prompter: Prompter | None, *, assume_yes: bool,
+                      key_exported: bool) -> InputError | None:
+    """Codex with `--codex-auth env` reads the key from a variable only the shell target exports, to every shell:
+    that target is never implied. On a terminal it is asked for; otherwise the plan cannot be applied until the
+    user chooses, and the returned error says exactly how (a dry run still shows the plan)."""
+    codex_key = "$" + codex.ENV_KEY
+    if key_exported:
+        notes.append(_("codex: reads the key from {variable}, which is set here: keep it exported in your shell's "
+                       "start-up file (or add --target shell)").format(variable=codex_key))
+        return None
+    if prompter is not None and prompter.interactive and not assume_yes:
+        if prompter.confirm(_("Codex reads the key from an environment variable ({variable}); add the shell target, "
+                              "which exports it (and OPENAI_BASE_URL) in every new shell?").format(variable=codex_key),
+                            default=True):
+            chosen.append("shell")
+            notes.append(_("shell: chosen, so that Codex finds {variable}").format(variable=codex_key))
+        else:
+            notes.append(_("warning: codex: nothing exports {variable}, so Codex will have no key; export it "
+                           "yourself, or run again with --codex-auth auth-json").format(variable=codex_key))
+        return None
+    wanted = " ".join(f"--target {t}" for t in [*chosen, "shell"])
+    how = _("{command} (env.sh exports {variable} and OPENAI_BASE_URL in every new shell), or {other} (the key goes "
+            "into ~/.codex/auth.json)").format(command=f"`taotoken init {wanted} …`", variable=codex.ENV_KEY,
+                                               other="`--codex-auth auth-json`")
+    notes.append(_("warning: codex: reads the key from {variable}, and no target chosen exports it; choose: {how}")
+                 .format(variable=codex_key, how=how))
+    return InputError(_("Codex reads the key from {variable} (--codex-auth env), and no target chosen exports it")
+                      .format(variable=codex_key), _("choose how Codex gets the key: {how}").format(how=how))
+
+
+def recorded_places(request: InitRequest, triple: Triple, profile: str, machine: Machine) -> dict[str, tuple[str, ...]]:
+    """Where the copies are, kept across runs (a later sync from any directory reaches them): TaoToken's hosts,
+    this triple's added (MCP servers still on an old one are moved); the projects holding .env.taotoken, this one
+    added when named."""
+    recorded = read_record(machine)
+    before = recorded.options if recorded is not None and recorded.profile == profile else PlanOptions()
+    hosts = [*before.taotoken_hosts, host_key(triple.base_url)]
+    dirs = [*before.project_dirs]
+    if project_env.NAME in request.targets:
+        dirs.append(str(project_env.paths(machine).root))
+    return {"taotoken_hosts": tuple(dict.fromkeys(h for h in hosts if h)), "project_dirs": tuple(dict.fromkeys(dirs))}
+
+
+# --------------------------------------------------------------------------------------------- plan
+
+def build(request: InitRequest, io: IOStreams, *, assume_yes: bool = False) -> InitPlan:
+    if request.scope not in SCOPES:
+        raise InputError(_("unknown --scope {value}").format(value=repr(request.scope)),
+                         _("use --scope user or --scope project"))
+    if request.codex_auth not in codex.AUTH_MODES:
+        raise InputError(_("unknown --codex-auth {value}").format(value=repr(request.codex_auth)),
+                         _("use one of: {choices}").format(choices=", ".join(codex.AUTH_MODES)))
+    if request.open_app not in (None, *ccswitch.APPS):
+        raise InputError(_("unknown --open-app {value}").format(value=repr(request.open_app)),
+                         _("use --open-app claude or --open-app codex"))
+    triple, profile, hygiene = resolve_triple(request, io)
+    machine = Machine.of(io.env, io.cwd)
+    targets, target_notes, blocker = choose_targets(request, machine, profile, io.prompter, assume_yes=assume_yes,
+                                                    key_exported=io.env.get(codex.ENV_KEY) == triple.api_key)
+    options = PlanOptions(scope=request.scope, codex_auth=request.codex_auth,
+                          **recorded_places(request, triple, profile, machine))
+    plan = plan_copies(triple, targets, options, machine, own_profile=profile)
+    plan.add(record_change(Record(profile, tuple(targets), options), machine))
+    fileplan.add_git_warnings(plan)
+    links = ccswitch.import_links(triple) if "cc-switch" in targets else {}
+    remember_secret(ccswitch.encode(triple.api_key))  # the key as the links carry it
+    return InitPlan(triple, profile, targets, plan, hygiene, target_notes, links, blocker)

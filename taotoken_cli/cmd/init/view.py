@@ -1,0 +1,118 @@
+"""Rendering `taotoken init`: the plan (masked diffs with --dry-run), notes and warnings, what was written,
+and what --undo restored."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from taotoken_cli.cmd.init.plan import InitPlan
+from taotoken_cli.core.base.i18n import _
+from taotoken_cli.core.base.masking import mask_key
+from taotoken_cli.core.clients import ccswitch, shell
+from taotoken_cli.core.clients.base import Machine
+from taotoken_cli.core.files import fileplan
+from taotoken_cli.core.files.fileplan import Plan
+from taotoken_cli.core.term.layout import cell_width, pad
+from taotoken_cli.core.term.output import Output, split_label
+
+
+def render_plan(out: Output, init: InitPlan, *, dry_run: bool) -> None:
+    triple = init.triple
+    out.line(_("taotoken init — profile {profile}").format(profile=repr(init.profile)))
+    labels = (_("base URL"), _("API key"), _("model"))
+    column = max(cell_width(label) for label in labels) + 2
+    base, key, model = (pad("  " + label, column + 2) for label in labels)
+    out.wrapped(_("{base_url}   (Anthropic-style clients: {anthropic}; OpenAI-style: {openai})").format(
+        base_url=triple.base_url, anthropic=triple.anthropic_base, openai=triple.openai_base), base)
+    out.wrapped(mask_key(triple.api_key), key)
+    out.wrapped(triple.model, model)
+    for note in init.hygiene:  # `note: …` what was cleaned, `warning: …` what still looks wrong
+        label, text = split_label(note)
+        out.wrapped(text, f"  {label}") if label else out.wrapped(note, "  ", "    ")
+    clients = ", ".join(init.targets) if init.targets else _("(no clients)")
+    out.wrapped(_("own config, {clients}").format(clients=clients), _("targets: "))
+    for note in init.target_notes:
+        out.wrapped(note, "  ", "    ")
+    if init.links:
+        out.wrapped(_("CC Switch import links (key masked; use --open to hand them to CC Switch):"), hang="  ")
+        for app, link in init.links.items():
+            out.wrapped(ccswitch.mask_link(link, triple.api_key), f"  {app}: ")
+    if init.plan.is_noop:
+        return
+    out.line("")
+    if dry_run:
+        out.line(fileplan.plan_diff(init.plan).rstrip("\n"))
+        out.line("")
+    out.line(_("changes:"))
+    fileplan.render_changes(out, init.plan)
+
+
+def render_notes(out: Output, plan: Plan) -> None:
+    """Notes explain what the changes mean, so they are shown only when something changes; warnings always."""
+    for note in [] if plan.is_noop else plan.notes:
+        out.wrapped(note, _("note: "))
+    for warning in plan.warnings:
+        out.error_wrapped(warning, _("warning: "))
+
+
+def render_link_notes(out: Output, notes: list[str]) -> None:
+    for note in notes:
+        out.wrapped(note, _("note: "))
+
+
+def render_opened(out: Output, app: str, problem: str | None, links_path: Path) -> None:
+    label = ccswitch.APP_LABELS[app]
+    if problem:
+        out.error_wrapped(_("could not hand the {app} link to CC Switch: {problem}; the links are in {path}").format(
+            app=label, problem=problem, path=links_path), _("warning: "))
+    else:
+        out.wrapped(_("handed the {app} import link to CC Switch: confirm it in CC Switch's dialog").format(app=label),
+                    hang="  ")
+
+
+def render_next_link(out: Output, app: str, next_app: str) -> None:
+    """Without a terminal nothing can wait for the user: the next link goes in a later run."""
+    out.wrapped(_("CC Switch's import dialog holds one link at a time: confirm the {app} import there, then hand "
+                  "over the {next_app} link with: {command}").format(
+        app=ccswitch.APP_LABELS[app], next_app=ccswitch.APP_LABELS[next_app],
+        command=f"taotoken init --target cc-switch --open-app {next_app}"), hang="  ")
+
+
+def render_applied(out: Output, result: fileplan.ApplyResult) -> None:
+    for change in result.written:
+        out.wrapped(str(change.path) + (f" -> {os.path.realpath(change.path)}"
+                                        if Path(change.path).is_symlink() else ""), _("wrote "))
+    if result.backup_dir:
+        out.wrapped(str(result.backup_dir), _("backups of the previous versions: "), "  ")
+        out.wrapped("taotoken init --undo", _("undo everything this run changed: "), "  ")
+
+
+def render_undo(out: Output, result: fileplan.UndoResult) -> None:
+    for path in result.restored:
+        out.wrapped(str(path), _("restored "))
+    for path in result.deleted:
+        out.wrapped(_("{path} (created by that run)").format(path=path), _("deleted "))
+    out.wrapped(str(result.backup_dir), _("undid the run saved in "), "  ")
+
+
+def render_next_command(out: Output, init: InitPlan, machine: Machine) -> None:
+    """What to run next: check the setup; and in this shell, load env.sh when it was written."""
+    label = _("next: ")
+    out.wrapped(_("{command}   (one request: base URL, key and model)").format(command="taotoken check"), label)
+    if "shell" in init.targets:
+        paths = shell.paths(machine)
+        fish = machine.env.get("SHELL", "").endswith("fish")
+        source = (f"source {_home_relative(paths.env_fish, machine)}" if fish
+                  else f". {_home_relative(paths.env_sh, machine)}")
+        out.wrapped(_("{command}   (for Codex and SDK scripts started from this shell; new shells load it "
+                      "themselves)").format(command=source), " " * cell_width(label))
+
+
+def _home_relative(path: Path, machine: Machine) -> str:
+    import shlex
+
+    try:
+        return "~/" + shlex.quote(str(path.relative_to(machine.home)))
+    except ValueError:
+        return shlex.quote(str(path))

@@ -1,1 +1,0 @@
-"""One module per command: options, the Typer function (thin), and the call into the core."""

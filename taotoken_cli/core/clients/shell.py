@@ -1,0 +1,160 @@
+"""Shell target: a sourceable env file (0600) in taotoken's config directory, and one marked line
+sourcing it in ~/.bashrc / ~/.zshrc (fish: a conf.d file). The rc files never hold the key.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from taotoken_cli.core.base.i18n import N_, _
+from taotoken_cli.core.clients.base import (
+    ClientState,
+    ConfigFile,
+    Detection,
+    Machine,
+    PlanOptions,
+    Triple,
+    environ,
+    read_text,
+    text_change,
+)
+from taotoken_cli.core.files.fileplan import Plan
+from taotoken_cli.core.files.fsutil import newline_of
+
+NAME = "shell"
+LABEL = N_("shell start-up files")  # shown as _(LABEL)
+MARKER = "# taotoken-env"  # identifies our line in rc files, so reruns replace instead of append
+_EXPORT_RE = re.compile(r"^\s*export\s+([A-Z_][A-Z0-9_]*)=(.*)$")
+
+
+@dataclass(frozen=True)
+class ShellPaths:
+    env_sh: Path  # <config_dir>/env.sh (bash, zsh, sh)
+    env_fish: Path  # <config_dir>/env.fish
+    bashrc: Path
+    zshrc: Path
+    fish_dir: Path  # ~/.config/fish
+    fish_conf: Path  # ~/.config/fish/conf.d/taotoken.fish
+
+
+def paths(machine: Machine) -> ShellPaths:
+    env, home, config_dir = machine.env, machine.home, machine.config_dir
+    xdg = Path(env["XDG_CONFIG_HOME"]) if env.get("XDG_CONFIG_HOME") else home / ".config"
+    return ShellPaths(config_dir / "env.sh", config_dir / "env.fish", home / ".bashrc", home / ".zshrc",
+                      xdg / "fish", xdg / "fish" / "conf.d" / "taotoken.fish")
+
+
+def detect(machine: Machine) -> Detection:
+    """Never detected: every machine has a shell, so writing to its start-up files is chosen explicitly."""
+    return Detection(False, [])
+
+
+def read(machine: Machine) -> ClientState:
+    where = paths(machine)
+    files = {"env_sh": read_text(where.env_sh), "env_fish": read_text(where.env_fish),
+             "bashrc": read_text(where.bashrc), "zshrc": read_text(where.zshrc),
+             "fish_conf": read_text(where.fish_conf)}
+    return ClientState(NAME, detect(machine), files)
+
+
+def parse_env_sh(text: str) -> dict[str, str]:
+    """The variables an env.sh written by init exports (for doctor)."""
+    values = {}
+    for line in text.splitlines():
+        match = _EXPORT_RE.match(line)
+        if match:
+            parts = shlex.split(match.group(2))
+            values[match.group(1)] = parts[0] if parts else ""
+    return values
+
+
+# What other programs read from the environment. Never a TAOTOKEN_* variable: taotoken itself reads its
+# config.toml, and an exported TAOTOKEN_* value would override it, so a later `taotoken config set` would be
+# shadowed in every shell that sourced this file.
+def exports(triple: Triple) -> dict[str, str]:
+    return {"OPENAI_BASE_URL": triple.openai_base, "OPENAI_API_KEY": triple.api_key}
+
+
+_HEADER = ("# Written by `taotoken init`: the TaoToken base URL (root + /v1) and key for OpenAI SDK scripts and\n"
+           "# Codex. It holds the API key: keep it private (mode 0600). Change it with `taotoken config set`,\n"
+           "# which updates this file too (taotoken itself reads config.toml, not these variables).\n")
+
+
+def env_sh_text(triple: Triple) -> str:
+    return _HEADER + "".join(f"export {k}={shlex.quote(v)}\n" for k, v in exports(triple).items())
+
+
+def _fish_quote(value: str) -> str:
+    return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+def env_fish_text(triple: Triple) -> str:
+    return _HEADER + "".join(f"set -gx {k} {_fish_quote(v)}\n" for k, v in exports(triple).items())
+
+
+def source_line(env_file: Path) -> str:
+    quoted = shlex.quote(str(env_file))
+    return f"[ -f {quoted} ] && . {quoted}  {MARKER} (added by taotoken init)"
+
+
+def with_marked_line(text: str, line: str) -> str:
+    """`text` with our marked line replaced, or appended once; every other byte untouched: the line keeps its
+    own ending (CRLF stays CRLF), an appended line uses the file's, and a file that ended without a newline
+    still does."""
+    lines = text.splitlines(keepends=True)
+    for index, existing in enumerate(lines):
+        if MARKER in existing:
+            lines[index] = line + existing[len(existing.rstrip("\r\n")):]
+            return "".join(lines)
+    if not text:
+        return line + "\n"
+    newline = newline_of(text)
+    if text.endswith("\n"):
+        return text + line + newline
+    return text + newline + line
+
+
+def rc_files(where: ShellPaths, env: Mapping[str, str] | None = None) -> list[Path]:
+    """Existing ~/.bashrc and ~/.zshrc; when neither exists, the one for $SHELL (bash by default)."""
+    existing = [p for p in (where.bashrc, where.zshrc) if p.exists()]
+    if existing:
+        return existing
+    shell = Path(environ(env).get("SHELL", "bash")).name
+    return [where.zshrc if shell == "zsh" else where.bashrc]
+
+
+def wants_fish(where: ShellPaths, env: Mapping[str, str] | None = None) -> bool:
+    """fish gets a conf.d file only when it is in use (its config dir exists or it is $SHELL)."""
+    return where.fish_dir.is_dir() or Path(environ(env).get("SHELL", "")).name == "fish"
+
+
+def plan(triple: Triple, machine: Machine, options: PlanOptions = PlanOptions()) -> Plan:
+    env = machine.env
+    where = paths(machine)
+    result = Plan()
+    env_file = read_text(where.env_sh)
+    result.add(text_change(env_file, env_sh_text(triple), target=NAME, secret=True,
+                           summary=[_("export OPENAI_BASE_URL (root + /v1) and OPENAI_API_KEY (mode 0600)")]))
+    for rc in rc_files(where, env):
+        result.add(_rc_change(read_text(rc), source_line(where.env_sh),
+                              _("{command} (one marked line)").format(command=f"source {where.env_sh}")))
+    if wants_fish(where, env):
+        result.add(text_change(read_text(where.env_fish), env_fish_text(triple), target=NAME, secret=True,
+                               summary=[_("the same variables for fish (mode 0600)")]))
+        quoted = _fish_quote(str(where.env_fish))
+        conf = f"{MARKER} (added by taotoken init)\ntest -f {quoted}; and source {quoted}\n"
+        result.add(text_change(read_text(where.fish_conf), conf, target=NAME, summary=[f"source {where.env_fish}"]))
+    result.notes.append(_("shell: new shells get the variables; in this one run {command}").format(
+        command="`. " + shlex.quote(str(where.env_sh)) + "`"))
+    result.notes.append(_("shell: OPENAI_BASE_URL/OPENAI_API_KEY send every OpenAI SDK script started from a new "
+                          "shell to TaoToken (Codex prints a deprecation note for OPENAI_BASE_URL; it does not "
+                          "affect the taotoken provider)"))
+    return result
+
+
+def _rc_change(file: ConfigFile, line: str, summary: str):
+    return text_change(file, with_marked_line(file.text or "", line), target=NAME, summary=[summary])

@@ -1,0 +1,369 @@
+"""The failure catalogue, as data: one entry per stable code.
+
+Codes are a public contract (`taotoken explain CODE`, `check --json`, bench's error breakdown,
+doctor's findings): never rename one; add new ones instead. Fixes are concrete commands or edits.
+`{base}`, `{openai_base}`, `{model}`, `{host}`, `{proxy}`, `{config}`, `{request_id}`, `{retry_after}` in
+fixes are filled in by `Diagnosis.fixes()` from the situation at hand. A fix that only fits some
+situations is a `Fix` with `when=` (a context value that must be known: a proxy in use, a request id
+sent, a wait time given) and an optional `otherwise=` line for when it is not; `explain` shows both.
+An entry's first fix always applies.
+
+Titles, causes and fixes are English msgids (marked with N_()); `Diagnosis` translates them when it produces
+them (`title`, `causes()`, `fixes()`), so --json, which runs in English, never changes with the language.
+
+`retry` says whether the same request may succeed if simply sent again later: never for quota or
+billing, even though those share status 429 with real rate limits.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from taotoken_cli.core.base.exitcodes import Exit
+from taotoken_cli.core.base.i18n import N_
+
+# Context values a Fix may depend on, and how `explain` labels the line when it has no situation.
+CONDITIONS: dict[str, tuple[str, str]] = {
+    "proxy": (N_("when a proxy is in use"), N_("when no proxy is in use")),
+    "request_id": (N_("when the gateway sent a request id"), N_("when the gateway sent no request id")),
+    "retry_after": (N_("when the gateway said how long to wait"), N_("when the gateway gave no wait time")),
+}
+
+
+class Fix(str):
+    """A fix line shown only when the context value `when` is known; else `otherwise` (if any) is shown.
+
+    A str, so code that reads an entry's fixes as text keeps working."""
+
+    when: str
+    otherwise: str | None
+
+    def __new__(cls, text: str, *, when: str, otherwise: str | None = None) -> Fix:
+        if when not in CONDITIONS:
+            raise ValueError(f"unknown fix condition {when!r}")
+        fix = super().__new__(cls, text)
+        fix.when, fix.otherwise = when, otherwise
+        return fix
+
+
+@dataclass(frozen=True)
+class Entry:
+    code: str
+    title: str
+    exit: Exit
+    causes: tuple[str, ...]
+    fixes: tuple[str, ...]
+    retry: bool = False  # may the same request succeed if simply retried later?
+
+
+# A text that is only a command ("taotoken init") is not marked: it reads the same in every language. Commands
+# inside a fix stay verbatim in every translation (`at_source` rewrites `taotoken config set …` in translated text).
+_ENTRIES = (
+    # --- local configuration ------------------------------------------------------------------
+    Entry("auth.missing_key", N_("No API key was sent"), Exit.CONFIG,
+          (N_("no key is configured for this profile"), N_("the variable holding the key is empty in this shell"),
+           N_("a proxy stripped the Authorization header")),
+          (N_("taotoken init   (or: taotoken config set api_key -)"), "export TAOTOKEN_API_KEY=sk-…")),
+    Entry("config.missing", N_("A required setting is not configured"), Exit.CONFIG,
+          (N_("this profile has no value for it and no TAOTOKEN_* variable provides one"),
+           N_("TAOTOKEN_PROFILE or --profile selects a profile that does not exist")),
+          ("taotoken init", "taotoken config show --origin")),
+    Entry("config.invalid", N_("A configured value cannot be used"), Exit.CONFIG,
+          (N_("a value was pasted with extra text (Bearer prefix, spaces inside, smart quotes)"),
+           N_("the base URL has no scheme or an unsupported one")),
+          (N_("taotoken config show --origin   (shows which source the bad value came from)"),
+           "taotoken config set base_url {base}")),
+    Entry("config.unparsable", N_("The config file does not parse"), Exit.CONFIG,
+          (N_("a hand edit left invalid TOML (unclosed quote, duplicate key)"),),
+          (N_("fix the file at the line:column shown, or move it away and run `taotoken init`"),)),
+    Entry("input.invalid", N_("A value given on the command line cannot be used"), Exit.USAGE,
+          (N_("the value was pasted with extra text or has the wrong form"),),
+          (N_("see the fix printed with the error; `taotoken <command> --help` lists the options"),)),
+    # --- key / authentication ---------------------------------------------------------------------
+    Entry("auth.key_not_received", N_("The gateway says no key arrived, but one was sent"), Exit.AUTH,
+          (N_("a proxy or corporate gateway strips the Authorization header"),
+           N_("the request went to a different service than the gateway (wrong base URL)")),
+          (N_("check the base URL: taotoken config show --origin"),
+           Fix(N_("try without the proxy {proxy}: taotoken check --no-proxy"), when="proxy"))),
+    Entry("auth.invalid_key", N_("The gateway rejected the key"), Exit.AUTH,
+          (N_("the key was copied incompletely or with extra characters"),
+           N_("the key was deleted, disabled or expired in the console"),
+           N_("the key's own quota is used up (new-api reports that as 'invalid token' too)"),
+           N_("the key belongs to a different gateway than the base URL")),
+          (N_("copy the key again from the key list (令牌管理) in the TaoToken console, then: "
+              "taotoken config set api_key -"),
+           N_("see which key is used and where it comes from: taotoken config show --origin"))),
+    Entry("auth.expired_key", N_("The key has expired"), Exit.AUTH,
+          (N_("the key's expiry date has passed"),),
+          (N_("extend the key's expiry in the key list (令牌管理) in the TaoToken console, or create a new key "
+              "and: taotoken config set api_key -"),)),
+    Entry("auth.key_disabled", N_("The key is disabled"), Exit.AUTH,
+          (N_("the key was switched off by you or an administrator"),),
+          (N_("enable the key in the key list (令牌管理) in the TaoToken console, or create a new one and: "
+              "taotoken config set api_key -"),)),
+    Entry("auth.account_banned", N_("The account is banned"), Exit.AUTH,
+          (N_("the gateway operator blocked the account"),),
+          (Fix(N_("only the gateway's support can lift this; contact them with request id {request_id}"),
+               when="request_id", otherwise=N_("only the gateway's support can lift this; contact them")),)),
+    Entry("auth.ip_not_allowed", N_("The key may not be used from this IP address"), Exit.AUTH,
+          (N_("the key has an IP allow-list and this machine's egress IP is not on it"),
+           N_("a VPN or proxy changed the IP the gateway sees")),
+          (N_("add the IP the gateway reported to the key's allow-list in the key list (令牌管理) in the TaoToken "
+              "console"),
+           Fix(N_("or run without the proxy {proxy}: taotoken check --no-proxy"), when="proxy",
+               otherwise=N_("if a VPN is on, compare with it off (it changes the IP the gateway sees)")))),
+    Entry("auth.key_suffix", N_("The key carries an extra '-suffix' the gateway reads as a channel id"), Exit.AUTH,
+          (N_("something was appended to the key after a '-' (one-api/new-api treat it as a channel id, "
+              "which only administrators may select)"),),
+          (N_("copy the key again without anything appended, then: taotoken config set api_key -"),)),
+    Entry("auth.forbidden_model", N_("The key is not allowed to use this model"), Exit.AUTH,
+          (N_("the key has a model allow-list that does not include {model}"),
+           N_("{model} is misspelled: some gateways (LiteLLM) answer a typo the same way")),
+          (N_("list the models this key may use: taotoken models"),
+           N_("or have {model} added to the key's model limits in the key list (令牌管理) in the TaoToken "
+              "console"))),
+    Entry("auth.forbidden_group", N_("The key is bound to a group it may not use"), Exit.AUTH,
+          (N_("the key's group was removed or the account lost access to it"),),
+          (N_("pick an available group for the key in the key list (令牌管理) in the TaoToken console, or "
+              "create a new key"),)),
+    Entry("auth.forbidden", N_("The gateway refused the request (403)"), Exit.AUTH,
+          (N_("the key lacks a permission this request needs"),
+           N_("a firewall or WAF in front of the gateway blocked the request")),
+          (N_("compare with a key that works, and read the server message above"),
+           Fix(N_("try without the proxy {proxy}: taotoken check --no-proxy"), when="proxy"))),
+    Entry("auth.upstream_credential", N_("The gateway's own upstream credential failed"), Exit.SERVER,
+          (N_("your key was accepted, but the gateway's key for the upstream provider is wrong or revoked "
+              "(the error text is the upstream provider's, passed through)"),),
+          (Fix(N_("nothing to change on your side: report it to the gateway operator with request id "
+                  "{request_id}"),
+               when="request_id",
+               otherwise=N_("nothing to change on your side: report it to the gateway operator")),
+           N_("meanwhile try another model (taotoken models lists them): taotoken check --chat --model <id>")),
+          retry=True),
+    # --- balance / quota (never retry) ------------------------------------------------------------
+    Entry("quota.exhausted", N_("Out of balance or quota (not a rate limit)"), Exit.RATE_QUOTA,
+          (N_("the account balance is used up"), N_("a budget or spend cap was reached"),
+           N_("the gateway pre-charges an estimate from prompt size + max_tokens and the balance is below it")),
+          (N_("top up the account in the TaoToken console, then run: taotoken check --chat"),
+           N_("lower max_tokens for large requests; retrying will not help"))),
+    Entry("quota.key_exhausted", N_("This key's own quota is used up"), Exit.RATE_QUOTA,
+          (N_("the key has its own spending limit, which is reached (the account balance may be fine)"),),
+          (N_("raise the key's quota or make it unlimited in the key list (令牌管理) in the TaoToken console"),
+           N_("retrying will not help"))),
+    # --- rate and concurrency limits --------------------------------------------------------------
+    Entry("rate.limited", N_("Rate limit reached (slow down)"), Exit.RATE_QUOTA,
+          (N_("too many requests or tokens per minute for this key, account or IP"),
+           N_("retries of failing requests count too on some gateways")),
+          (Fix(N_("wait {retry_after} s (the gateway's Retry-After), then try again"), when="retry_after",
+               otherwise=N_("wait about a minute, then try again (the gateway gave no wait time; limits are "
+                            "usually per minute)")),
+           N_("lower the request rate / concurrency, e.g. taotoken bench -c 1")), retry=True),
+    Entry("rate.concurrency", N_("Too many requests in flight at once"), Exit.RATE_QUOTA,
+          (N_("the gateway caps how many requests one user may have running simultaneously"),),
+          (N_("lower concurrency below the limit shown, e.g. taotoken bench -c 2"),
+           N_("let running requests finish before starting new ones")), retry=True),
+    Entry("upstream.saturated", N_("The upstream provider is overloaded (not your limit)"), Exit.SERVER,
+          (N_("the gateway's upstream channels for this model are throttling or overloaded"),
+           N_("every deployment of this model is at its rate limit or cooling down after errors "
+              "(LiteLLM: 'No deployments available')")),
+          (Fix(N_("wait {retry_after} s (the gateway's Retry-After) and retry; your own limits are not the cause"),
+               when="retry_after", otherwise=N_("wait a minute or so and retry (the gateway gave no wait time); "
+                                                "your own limits are not the cause")),
+           N_("or try another model (taotoken models lists them): taotoken check --chat --model <id>")),
+          retry=True),
+    # --- URL layout -------------------------------------------------------------------------------
+    Entry("url.not_found", N_("The URL does not exist on this server (404)"), Exit.NOT_FOUND,
+          (N_("the base URL is not the gateway's API root"), N_("the path prefix (/api, /v1) is wrong or missing")),
+          (N_("use the API root as base URL, e.g. taotoken config set base_url https://taotoken.net/api"),
+           N_("OpenAI-style clients get {openai_base}; Anthropic-style clients get {base}"))),
+    Entry("url.doubled_v1", N_("The URL has /v1 twice"), Exit.NOT_FOUND,
+          (N_("the base URL already ends in /v1 and the client appends /v1/... again"),),
+          (N_("store the root without /v1: taotoken config set base_url {base}"),
+           N_("in OpenAI-style clients use exactly {openai_base}"))),
+    Entry("url.endpoint_in_base", N_("An endpoint path was pasted into the base URL"), Exit.NOT_FOUND,
+          (N_("the base URL ends with /chat/completions, /messages or /models and the client appends it again"),),
+          (N_("store only the root: taotoken config set base_url {base}"),)),
+    Entry("url.query_string", N_("The base URL carries a query string"), Exit.NOT_FOUND,
+          (N_("a link with ?utm_source=… was pasted; clients append paths after the query, so the path is wrong"),),
+          (N_("store the URL without '?…': taotoken config set base_url {base}"),)),
+    Entry("url.html_page", N_("A web page came back instead of the API"), Exit.NOT_FOUND,
+          (N_("the base URL points at the website/dashboard, not the API root"),
+           N_("the /v1 part is missing in an OpenAI-style client's base URL"),
+           N_("a captive portal or proxy answered instead of the gateway")),
+          (N_("taotoken config set base_url https://taotoken.net/api   (the API root)"),
+           N_("OpenAI-style clients need {openai_base}"))),
+    Entry("url.dashboard_api", N_("The dashboard API answered, not the model API"), Exit.NOT_FOUND,
+          (N_("the base URL points at the gateway's management API (/api/…) instead of the relay"),),
+          (N_("use the API root as base URL: taotoken config set base_url https://taotoken.net/api"),)),
+    Entry("url.plain_http", N_("The key would be sent unencrypted (plain http to another host)"), Exit.CONFIG,
+          (N_("the base URL starts with http:// and names a host that is not this machine"),
+           N_("an old LAN or relay address was left in the configuration")),
+          (N_("use the https:// address: taotoken config set base_url https://{host}/api"),
+           N_("only for a gateway on a network you trust: export TAOTOKEN_ALLOW_HTTP=1"))),
+    Entry("url.redirect", N_("The server answered with a redirect"), Exit.NOT_FOUND,
+          (N_("http:// was used where the server wants https://"), N_("the host or path moved"),
+           N_("a login or captive-portal page redirects")),
+          (N_("use the redirect target shown as the base URL (usually https://): taotoken config set base_url "
+              "https://{host}/api"),)),
+    Entry("url.not_implemented", N_("The gateway does not implement this API"), Exit.NOT_FOUND,
+          (N_("this endpoint (e.g. /v1/responses or /v1/messages) is not offered by this gateway"),),
+          (N_("use the OpenAI chat API ({openai_base}/chat/completions), or ask the operator"),)),
+    # --- model ------------------------------------------------------------------------------------
+    Entry("model.not_found", N_("The model is not known to the gateway"), Exit.NOT_FOUND,
+          (N_("the model ID is misspelled (IDs are case-sensitive)"), N_("this key or group does not offer the model")),
+          (N_("set a listed ID: taotoken config set model <id>   (`taotoken models {model}` shows close matches)"),
+           N_("list every ID this key may use: taotoken models"))),
+    Entry("model.no_channel", N_("No upstream channel serves this model right now"), Exit.NOT_FOUND,
+          (N_("the model is not offered in your group"), N_("all channels for it are disabled or unhealthy")),
+          (N_("pick a listed model: taotoken models {model}   (shows close matches), then: taotoken config set "
+              "model <id>"),
+           N_("ask the gateway operator whether {model} is available in your group"))),
+    Entry("model.missing", N_("The request named no model"), Exit.CONFIG,
+          (N_("no model is configured"), N_("the client sends an empty model field")),
+          (N_("taotoken config set model <id>   (see the list: taotoken models)"),)),
+    # --- proxy ------------------------------------------------------------------------------------
+    Entry("proxy.unreachable", N_("The configured proxy cannot be reached"), Exit.NETWORK,
+          (N_("a proxy variable (HTTPS_PROXY/ALL_PROXY/…) points at a proxy that is not running"),
+           N_("the proxy refused the CONNECT to the gateway")),
+          (N_("start the proxy at {proxy}, or unset it: "
+              "unset HTTP_PROXY http_proxy HTTPS_PROXY https_proxy ALL_PROXY all_proxy"),
+           N_("or exempt the gateway: export NO_PROXY={host}"), N_("or test directly: taotoken check --no-proxy"))),
+    Entry("proxy.socks_unsupported", N_("A SOCKS proxy is configured but SOCKS support is missing"), Exit.NETWORK,
+          (N_("ALL_PROXY/HTTPS_PROXY is socks5://… (Clash, mihomo) and the socksio package is not installed"),),
+          (N_('pip install "httpx[socks]"   (in the environment taotoken runs in)'),
+           N_("or exempt the gateway: export NO_PROXY={host}"), N_("or test directly: taotoken check --no-proxy"))),
+    Entry("proxy.refused", N_("The proxy answered the request itself; the gateway never saw it"), Exit.NETWORK,
+          (N_("the proxy's rules block the gateway's host (its own 403 page: a corporate deny list, a Clash/mihomo "
+              "REJECT rule)"),
+           N_("the proxy cannot reach the gateway and answers 502/503/504 itself"),
+           N_("the proxy refused the tunnel (CONNECT) to an https gateway")),
+          (N_("let the proxy {proxy} pass {host} (a rule for it in Clash/squid, or ask its administrator), or "
+              "bypass it: export NO_PROXY={host}"),
+           N_("compare directly: taotoken check --no-proxy"))),
+    Entry("proxy.auth_required", N_("The proxy requires authentication (407)"), Exit.NETWORK,
+          (N_("the proxy URL lacks user:password"),),
+          (N_("put the credentials in the proxy URL (http://user:pass@host:port), or: taotoken check --no-proxy"),)),
+    # --- network ----------------------------------------------------------------------------------
+    Entry("net.dns", N_("The gateway's host name does not resolve"), Exit.NETWORK,
+          (N_("the host name in the base URL is misspelled"), N_("no network or DNS server is reachable")),
+          (N_("check the host: taotoken config show --origin"), N_("test resolution: getent hosts {host}")),
+          retry=True),
+    Entry("net.refused", N_("Connection refused"), Exit.NETWORK,
+          (N_("nothing listens at that host and port"), N_("the port in the base URL is wrong")),
+          (N_("check the base URL and port: taotoken config show --origin"), N_("if the gateway is local, start it")),
+          retry=True),
+    Entry("net.reset", N_("The connection was closed or reset mid-response"), Exit.NETWORK,
+          (N_("a proxy, firewall or load balancer cut the connection"), N_("the gateway crashed or restarted")),
+          (N_("retry in a moment"),
+           Fix(N_("if it persists, try without the proxy {proxy}: taotoken check --no-proxy"), when="proxy")),
+          retry=True),
+    Entry("net.timeout", N_("The gateway did not answer in time"), Exit.NETWORK,
+          (N_("the gateway or its upstream is slow"), N_("a firewall silently drops the traffic")),
+          (N_("retry with a longer limit: taotoken check --timeout 15"),
+           N_("for long generations use streaming or lower max_tokens")), retry=True),
+    Entry("net.connect_timeout", N_("Could not connect in time"), Exit.NETWORK,
+          (N_("a firewall drops the connection attempts"), N_("the host is down or the network is offline")),
+          (N_("check connectivity: curl -sS -o /dev/null -w '%{{http_code}}\\n' {base}/v1/models"),
+           N_("retry with a longer limit: taotoken check --timeout 15")), retry=True),
+    Entry("net.tls", N_("TLS (https) handshake failed"), Exit.NETWORK,
+          (N_("the certificate is not trusted (self-signed, corporate interception proxy)"),
+           N_("the system clock is wrong"), N_("https:// was used for a plain-http port")),
+          (N_("if a corporate proxy intercepts TLS: export SSL_CERT_FILE=/path/to/corporate-ca.pem"),
+           N_("check the URL scheme and port: taotoken config show --origin")), retry=False),
+    Entry("net.error", N_("The request failed on the network"), Exit.NETWORK,
+          (N_("an unexpected network error (see the message)"),),
+          (N_("retry; if it persists, run: taotoken doctor"),), retry=True),
+    # --- responses --------------------------------------------------------------------------------
+    Entry("resp.not_json", N_("The answer is not JSON"), Exit.BAD_RESPONSE,
+          (N_("the base URL points at something that is not the gateway's API"), N_("a proxy rewrote the answer")),
+          (N_("check the base URL: taotoken config show --origin"),)),
+    Entry("resp.no_choices", N_("The answer has no choices (KeyError: 'choices')"), Exit.BAD_RESPONSE,
+          (N_("the gateway returned HTTP 200 with an error or an empty result"),
+           N_("the upstream returned nothing for this model")),
+          (N_("read the server message above; try another model (taotoken models lists them): "
+              "taotoken check --chat --model <id>"),)),
+    Entry("resp.no_models", N_("The models endpoint did not return a model list"), Exit.BAD_RESPONSE,
+          (N_("the base URL points at a different API"), N_("the gateway answered an unexpected format")),
+          (N_("check the base URL: taotoken config show --origin"),)),
+    Entry("resp.error_body", N_("HTTP 2xx, but the body is an error"), Exit.BAD_RESPONSE,
+          (N_("the gateway passed an upstream error through with status 200"),),
+          (N_("read the server message above; retry, or try another model"),), retry=True),
+    Entry("request.invalid", N_("The gateway rejected the request as invalid (400)"), Exit.FAILURE,
+          (N_("a parameter is not accepted by this model or gateway"),),
+          (N_("read the server message above"),
+           Fix(N_("if taotoken sent it, report it with request id {request_id}"), when="request_id"))),
+    Entry("request.too_large", N_("The request is too large (413)"), Exit.FAILURE,
+          (N_("the prompt or attachment exceeds the gateway's size limit"),),
+          (N_("send less context per request"),)),
+    # --- streams ----------------------------------------------------------------------------------
+    Entry("stream.error_event", N_("The stream carried an error event"), Exit.BAD_RESPONSE,
+          (N_("the upstream failed after the stream started (overload, content filter, timeout)"),),
+          (N_("read the server message above and retry"), N_("if it repeats, try another model")), retry=True),
+    Entry("stream.empty", N_("The stream ended without any content"), Exit.BAD_RESPONSE,
+          (N_("the upstream failed mid-stream and the gateway dropped the error chunk"),
+           N_("the model returned nothing for this prompt")),
+          (N_("retry; if it repeats, try another model (taotoken models lists them): "
+              "taotoken check --chat --model <id>"),), retry=True),
+    Entry("stream.truncated", N_("The stream stopped before it finished"), Exit.BAD_RESPONSE,
+          (N_("the connection closed before [DONE] / message_stop"), N_("a proxy timeout cut a long stream")),
+          (N_("retry; for long generations check proxy/load-balancer idle timeouts"),), retry=True),
+    Entry("stream.not_sse", N_("A stream was requested but a plain answer came back"), Exit.BAD_RESPONSE,
+          (N_("the endpoint or a proxy does not support streaming"),),
+          (N_("use a base URL that supports streaming: {openai_base}"),)),
+    # --- server -----------------------------------------------------------------------------------
+    Entry("server.error", N_("The gateway or its upstream failed (5xx)"), Exit.SERVER,
+          (N_("the gateway could not reach its upstream"), N_("an internal error at the gateway")),
+          (N_("retry in a moment"),
+           Fix(N_("if it persists, report it to the gateway operator with request id {request_id}"),
+               when="request_id",
+               otherwise=N_("if it persists, report it to the gateway operator with the time and the model (the "
+                            "gateway sent no request id)")),
+           N_("meanwhile try another model (taotoken models lists them): taotoken check --chat --model <id>")),
+          retry=True),
+    Entry("server.timeout", N_("The gateway timed out waiting for the upstream"), Exit.SERVER,
+          (N_("a non-streamed generation took longer than the gateway's limit (Cloudflare: ~100 s)"),),
+          (N_("use stream=true for long generations, or lower max_tokens"),), retry=True),
+)
+
+CATALOGUE: dict[str, Entry] = {entry.code: entry for entry in _ENTRIES}
+
+
+# What an HTTP status can mean, most likely first (`taotoken explain 429`). The classifier decides one code
+# from the whole answer; a status alone leaves these candidates.
+STATUS_MEANINGS: dict[int, tuple[str, ...]] = {
+    200: ("resp.error_body", "resp.no_choices", "url.html_page", "url.dashboard_api", "resp.not_json"),
+    301: ("url.redirect",), 302: ("url.redirect",), 307: ("url.redirect",), 308: ("url.redirect",),
+    400: ("request.invalid", "model.not_found", "model.missing", "quota.exhausted"),
+    401: ("auth.invalid_key", "auth.expired_key", "auth.key_disabled", "quota.key_exhausted", "auth.missing_key",
+          "auth.key_not_received", "auth.upstream_credential"),
+    402: ("quota.exhausted",),
+    403: ("auth.forbidden_model", "auth.forbidden", "auth.ip_not_allowed", "auth.key_suffix", "auth.forbidden_group",
+          "auth.account_banned", "quota.exhausted", "quota.key_exhausted", "proxy.refused"),
+    404: ("url.not_found", "url.doubled_v1", "url.endpoint_in_base", "url.query_string", "model.not_found"),
+    405: ("url.not_found",), 407: ("proxy.auth_required",), 408: ("net.timeout",), 410: ("url.not_found",),
+    413: ("request.too_large",), 422: ("request.invalid", "quota.key_exhausted"),
+    429: ("rate.limited", "rate.concurrency", "quota.exhausted", "upstream.saturated"),
+    500: ("server.error", "auth.upstream_credential"), 501: ("url.not_implemented",),
+    502: ("server.error", "proxy.refused"), 503: ("model.no_channel", "upstream.saturated", "server.error",
+                                                  "proxy.refused"),
+    504: ("server.timeout",), 522: ("server.timeout",), 524: ("server.timeout",), 529: ("upstream.saturated",),
+}
+
+
+def get(code: str) -> Entry:
+    return CATALOGUE[code]
+
+
+def close_codes(code: str, limit: int = 5) -> list[str]:
+    """Known codes resembling `code` (for `explain` with a typo)."""
+    import difflib
+
+    code = code.strip().lower()
+    found = difflib.get_close_matches(code, list(CATALOGUE), n=limit, cutoff=0.5)
+    prefix = code.split(".", 1)[0]
+    for known in CATALOGUE:
+        if len(found) >= limit:
+            break
+        if (known.startswith(prefix + ".") or code in known) and known not in found:
+            found.append(known)
+    return found

@@ -1,0 +1,403 @@
+"""Plan, show, apply and undo changes to the user's files — the one way taotoken writes them.
+
+`init` (and later `doctor --fix`) compute a Plan of FileChanges (the whole new content of each file)
+without touching anything. `apply` then, under a lock, checks that every file is still what the
+plan saw, backs every existing file up into `<config_dir>/backups/<timestamp>/` (with a manifest),
+writes each file atomically, and restores the already-written files if a later write fails, so a run
+either happens completely or not at all. `undo_last` puts the files of the last run back exactly.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import difflib
+import hashlib
+import json
+import os
+import shutil
+import stat
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+
+from taotoken_cli.core.base.errors import TaotokenError
+from taotoken_cli.core.base.exitcodes import Exit
+from taotoken_cli.core.base.i18n import _, ngettext
+from taotoken_cli.core.base.masking import SECRETS, Redactor, mask_unknown_keys
+from taotoken_cli.core.files import gitrepo
+from taotoken_cli.core.files.fsutil import SECRET_MODE, atomic_write, resolve_target
+
+LOCK_NAME = "taotoken.lock"
+BACKUPS_DIR = "backups"
+MANIFEST = "manifest.json"
+LOCK_TIMEOUT_S = 3.0
+
+
+@dataclass
+class FileChange:
+    """The complete new content of one file, and what it was when the plan was made."""
+
+    path: Path  # as the client knows it (may be a symlink; the write lands on its target)
+    before: bytes | None  # None: the file does not exist yet
+    after: bytes
+    secret: bool = False  # holds a key: created 0600, group/world bits dropped
+    summary: list[str] = field(default_factory=list)  # human lines: "set env.ANTHROPIC_MODEL = …"
+    target: str = ""  # which init target produced it ("claude-code", "own", …)
+    new_mode: int | None = None  # mode for a new non-secret file (default 0644)
+
+    @property
+    def changed(self) -> bool:
+        return self.before != self.after
+
+    @property
+    def creates(self) -> bool:
+        return self.before is None
+
+
+@dataclass
+class Plan:
+    changes: list[FileChange] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    secrets: list[str] = field(default_factory=list)  # extra values to mask in diffs (e.g. an old key)
+
+    def add(self, change: FileChange) -> None:
+        self.changes.append(change)
+
+    def extend(self, other: Plan) -> None:
+        self.changes.extend(other.changes)
+        self.notes.extend(other.notes)
+        self.warnings.extend(other.warnings)
+        self.secrets.extend(other.secrets)
+
+    @property
+    def pending(self) -> list[FileChange]:
+        return [change for change in self.changes if change.changed]
+
+    @property
+    def is_noop(self) -> bool:
+        return not self.pending
+
+    def redactor(self) -> Callable[[str], str]:
+        local = Redactor(*self.secrets)
+        return lambda text: mask_unknown_keys(SECRETS(local(text)))
+
+
+def read_current(path: Path) -> bytes | None:
+    """The bytes a write to `path` would replace (through symlinks); None when there is no file."""
+    try:
+        return resolve_target(path).read_bytes()
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+
+
+def _sha(data: bytes | None) -> str | None:
+    return None if data is None else hashlib.sha256(data).hexdigest()
+
+
+# ---------------------------------------------------------------------------------------------- diffs
+
+def unified_diff(change: FileChange, redact: Callable[[str], str] | None = None) -> str:
+    """A unified diff of one change with every known secret masked."""
+    redact = redact or (lambda text: mask_unknown_keys(SECRETS(text)))
+    before = (change.before or b"").decode("utf-8", errors="replace")
+    after = change.after.decode("utf-8", errors="replace")
+    from_name = "/dev/null" if change.before is None else str(change.path)
+    lines = difflib.unified_diff(_lines(before), _lines(after), fromfile=from_name, tofile=str(change.path))
+    return redact("".join(lines))
+
+
+def _lines(text: str) -> list[str]:
+    lines = text.splitlines(keepends=True)
+    if lines and not lines[-1].endswith("\n"):
+        lines[-1] += "\n\\ No newline at end of file\n"
+    return lines
+
+
+def change_lines(plan: Plan) -> list[str]:
+    """The pending changes as a person reads them: create/update, the file, which target, what it means, and
+    what happens to the mode of a file that holds the key."""
+    lines = []
+    for change in plan.pending:
+        what = _("create {path}  [{target}]") if change.creates else _("update {path}  [{target}]")
+        if change.secret and change.creates:
+            what = _("create {path}  [{target}] (holds the key: 0600)")
+        elif change.secret and _group_or_world_bits(change.path):
+            what = _("update {path}  [{target}] (holds the key: mode tightened to 0600)")
+        lines.append("  " + what.format(path=change.path, target=change.target))
+        lines += [f"      {line}" for line in change.summary]
+    return lines
+
+
+def render_changes(out, plan: Plan) -> None:
+    """`change_lines` on `out` (an output.Output), each wrapped under its own text."""
+    for line in change_lines(plan):
+        text = line.lstrip(" ")
+        indent = len(line) - len(text)
+        out.wrapped(text, line[:indent], " " * (indent + 4))
+
+
+def _group_or_world_bits(path: Path) -> bool:
+    try:
+        return bool(os.stat(resolve_target(path)).st_mode & 0o077)
+    except OSError:
+        return False
+
+
+def plan_diff(plan: Plan) -> str:
+    redact = plan.redactor()
+    return "".join(unified_diff(change, redact) for change in plan.pending)
+
+
+# ----------------------------------------------------------------------------------------------- git
+
+def add_git_warnings(plan: Plan) -> None:
+    for change in plan.pending:
+        if change.secret and change.before is not None and gitrepo.tracked(change.path):
+            plan.warnings.append(_(
+                "{path} is tracked by git and will now hold your API key: do not commit it ({command} and add it "
+                "to .gitignore)").format(path=change.path,
+                                         command=f"`git rm --cached {resolve_target(change.path).name}`"))
+
+
+# ---------------------------------------------------------------------------------------------- lock
+
+@contextlib.contextmanager
+def run_lock(config_dir: Path, timeout: float = LOCK_TIMEOUT_S) -> Iterator[None]:
+    """One taotoken run writes at a time: a second one waits up to `timeout` s, then refuses."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - Windows: no advisory locks, run unlocked
+        yield
+        return
+    lock_path = config_dir / LOCK_NAME
+    try:
+        config_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+        fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o600)
+    except OSError as exc:
+        raise TaotokenError(
+            _("cannot create the lock file {path}: {error}; nothing was written").format(
+                path=lock_path, error=exc.strerror or exc),
+            _("make {directory} a writable directory (e.g. {command}), or point TAOTOKEN_CONFIG at a config file in "
+              "a writable directory").format(directory=config_dir, command=f"chmod u+rwx {config_dir}"),
+            Exit.FAILURE, code="init.write_failed") from None
+    try:
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    raise TaotokenError(
+                        _("another taotoken run is writing config files (lock {path} is held)").format(
+                            path=lock_path),
+                        _("wait for it to finish and run the command again (the lock is released when that "
+                          "process exits, so a crashed run never leaves it stuck)"),
+                        Exit.FAILURE, code="init.locked") from None
+                time.sleep(0.05)
+        yield
+    finally:
+        os.close(fd)  # closing releases the lock
+
+
+# --------------------------------------------------------------------------------------------- apply
+
+@dataclass
+class ApplyResult:
+    written: list[FileChange]
+    backup_dir: Path | None
+
+    @property
+    def noop(self) -> bool:
+        return not self.written
+
+
+def _missing_dirs(path: Path) -> list[Path]:
+    """Directories a write to `path` would create, outermost first."""
+    missing = []
+    parent = path.parent
+    while not parent.exists():
+        missing.append(parent)
+        parent = parent.parent
+    return list(reversed(missing))
+
+
+def _new_backup_dir(config_dir: Path) -> Path:
+    root = config_dir / BACKUPS_DIR
+    root.mkdir(parents=True, exist_ok=True, mode=0o700)
+    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S.%fZ")
+    candidate = root / stamp
+    suffix = 1
+    while candidate.exists():
+        candidate = root / f"{stamp}-{suffix}"
+        suffix += 1
+    candidate.mkdir(mode=0o700)
+    return candidate
+
+
+def _write_private(path: Path, data: bytes) -> None:
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, SECRET_MODE)
+    with os.fdopen(fd, "wb") as handle:
+        handle.write(data)
+        handle.flush()
+        os.fsync(handle.fileno())
+    os.chmod(path, SECRET_MODE)
+
+
+def _write_manifest(backup_dir: Path, manifest: dict) -> None:
+    _write_private(backup_dir / MANIFEST, (json.dumps(manifest, indent=2) + "\n").encode())
+
+
+def apply(plan: Plan, config_dir: Path, *, lock_timeout: float = LOCK_TIMEOUT_S,
+          command: str = "taotoken init") -> ApplyResult:
+    """Write every pending change, or none of them. See the module docstring for the guarantees."""
+    pending = plan.pending
+    if not pending:
+        return ApplyResult([], None)
+    targets = [resolve_target(change.path) for change in pending]
+    if len(set(targets)) != len(targets):
+        raise TaotokenError(_("internal error: two planned changes write the same file"), None, Exit.FAILURE)
+    with run_lock(config_dir, lock_timeout):
+        stale = [change.path for change in pending if read_current(change.path) != change.before]
+        if stale:
+            raise TaotokenError(
+                _("these files changed after the plan was made; nothing was written: {files}").format(
+                    files=", ".join(str(p) for p in stale)),
+                _("run the command again to plan against the current contents"), Exit.FAILURE,
+                code="init.changed_since_plan")
+        backup_dir = None
+        try:
+            backup_dir = _new_backup_dir(config_dir)
+            entries = []
+            for index, (change, real) in enumerate(zip(pending, targets, strict=True)):
+                entry = {"path": str(change.path), "target": str(real), "existed": change.before is not None,
+                         "mode": None, "backup": None, "after_sha256": _sha(change.after), "created_dirs": []}
+                if change.before is not None:
+                    entry["mode"] = stat.S_IMODE(real.stat().st_mode)
+                    entry["backup"] = f"{index:03d}-{real.name}"
+                    _write_private(backup_dir / entry["backup"], change.before)
+                else:
+                    entry["created_dirs"] = [str(d) for d in _missing_dirs(real)]
+                entries.append(entry)
+            manifest = {"version": 1, "command": command, "created": datetime.now(timezone.utc).isoformat(),
+                        "complete": False, "undone": False, "files": entries}
+            _write_manifest(backup_dir, manifest)
+        except OSError as exc:  # no user file has been touched yet: drop the partial backup and stop
+            if backup_dir is not None:
+                shutil.rmtree(backup_dir, ignore_errors=True)
+            where = config_dir / BACKUPS_DIR
+            raise TaotokenError(
+                _("cannot save backups in {directory}: {error}; nothing was written").format(
+                    directory=where, error=exc.strerror or exc),
+                _("make {directory} writable and check the disk has space ({command}), then run again").format(
+                    directory=config_dir, command=f"df -h {config_dir}"),
+                Exit.FAILURE, code="init.write_failed") from None
+
+        written: list[tuple[FileChange, dict]] = []
+        for change, entry in zip(pending, entries, strict=True):
+            try:
+                atomic_write(change.path, change.after, secret=change.secret, mode=change.new_mode)
+            except OSError as exc:
+                failed = [] if entry["existed"] else [entry]  # only its new directories need removing
+                problems = _restore(failed + [e for _, e in reversed(written)], backup_dir)
+                if problems:
+                    raise TaotokenError(
+                        _("could not write {path}: {error}; restoring the files already written also failed: "
+                          "{problems}").format(path=change.path, error=exc.strerror or exc,
+                                               problems="; ".join(problems)),
+                        _("the originals are in {directory}; copy them back by hand (see {manifest} there)").format(
+                            directory=backup_dir, manifest=MANIFEST),
+                        Exit.FAILURE, code="init.write_failed") from None
+                shutil.rmtree(backup_dir, ignore_errors=True)
+                raise TaotokenError(
+                    ngettext("could not write {path}: {error}; nothing was changed (the {count} file already "
+                             "written was restored)",
+                             "could not write {path}: {error}; nothing was changed (the {count} files already "
+                             "written were restored)", len(written)).format(
+                        path=change.path, error=exc.strerror or exc, count=len(written)),
+                    _("check that {directory} is a writable directory, then run again").format(
+                        directory=resolve_target(change.path).parent),
+                    Exit.FAILURE, code="init.write_failed") from None
+            written.append((change, entry))
+        manifest["complete"] = True
+        _write_manifest(backup_dir, manifest)
+    return ApplyResult([change for change, _ in written], backup_dir)
+
+
+def _restore(entries: list[dict], backup_dir: Path) -> list[str]:
+    """Put each file of `entries` back as it was before the run; returns what could not be restored."""
+    problems = []
+    for entry in entries:
+        target = Path(entry["target"])
+        try:
+            if entry["existed"]:
+                data = (backup_dir / entry["backup"]).read_bytes()
+                atomic_write(target, data, mode=entry["mode"])
+                os.chmod(target, entry["mode"])
+            else:
+                with contextlib.suppress(FileNotFoundError, NotADirectoryError):
+                    target.unlink()
+                for directory in reversed(entry.get("created_dirs", [])):
+                    with contextlib.suppress(OSError):
+                        Path(directory).rmdir()  # only succeeds when empty
+        except OSError as exc:
+            problems.append(f"{target}: {exc.strerror or exc}")
+    return problems
+
+
+# ---------------------------------------------------------------------------------------------- undo
+
+@dataclass
+class UndoResult:
+    backup_dir: Path
+    command: str
+    restored: list[Path]
+    deleted: list[Path]
+
+
+def runs(config_dir: Path) -> list[tuple[Path, dict]]:
+    """Completed, not yet undone runs, oldest first."""
+    root = config_dir / BACKUPS_DIR
+    found = []
+    if root.is_dir():
+        for directory in sorted(root.iterdir()):
+            try:
+                manifest = json.loads((directory / MANIFEST).read_text())
+            except (OSError, ValueError):
+                continue
+            if manifest.get("complete") and not manifest.get("undone"):
+                found.append((directory, manifest))
+    return found
+
+
+def undo_last(config_dir: Path, *, force: bool = False, lock_timeout: float = LOCK_TIMEOUT_S) -> UndoResult:
+    """Restore every file of the last run exactly: old contents and modes back, created files removed."""
+    with run_lock(config_dir, lock_timeout):
+        history = runs(config_dir)
+        if not history:
+            raise TaotokenError(_("there is no taotoken run to undo"),
+                                _("backups live in {directory}").format(directory=config_dir / BACKUPS_DIR),
+                                Exit.NOT_FOUND, code="init.nothing_to_undo")
+        backup_dir, manifest = history[-1]
+        entries = manifest["files"]
+        edited = [e["target"] for e in entries if _sha(read_current(Path(e["target"]))) != e["after_sha256"]]
+        if edited and not force:
+            raise TaotokenError(
+                _("these files were changed after the last run, undo would discard those edits: {files}").format(
+                    files=", ".join(edited)),
+                _("save your edits elsewhere and run `taotoken init --undo --force`"), Exit.FAILURE,
+                code="init.undo_conflict")
+        problems = _restore(entries, backup_dir)
+        if problems:
+            raise TaotokenError(_("undo could not restore: {problems}").format(problems="; ".join(problems)),
+                                _("the originals are in {directory}").format(directory=backup_dir), Exit.FAILURE,
+                                code="init.undo_failed")
+        manifest["undone"] = True
+        manifest["undone_at"] = datetime.now(timezone.utc).isoformat()
+        _write_manifest(backup_dir, manifest)
+    restored = [Path(e["path"]) for e in entries if e["existed"]]
+    deleted = [Path(e["path"]) for e in entries if not e["existed"]]
+    return UndoResult(backup_dir, manifest.get("command", ""), restored, deleted)

@@ -1,0 +1,179 @@
+"""Rendering helpers shared by all commands: colour decisions, redacted output, JSON.
+
+Computing and rendering are separate: commands build result objects, and renderers turn them
+into rich tables (TTY), plain text (pipes, NO_COLOR) or JSON. Everything written passes through
+a Redactor so the key cannot leak even when a server echoes it back.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Callable, Mapping
+from typing import IO, Any
+
+from taotoken_cli.core.base.masking import SECRETS, Redactor
+from taotoken_cli.core.term.layout import terminal_width, wrap
+
+
+def _encodes(text: str, encoding: str | None) -> bool:
+    try:
+        text.encode(encoding or "ascii")
+    except (UnicodeEncodeError, LookupError):
+        return False
+    return True
+
+
+def isatty(stream: object) -> bool:
+    """Whether `stream` is a terminal (False for anything without a working isatty, e.g. a closed file)."""
+    try:
+        return bool(stream.isatty())  # type: ignore[attr-defined]
+    except (AttributeError, ValueError):
+        return False
+
+
+def color_enabled(stream: IO[str], env: Mapping[str, str] | None = None, tty: bool | None = None) -> bool:
+    """Colour on a terminal, unless NO_COLOR or TERM=dumb; FORCE_COLOR forces it (https://no-color.org)."""
+    env = os.environ if env is None else env
+    if env.get("NO_COLOR"):
+        return False
+    if env.get("TERM") == "dumb":
+        return False
+    if env.get("FORCE_COLOR"):
+        return True
+    return tty if tty is not None else isatty(stream)
+
+
+_WIDE_LABEL_MAX = 6  # the longest label before a full-width colon (`提示`, `警告`, `codex`)
+
+
+def split_label(note: str) -> tuple[str, str]:
+    """(`label: ` or `标签：`, the rest) of a labelled note such as `warning: …` or `警告：…`: the text before the
+    first colon, when it is one word; ("", note) otherwise."""
+    ascii_at, wide_at = note.find(": "), note.find("：")
+    if ascii_at > 0 and (wide_at < 0 or ascii_at < wide_at) and " " not in note[:ascii_at]:
+        return note[:ascii_at + 2], note[ascii_at + 2:]
+    if wide_at > 0 and (ascii_at < 0 or wide_at < ascii_at) and " " not in note[:wide_at] \
+            and wide_at <= _WIDE_LABEL_MAX:
+        return note[:wide_at + 1], note[wide_at + 1:]
+    return "", note
+
+
+class RedactingStream:
+    """A text stream wrapper that masks secrets in everything written through it."""
+
+    def __init__(self, stream: IO[str], redactor: Redactor) -> None:
+        self._stream = stream
+        self._redact = redactor
+
+    def write(self, text: str) -> int:
+        self._stream.write(self._redact(text))
+        return len(text)
+
+    def flush(self) -> None:
+        self._stream.flush()
+
+    def isatty(self) -> bool:
+        try:
+            return self._stream.isatty()
+        except (AttributeError, ValueError):
+            return False
+
+    def fileno(self) -> int:
+        return self._stream.fileno()
+
+    @property
+    def encoding(self) -> str:
+        return getattr(self._stream, "encoding", "utf-8") or "utf-8"
+
+
+class Output:
+    """Where a command writes. Injected, so commands run without a terminal in tests."""
+
+    def __init__(self, redactor: Redactor | None = None, stdout: IO[str] | None = None,
+                 stderr: IO[str] | None = None, *, env: Mapping[str, str] | None = None,
+                 out_tty: bool | None = None, err_tty: bool | None = None) -> None:
+        self.redactor = redactor or SECRETS
+        self._raw_out = stdout or sys.stdout
+        self._raw_err = stderr or sys.stderr
+        self.out = RedactingStream(self._raw_out, self.redactor)
+        self.err = RedactingStream(self._raw_err, self.redactor)
+        self.env = os.environ if env is None else env
+        self.color = color_enabled(self._raw_out, env, out_tty)
+        self.err_color = color_enabled(self._raw_err, env, err_tty)
+        self._console = None
+        self._err_console = None
+
+    def add_secret(self, secret: str | None) -> None:
+        self.redactor.add(secret)
+
+    def line(self, text: str = "") -> None:
+        self.out.write(text + "\n")
+
+    def error_line(self, text: str) -> None:
+        self.err.write(text + "\n")
+
+    def wrapped(self, text: str, prefix: str = "", hang: str | None = None) -> None:
+        """`prefix` + `text` wrapped to the width of stdout, continuation lines hanging (core.term.layout)."""
+        for line in wrap(text, self.width, prefix, hang):
+            self.line(line)
+
+    def error_wrapped(self, text: str, prefix: str = "", hang: str | None = None) -> None:
+        for line in wrap(text, self.err_width, prefix, hang):
+            self.error_line(line)
+
+    def error_note(self, note: str) -> None:
+        """A labelled line (`note: …`, `warning: …`, `提示：…`) on stderr, wrapped under its text."""
+        label, text = split_label(note)
+        if label:
+            self.error_wrapped(text, label)
+        else:
+            self.error_wrapped(note, hang="  ")
+
+    @property
+    def width(self) -> int:
+        """Columns to fit stdout's lines into: COLUMNS, else the terminal's width, else 80."""
+        return terminal_width(self.env, self._raw_out)
+
+    @property
+    def err_width(self) -> int:
+        return terminal_width(self.env, self._raw_err)
+
+    @property
+    def unicode(self) -> bool:
+        """Can stdout show ✓ ✗ • → …? (Not on a C/POSIX locale or a cp1252 console.)"""
+        return _encodes("✓✗•→…", self.out.encoding)
+
+    def spinner(self, text: str | Callable[[], str], *, enabled: bool = True):
+        """A spinner on stderr while the command waits, when stdout and stderr are both a terminal (as gh does:
+        not under `| less`) and `enabled` (not for --json and the like); it is gone before anything else is
+        printed. See taotoken_cli.core.term.spinner."""
+        from taotoken_cli.core.term.spinner import NoSpinner, Spinner
+
+        if not (enabled and isatty(self._raw_out) and isatty(self._raw_err)):
+            return NoSpinner()
+        return Spinner(self.err, text, width=self.err_width, unicode=_encodes("⠋", self.err.encoding),
+                       color=self.err_color, dumb=self.env.get("TERM") == "dumb")
+
+    def json(self, obj: Any) -> None:
+        self.out.write(json.dumps(obj, indent=2, ensure_ascii=False, default=str) + "\n")
+
+    @property
+    def console(self):  # rich.console.Console, created on first use (rich is slow to import)
+        if self._console is None:
+            self._console = _make_console(self.out, self.color)
+        return self._console
+
+    @property
+    def err_console(self):
+        if self._err_console is None:
+            self._err_console = _make_console(self.err, self.err_color)
+        return self._err_console
+
+
+def _make_console(stream: RedactingStream, color: bool):
+    from rich.console import Console
+
+    return Console(file=stream, no_color=not color, color_system="auto" if color else None,
+                   highlight=False, soft_wrap=not stream.isatty(), emoji=False)

@@ -1,0 +1,115 @@
+"""The one wrapping rule (core.term.layout): hanging indents, commands/paths/URLs/`code` kept whole, CJK widths."""
+
+from __future__ import annotations
+
+import io
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from taotoken_cli.core.term.layout import cell_width, pad, table, terminal_width, wrap
+
+
+def test_display_width_counts_wide_characters_twice_and_combining_marks_not_at_all() -> None:
+    assert cell_width("abc") == 3
+    assert cell_width("令牌管理") == 8
+    assert cell_width("e\u0301") == 1  # e + combining acute accent
+    assert cell_width("ＡＢ") == 4  # full-width Latin
+    assert pad("令牌", 6) == "令牌  " and pad("令牌", 6, "r") == "  令牌"
+
+
+def test_the_width_is_columns_then_the_terminal_then_80() -> None:
+    assert terminal_width({"COLUMNS": "100"}, io.StringIO()) == 100
+    assert terminal_width({"COLUMNS": "wide"}, io.StringIO()) == 80
+    assert terminal_width({}, io.StringIO()) == 80  # a pipe or a file
+
+
+def test_a_short_text_stays_one_line_and_a_long_one_hangs_under_its_text() -> None:
+    assert wrap("all good", 80, "  [✓] ") == ["  [✓] all good"]
+    lines = wrap("the gateway answered the request with a page of HTML instead of JSON from its API", 40,
+                 "  [✗] ")
+    assert lines[0].startswith("  [✗] the gateway")
+    assert all(line.startswith("      ") and line[6] != " " for line in lines[1:])
+    assert all(cell_width(line) <= 40 for line in lines)
+
+
+def test_a_fix_command_is_never_split_and_moves_to_a_line_of_its_own() -> None:
+    fix = "copy the key again from the console, then: taotoken config set api_key -"
+    lines = wrap(fix, 50, "      fix: ")
+    assert lines == ["      fix: copy the key again from the console,",
+                     "           then: taotoken config set api_key -"]
+    assert wrap(fix, 44, "      fix: ")[-1] == "           taotoken config set api_key -"
+    alone = wrap("taotoken config set model <model-id>   (gateway.model lists your models)", 50, "      fix: ")
+    assert alone[0] == "      fix: taotoken config set model <model-id>"
+    assert alone[1] == "           (gateway.model lists your models)"
+
+
+def test_a_command_too_long_for_any_line_overflows_rather_than_breaks() -> None:
+    fix = 'export ANTHROPIC_AUTH_TOKEN="$ANTHROPIC_API_KEY"; unset ANTHROPIC_API_KEY'
+    assert wrap(fix, 60, "      fix: ") == ["      fix: " + fix]
+    after_prose = wrap("then run this in every shell: " + fix, 60, "  ")
+    assert after_prose == ["  then run this in every shell:", "  " + fix]
+
+
+def test_paths_urls_and_code_spans_stay_whole() -> None:
+    path = "/home/me/.config/some-very-long-directory-name/with-hyphens/taotoken/config.toml"
+    lines = wrap(f"no config file at {path} (config.file)", 50, "  ")
+    assert "  " + path in lines
+    url = "https://taotoken.net/api/v1/chat/completions?utm_source=a-very-long-campaign-name"
+    assert any(line.strip() == url for line in wrap(f"the base URL {url} carries a query", 40))
+    code = wrap("run `taotoken doctor --check ccswitch` again once CC Switch is idle", 30, "  ")
+    assert "  `taotoken doctor --check ccswitch`" in code
+
+
+def test_a_command_inside_parentheses_ends_with_them() -> None:
+    text = "taotoken init   (or: taotoken config set api_key -) and then restart the client"
+    lines = wrap(text, 44, "fix: ")
+    assert lines == ["fix: taotoken init   (or:", "     taotoken config set api_key -) and then",
+                     "     restart the client"]
+
+
+def test_prose_with_an_apostrophe_after_taotoken_does_not_glue_the_rest_into_a_command() -> None:
+    for text in ("taotoken reads the client's file and then every other file the client reads at start-up",
+                 "taotoken doctor's checks read the client's file and every other file it reads at start-up"):
+        lines = wrap(text, 30)
+        assert all(cell_width(line) <= 30 for line in lines), lines
+
+
+def test_chinese_wraps_between_characters_at_two_columns_each_not_before_closing_marks() -> None:
+    text = ("密钥已过期。请在控制台的令牌管理中延长密钥的有效期，或者创建一个新密钥，"
+            "然后运行：taotoken config set api_key -")
+    lines = wrap(text, 40, "fix: ")
+    assert all(cell_width(line) <= 40 for line in lines), lines
+    assert lines[-1] == "     taotoken config set api_key -"
+    assert not any(line.strip()[0] in "，。：" for line in lines[1:])
+    assert "".join(line.strip().removeprefix("fix: ") for line in lines[:-1]).startswith("密钥已过期。请在控制台")
+
+
+def test_lines_of_the_text_stay_lines() -> None:
+    assert wrap("one\ntwo", 80, "- ") == ["- one", "  two"]
+
+
+words = st.text(alphabet="abcdefghij令牌-/", min_size=1, max_size=12)
+
+
+@given(st.lists(words, min_size=1, max_size=40), st.integers(min_value=30, max_value=120))
+def test_prose_always_fits_and_keeps_every_word_in_order(text_words: list[str], width: int) -> None:
+    text = " ".join(text_words)
+    lines = wrap(text, width, "    fix: ")
+    assert all(cell_width(line) <= width for line in lines), lines
+    assert "".join("".join(line.split()) for line in lines) == "fix:" + "".join(text_words)
+    assert all(line.startswith("         ") for line in lines[1:])
+
+
+def test_tables_align_by_display_width_drop_columns_then_wrap_the_last() -> None:
+    rows = [["auth.invalid_key", "4", "The gateway rejected the key"], ["模型", "5", "短"]]
+    lines = table(["code", "exit", "title"], rows, 80, indent="", align="lrl")
+    assert lines[0] == "code              exit  title"
+    assert lines[2] == "模型                 5  短"
+    assert table(["a", "b", "c"], [["1", "2", "3"]], 6, indent="", drop=(1,)) == ["a  c", "1  3"]
+    narrow = table(None, [["auth.invalid_key", "4", "The gateway rejected the key, which was copied with extra "
+                                                    "characters or deleted in the console"]], 50, indent="",
+                   align="lll")
+    assert narrow[0].startswith("auth.invalid_key  4  The gateway")
+    assert all(line.startswith(" " * 21) for line in narrow[1:]) and len(narrow) > 1
+    assert all(cell_width(line) <= 50 for line in narrow)
