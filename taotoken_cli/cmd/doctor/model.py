@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from taotoken_cli.core.base.fix import Fix, texts
 from taotoken_cli.core.base.i18n import N_, _
 
 if TYPE_CHECKING:
@@ -45,7 +46,7 @@ class Result:
     status: Status
     message: str  # one line
     details: list[str] = field(default_factory=list)
-    fixes: list[str] = field(default_factory=list)  # concrete commands or edits
+    fixes: list[Fix | str] = field(default_factory=list)  # concrete commands or edits (a str is prose)
     repairs: list[Repair] = field(default_factory=list)
     code: str | None = None  # catalogue code, when the finding is a classified gateway failure
     latency_ms: float | None = None
@@ -142,19 +143,19 @@ class Issues:
 
     items: list[tuple[Status, str]] = field(default_factory=list)
     details: list[str] = field(default_factory=list)
-    fixes: list[str] = field(default_factory=list)
+    fixes: list[Fix | str] = field(default_factory=list)
     repairs: list[Repair] = field(default_factory=list)
 
-    def add(self, status: Status, message: str, fixes: list[str] | None = None,
+    def add(self, status: Status, message: str, fixes: list[Fix | str] | None = None,
             repairs: list[Repair] | None = None) -> None:
         self.items.append((status, message))
-        self.fixes.extend(f for f in (fixes or []) if f not in self.fixes)
+        self.fixes.extend(f for f in (fixes or []) if str(f) not in texts(self.fixes))
         self.repairs.extend(repairs or [])
 
-    def fail(self, message: str, fixes: list[str] | None = None, repairs: list[Repair] | None = None) -> None:
+    def fail(self, message: str, fixes: list[Fix | str] | None = None, repairs: list[Repair] | None = None) -> None:
         self.add(Status.FAIL, message, fixes, repairs)
 
-    def warn(self, message: str, fixes: list[str] | None = None, repairs: list[Repair] | None = None) -> None:
+    def warn(self, message: str, fixes: list[Fix | str] | None = None, repairs: list[Repair] | None = None) -> None:
         self.add(Status.WARN, message, fixes, repairs)
 
     def add_result(self, result: Result) -> None:

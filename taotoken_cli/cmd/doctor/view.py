@@ -6,6 +6,7 @@ from typing import Any
 
 from taotoken_cli import __version__
 from taotoken_cli.cmd.doctor.model import SECTIONS, Check, Finding, Report, Status, and_more
+from taotoken_cli.core.base.fix import Fix, texts
 from taotoken_cli.core.base.i18n import N_, _, ngettext
 from taotoken_cli.core.term.layout import cell_width, table, wrap
 from taotoken_cli.core.term.output import Output
@@ -34,16 +35,18 @@ class _Writer:
         self.marks = _UNICODE_MARKS if self.unicode else {s: _(m) for s, m in _ASCII_MARKS.items()}
         self.bullet = "•" if self.unicode else "-"
 
-    def text(self, text: str) -> str:
+    def text(self, text: str | Fix) -> str | Fix:
         if self.unicode:
             return text
+        if isinstance(text, Fix):
+            return text.mapped(self.text)  # type: ignore[arg-type]
         # Values may contain the ellipsis of a masked key, arrows etc.: keep the line printable.
         return text.replace("…", "...").replace("→", "->").replace("✓", "ok").replace("✗", "x").replace(
             "—", "-").encode(self.out.out.encoding or "ascii", errors="replace").decode(
             self.out.out.encoding or "ascii")
 
-    def line(self, text: str = "", style: str | None = None, prefix: str = "", hang: str | None = None) -> None:
-        for line in wrap(self.text(text), self.width, self.text(prefix), hang):
+    def line(self, text: str | Fix = "", style: str | None = None, prefix: str = "", hang: str | None = None) -> None:
+        for line in wrap(self.text(text), self.width, str(self.text(prefix)), hang):
             if style and self.out.color:
                 from rich.text import Text
 
@@ -176,7 +179,8 @@ def finding_to_dict(finding: Finding) -> dict[str, Any]:
         "status": result.status.value,
         "message": result.message,
         "details": list(result.details),
-        "fixes": list(result.fixes),
+        "fixes": texts(result.fixes),  # the lines as text, as always; fix_steps: each with its commands
+        "fix_steps": [Fix.coerce(fix).to_dict() for fix in result.fixes],
         "repairs": [{"path": str(r.path), "description": r.description} for r in result.repairs],
         "code": result.code,
         "latency_ms": result.latency_ms,

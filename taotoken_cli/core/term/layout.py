@@ -18,6 +18,8 @@ import os
 import unicodedata
 from collections.abc import Mapping, Sequence
 
+from taotoken_cli.core.base.fix import Fix
+
 DEFAULT_WIDTH = 80
 _MIN_TEXT = 16  # columns kept for text when a hanging indent would leave less
 
@@ -181,24 +183,90 @@ def _wide_parts(word: str) -> list[str]:
 
 # -- wrapping ---------------------------------------------------------------------------------------
 
-def wrap(text: str, width: int, prefix: str = "", hang: str | None = None) -> list[str]:
+def wrap(text: str | Fix, width: int, prefix: str = "", hang: str | None = None) -> list[str]:
     """`prefix` + `text` as lines of at most `width` columns; continuation lines start with `hang` (default:
-    spaces as wide as `prefix`, so they hang under the text). Lines in `text` stay separate lines."""
+    spaces as wide as `prefix`, so they hang under the text). Lines in `text` stay separate lines. A `Fix`'s
+    commands are pieces of their own, whole, whatever their words."""
     hang = " " * cell_width(prefix) if hang is None else hang
     if width - cell_width(hang) < _MIN_TEXT:
         hang = hang[:max(0, width - _MIN_TEXT)]
     lines: list[str] = []
-    for number, paragraph in enumerate(text.split("\n")):
+    for number, paragraph in enumerate(_paragraphs(text)):
         lines += _wrap_paragraph(paragraph, width, prefix if number == 0 else hang, hang)
     return lines
 
 
-def _wrap_paragraph(text: str, width: int, prefix: str, hang: str) -> list[str]:
+def _paragraphs(text: str | Fix) -> list[list[tuple[str, str]]]:
+    """The pieces of each line of `text`."""
+    if not isinstance(text, Fix):
+        return [_pieces(paragraph) for paragraph in text.split("\n")]
+    paragraphs: list[list[tuple[str, str]]] = [[]]
+    sep = ""
+    for part in text.parts:
+        if part.command is not None:
+            paragraphs[-1].append((sep, part.text))
+            sep = ""
+            continue
+        for number, line in enumerate(part.text.split("\n")):
+            if number:
+                paragraphs.append([])
+                sep = ""
+            stripped = line.lstrip(" ")
+            sep += line[:len(line) - len(stripped)]
+            if not stripped:
+                continue
+            pieces = _prose_pieces(stripped)
+            paragraphs[-1].append((sep, pieces[0][1]))
+            paragraphs[-1].extend(pieces[1:])
+            sep = stripped[len(stripped.rstrip(" ")):]
+    return [_glued(pieces) for pieces in paragraphs]
+
+
+def _glued(pieces: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """Pieces with nothing between them joined where a line may not break: before a closing mark (`）`, `.`)
+    or after an opening one (`（`)."""
+    out: list[tuple[str, str]] = []
+    for sep, piece in pieces:
+        if out and not sep and (piece[0] in _NO_LINE_START or out[-1][1][-1] in _NO_LINE_END):
+            out[-1] = (out[-1][0], out[-1][1] + piece)
+        else:
+            out.append((sep, piece))
+    return out
+
+
+def _prose_pieces(text: str) -> list[tuple[str, str]]:
+    """(separator before it, piece) for each word or `code` span of prose; words holding wide characters split
+    where a line may break between them."""
+    pieces: list[tuple[str, str]] = []
+    i, sep = 0, ""
+    while i < len(text):
+        if text[i] == " ":
+            j = i
+            while j < len(text) and text[j] == " ":
+                j += 1
+            sep, i = text[i:j], j
+            continue
+        if text[i] == "`" and "`" in text[i + 1:]:
+            end = text.index("`", i + 1) + 1
+            while end < len(text) and text[end] not in " ":  # trailing punctuation stays with the span
+                end += 1
+            pieces.append((sep, text[i:end]))
+        else:
+            end = text.find(" ", i)
+            end = len(text) if end < 0 else end
+            for number, part in enumerate(_wide_parts(text[i:end])):
+                pieces.append((sep if number == 0 else "", part))
+        i, sep = end, ""
+    return pieces
+
+
+def _wrap_paragraph(pieces: list[tuple[str, str]], width: int, prefix: str, hang: str) -> list[str]:
+    text = "".join(sep + piece for sep, piece in pieces)
     if cell_width(prefix) + cell_width(text) <= width:
         return [(prefix + text).rstrip()]
     lines: list[str] = []
     line, used, empty = prefix, cell_width(prefix), True
-    for sep, piece in _pieces(text):
+    for sep, piece in pieces:
         size = cell_width(piece)
         if empty:
             line, used, empty = line + piece, used + size, False
@@ -211,7 +279,7 @@ def _wrap_paragraph(text: str, width: int, prefix: str, hang: str) -> list[str]:
     return lines
 
 
-def labelled(label: str, text: str, width: int, indent: str = "") -> list[str]:
+def labelled(label: str, text: str | Fix, width: int, indent: str = "") -> list[str]:
     """`indent` + `label` + `text`, continuation lines under the text: `fix: taotoken init`."""
     return wrap(text, width, indent + label)
 

@@ -13,6 +13,7 @@ import sys
 from collections.abc import Callable, Mapping
 from typing import IO, Any
 
+from taotoken_cli.core.base.fix import Fix
 from taotoken_cli.core.base.masking import SECRETS, Redactor
 from taotoken_cli.core.term.layout import terminal_width, wrap
 
@@ -114,12 +115,12 @@ class Output:
     def error_line(self, text: str) -> None:
         self.err.write(text + "\n")
 
-    def wrapped(self, text: str, prefix: str = "", hang: str | None = None) -> None:
+    def wrapped(self, text: str | Fix, prefix: str = "", hang: str | None = None) -> None:
         """`prefix` + `text` wrapped to the width of stdout, continuation lines hanging (core.term.layout)."""
         for line in wrap(text, self.width, prefix, hang):
             self.line(line)
 
-    def error_wrapped(self, text: str, prefix: str = "", hang: str | None = None) -> None:
+    def error_wrapped(self, text: str | Fix, prefix: str = "", hang: str | None = None) -> None:
         for line in wrap(text, self.err_width, prefix, hang):
             self.error_line(line)
 

@@ -430,9 +430,12 @@ def test_json_shape_is_stable_and_masks_the_key(cli, home, gateway):
                          "triple", "deadline_s", "elapsed_s", "counts", "timed_out", "checks"}
     assert data["triple"] == {"base_url": gateway, "api_key": "sk-SE…WXYZ", "model": MODEL}
     assert set(data["counts"]) == {"ok", "warn", "fail", "skipped"}
-    keys = {"id", "section", "title", "status", "message", "details", "fixes", "repairs", "code", "latency_ms",
-            "elapsed_ms", "timed_out"}
+    keys = {"id", "section", "title", "status", "message", "details", "fixes", "fix_steps", "repairs", "code",
+            "latency_ms", "elapsed_ms", "timed_out"}
     assert all(set(c) == keys for c in data["checks"])
+    # fix_steps: one per fix, the same text, each with its commands and where the value lives
+    assert all([s["text"] for s in c["fix_steps"]] == c["fixes"] for c in data["checks"])
+    assert all(set(s) == {"text", "commands", "where"} for c in data["checks"] for s in c["fix_steps"])
     assert len({c["id"] for c in data["checks"]}) == len(data["checks"])
     assert all(c["status"] == "skipped" for c in data["checks"] if c["section"] in ("Network", "Gateway"))
     assert data["exit_code"] == result.returncode == 0

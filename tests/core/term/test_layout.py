@@ -7,6 +7,7 @@ import io
 from hypothesis import given
 from hypothesis import strategies as st
 
+from taotoken_cli.core.base.fix import Command, Fix
 from taotoken_cli.core.term.layout import cell_width, pad, table, terminal_width, wrap
 
 
@@ -113,3 +114,39 @@ def test_tables_align_by_display_width_drop_columns_then_wrap_the_last() -> None
     assert narrow[0].startswith("auth.invalid_key  4  The gateway")
     assert all(line.startswith(" " * 21) for line in narrow[1:]) and len(narrow) > 1
     assert all(cell_width(line) <= 50 for line in narrow)
+
+
+# -- a typed Fix: the renderer knows its commands ------------------------------------------------------
+
+def test_a_typed_fix_keeps_its_command_whole_on_a_line_of_its_own() -> None:
+    fix = Fix.of("copy the key again from the console, then: {command}",
+                 command=Command("taotoken config set api_key -"))
+    assert wrap(fix, 50, "      fix: ") == ["      fix: copy the key again from the console,",
+                                            "           then: taotoken config set api_key -"]
+    assert wrap(fix, 44, "      fix: ")[-1] == "           taotoken config set api_key -"
+    # any words: the producer said it is a command, nothing in the words decides
+    odd = Fix.of("then: {command}", command=Command("frobnicate --all of these words together"))
+    assert wrap(odd, 30, "fix: ") == ["fix: then:", "     frobnicate --all of these words together"]
+
+
+def test_prose_in_a_typed_fix_wraps_even_when_it_reads_like_a_command() -> None:
+    fix = Fix.prose("taotoken init writes the files every client reads at start-up, one by one")
+    lines = wrap(fix, 30, "fix: ")
+    assert all(cell_width(line) <= 30 for line in lines) and len(lines) > 2
+
+
+def test_a_command_in_a_typed_fix_keeps_a_closing_mark_after_it_on_its_line() -> None:
+    fix = Fix.of("{init}   (or: {set}) and then restart the client", init=Command("taotoken init"),
+                 set=Command("taotoken config set api_key -"))
+    assert wrap(fix, 44, "fix: ") == ["fix: taotoken init   (or:", "     taotoken config set api_key -) and then",
+                                      "     restart the client"]
+
+
+def test_a_command_in_chinese_prose_sits_between_wide_characters_and_stays_whole() -> None:
+    fix = Fix.of("密钥已过期。请在控制台的令牌管理中延长密钥的有效期，或者创建一个新密钥，然后运行：{command}（示例）",
+                 command=Command("taotoken config set api_key -"))
+    lines = wrap(fix, 40, "fix: ")
+    assert all(cell_width(line) <= 40 for line in lines), lines
+    assert any(line.strip().startswith("taotoken config set api_key -") for line in lines)
+    assert not any(line.strip()[0] in "，。：）" for line in lines[1:])
+    assert "".join(line.strip().removeprefix("fix: ") for line in lines) == str(fix)
