@@ -75,7 +75,10 @@ def parse_body(obs: Observation) -> ErrorBody:
             shape = "anthropic"
         elif err_type == "one_api_error":
             shape = "one-api"
-        elif err_type == "new_api_error" or "x-new-api-version" in headers:
+        elif err_type == "new_api_error" or ("x-new-api-version" in headers and err_type is None):
+            # new-api's own errors say new_api_error; an upstream error it passes through keeps the upstream's
+            # type (service/error.go RelayErrorHandler copies the whole error object), so the header alone
+            # does not make the body new-api's: judged by the body, that is the upstream speaking.
             shape = "new-api"
         elif isinstance(raw_code, int):
             shape = "openrouter"

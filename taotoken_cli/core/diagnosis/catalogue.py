@@ -27,6 +27,7 @@ CONDITIONS: dict[str, tuple[str, str]] = {
     "proxy": (N_("when a proxy is in use"), N_("when no proxy is in use")),
     "request_id": (N_("when the gateway sent a request id"), N_("when the gateway sent no request id")),
     "retry_after": (N_("when the gateway said how long to wait"), N_("when the gateway gave no wait time")),
+    "redirect_base": (N_("when the server said where it redirects"), N_("when the server named no redirect target")),
 }
 
 
@@ -203,11 +204,24 @@ _ENTRIES = (
     Entry("url.redirect", N_("The server answered with a redirect"), Exit.NOT_FOUND,
           (N_("http:// was used where the server wants https://"), N_("the host or path moved"),
            N_("a login or captive-portal page redirects")),
-          (N_("use the redirect target shown as the base URL (usually https://): taotoken config set base_url "
-              "https://{host}/api"),)),
+          (Fix(N_("use the redirect target as the base URL: taotoken config set base_url {redirect_base}"),
+               when="redirect_base",
+               otherwise=N_("ask the gateway operator for the API root; the server did not say where it "
+                            "redirects")),)),
+    Entry("url.tls_to_plain_http", N_("https:// was used for a port that speaks plain http"), Exit.NOT_FOUND,
+          (N_("the server at {host} answered the TLS handshake with plain http (a local gateway or a "
+              "development server on an http port)"),
+           N_("the port in the base URL belongs to another service than the https one")),
+          (N_("for a gateway on this machine or a network you trust, use http://: taotoken config set base_url "
+              "{http_base}"),
+           N_("otherwise check the port of the https address: taotoken config show --origin"))),
     Entry("url.not_implemented", N_("The gateway does not implement this API"), Exit.NOT_FOUND,
-          (N_("this endpoint (e.g. /v1/responses or /v1/messages) is not offered by this gateway"),),
-          (N_("use the OpenAI chat API ({openai_base}/chat/completions), or ask the operator"),)),
+          (N_("this endpoint (e.g. /v1/responses or /v1/messages) is not offered by this gateway"),
+           N_("the gateway runs an older release that predates this endpoint (new-api answers 'Invalid URL' for "
+              "routes it does not have)")),
+          (N_("the base URL is right: this gateway does not serve this endpoint; point the client that needs it "
+              "at a gateway that does, or ask the operator to enable it"),
+           N_("clients on the OpenAI chat API work here: {openai_base}/chat/completions"))),
     # --- model ------------------------------------------------------------------------------------
     Entry("model.not_found", N_("The model is not known to the gateway"), Exit.NOT_FOUND,
           (N_("the model ID is misspelled (IDs are case-sensitive)"), N_("this key or group does not offer the model")),
@@ -241,8 +255,14 @@ _ENTRIES = (
               "bypass it: export NO_PROXY={host}"),
            N_("compare directly: taotoken check --no-proxy"))),
     Entry("proxy.auth_required", N_("The proxy requires authentication (407)"), Exit.NETWORK,
-          (N_("the proxy URL lacks user:password"),),
-          (N_("put the credentials in the proxy URL (http://user:pass@host:port), or: taotoken check --no-proxy"),)),
+          (N_("the proxy URL lacks user:password"),
+           N_("with no proxy configured: a transparent or corporate proxy on the way to {host} demands "
+              "credentials")),
+          (Fix(N_("put the credentials in the proxy URL (http://user:pass@host:port), or: taotoken check --no-proxy"),
+               when="proxy",
+               otherwise=N_("no proxy is configured here, so something on the network path demands proxy "
+                            "credentials: ask the network's administrator which proxy to use, then: export "
+                            "HTTPS_PROXY=http://user:pass@proxy:port")),)),
     # --- network ----------------------------------------------------------------------------------
     Entry("net.dns", N_("The gateway's host name does not resolve"), Exit.NETWORK,
           (N_("the host name in the base URL is misspelled"), N_("no network or DNS server is reachable")),
@@ -339,7 +359,8 @@ STATUS_MEANINGS: dict[int, tuple[str, ...]] = {
     402: ("quota.exhausted",),
     403: ("auth.forbidden_model", "auth.forbidden", "auth.ip_not_allowed", "auth.key_suffix", "auth.forbidden_group",
           "auth.account_banned", "quota.exhausted", "quota.key_exhausted", "proxy.refused"),
-    404: ("url.not_found", "url.doubled_v1", "url.endpoint_in_base", "url.query_string", "model.not_found"),
+    404: ("url.not_found", "url.doubled_v1", "url.endpoint_in_base", "url.query_string", "model.not_found",
+          "url.not_implemented"),
     405: ("url.not_found",), 407: ("proxy.auth_required",), 408: ("net.timeout",), 410: ("url.not_found",),
     413: ("request.too_large",), 422: ("request.invalid", "quota.key_exhausted"),
     429: ("rate.limited", "rate.concurrency", "quota.exhausted", "upstream.saturated"),

@@ -176,6 +176,11 @@ BODY_RULES: tuple[BodyRule, ...] = (
                                       "not allowed to access model", "key not allowed to access model",
                                       "not available for this api key", "key_model_access_denied",
                                       "team_model_access_denied"), _AUTH_STATUSES),
+    # OpenRouter's 503 when the account's provider settings (allowed/ignored providers, data policy) leave no
+    # provider for the model: a routing choice to change, not an outage to wait out.
+    BodyRule("model.no_channel", ("no allowed providers",),
+             note=N_("OpenRouter: your account's provider settings (allowed providers, data policy) exclude every "
+                     "provider of this model; change them at openrouter.ai/settings or pick another model")),
     BodyRule("model.no_channel", ("无可用渠道", "可用渠道失败", "no available channel", "no healthy deployments",
                                   "no available model provider", "no endpoints found")),
     BodyRule("auth.forbidden_group", ("无权访问", "分组 ", "group is deprecated"), (401, 403)),
@@ -226,6 +231,7 @@ class ExceptionRule:
     classes: tuple[str, ...] = ()
     markers: tuple[str, ...] = ()
     proxy_only: bool = False
+    direct_only: bool = False  # through a proxy the same text can be the proxy's doing
 
 
 EXCEPTION_RULES: tuple[ExceptionRule, ...] = (
@@ -237,6 +243,10 @@ EXCEPTION_RULES: tuple[ExceptionRule, ...] = (
     # httpx raises ProxyError when the proxy answers CONNECT (https) with its own non-2xx status.
     ExceptionRule("proxy.refused", ("ProxyError",)),
     ExceptionRule("proxy.unreachable", markers=("unknown scheme for proxy", "proxy url")),
+    # The TLS ClientHello was answered with plain http ("HTTP/1.1 400…" read as a TLS record): an http port.
+    ExceptionRule("url.tls_to_plain_http", markers=("wrong_version_number", "wrong version number",
+                                                    "record layer failure", "packet length too long"),
+                  direct_only=True),
     ExceptionRule("net.tls", ("SSLError", "SSLCertVerificationError", "SSLZeroReturnError", "SSLEOFError"),
                   ("certificate_verify_failed", "certificate verify failed", "wrong_version_number",
                    "wrong version number", "tlsv1 alert", "sslv3 alert", "ssl:")),
@@ -301,7 +311,7 @@ def classify_exception(exc: BaseException, proxy: str | None) -> str:
     classes = {cls.__name__ for item in chain for cls in type(item).__mro__}
     text = " | ".join(f"{type(item).__name__}: {item}" for item in chain).lower()
     for rule in EXCEPTION_RULES:
-        if rule.proxy_only and not proxy:
+        if (rule.proxy_only and not proxy) or (rule.direct_only and proxy):
             continue
         if classes.intersection(rule.classes) or any(marker in text for marker in rule.markers):
             return rule.code
@@ -362,6 +372,17 @@ def refine_url_code(url: str, message: str | None) -> str:
     return "url.not_found"
 
 
+_INVALID_URL = re.compile(r"invalid url \((?:get|post|put|delete|patch) (/v1/(?:responses|messages)(?:/[^)\s]*)?)\)",
+                          re.IGNORECASE)
+
+
+def _unserved_endpoint(message: str | None) -> str | None:
+    """The endpoint path when the server's 404 says it routes /v1 but not this endpoint (new-api's RelayNotFound,
+    controller/relay.go: "Invalid URL (POST /v1/responses)")."""
+    match = _INVALID_URL.search(message or "")
+    return match.group(1) if match else None
+
+
 def _success_shape(expect: str, data: Any) -> str | None:
     """None when `data` is a usable answer for `expect`, else the code to report."""
     if expect == "json":
@@ -403,6 +424,8 @@ def classify(obs: Observation, *, expect: str = "json", context: dict[str, str] 
     code, message, details = _decide(obs, expect, ctx)
     if code is None:
         return None
+    if code == "url.tls_to_plain_http":
+        ctx["http_base"] = "http://" + ctx["base"].split("://", 1)[-1]
     diagnosis = Diagnosis(code, get(code), _trim(message), None, details, ctx)
     if code.startswith(("rate.", "upstream.")) or obs.status in (429, 503, 529):
         diagnosis.retry_after_s = parse_retry_after(obs.headers, message)
@@ -457,7 +480,12 @@ def _decide(obs: Observation, expect: str, ctx: dict[str, str]) -> tuple[str | N
     if 300 <= status < 400:
         location = obs.headers.get("location")
         if location:
-            details.append(_("redirects to {location}").format(location=location))
+            from urllib.parse import urljoin
+
+            target = urljoin(obs.url, location)  # a relative Location is relative to the URL called
+            details.append(_("redirects to {location}").format(location=target))
+            # The root the target implies, port and path kept: the fix must name where the server points.
+            ctx["redirect_base"] = url_context(target)["base"]
         return "url.redirect", location, details
 
     if obs.stream is not None and 200 <= status < 300:
@@ -504,6 +532,12 @@ def _decide(obs: Observation, expect: str, ctx: dict[str, str]) -> tuple[str | N
     code = _status_code(status, body, host, details)
     if code.startswith("url.") and code != "url.not_implemented":
         code = refine_url_code(obs.url, body.message)
+    unserved = _unserved_endpoint(body.message) if code == "url.not_found" else None
+    if unserved:
+        # new-api's NoRoute answer echoes the path it saw: exactly /v1/<endpoint> means its relay root is the one
+        # called (a reverse proxy's prefix already stripped) and only this endpoint is missing.
+        details.append(_("the gateway answered 'Invalid URL' for {path}: it has no such route").format(path=unserved))
+        code = "url.not_implemented"
     if code == "quota.exhausted" and body.shape == "openai" and "x-oneapi-request-id" in obs.headers:
         details.append(_("OpenAI's quota error passed through the gateway: the gateway's upstream account may be "
                          "the one that is empty; ask the operator if your balance is fine"))

@@ -21,7 +21,10 @@ from taotoken_cli.core.net.proxies import proxy_for  # noqa: F401 - the gateway'
 
 USER_AGENT = f"taotoken-cli/{__version__}"
 ENV_ALLOW_HTTP = "TAOTOKEN_ALLOW_HTTP"  # =1: the user accepts sending the key over plain http
-MAX_BODY_BYTES = 1 << 20  # bodies are read for diagnosis only; a dashboard page must not eat memory
+MAX_BODY_BYTES = 1 << 20  # error bodies are read for diagnosis only; a dashboard page must not eat memory
+# A success body is the answer itself: a gateway with hundreds of models (OpenRouter, a big new-api) lists
+# several MiB, and cutting it at the error cap turned a valid list into `resp.not_json`.
+MAX_SUCCESS_BODY_BYTES = 64 << 20
 ANTHROPIC_VERSION = "2023-06-01"
 
 
@@ -163,7 +166,10 @@ class Gateway:
         # One budget for everything this Gateway does (`check --timeout`), and/or one per request
         # (`route --verify`): httpx's timeouts are per phase/per read, so a server that trickles
         # bytes — even the header bytes — would otherwise never time out.
-        self.deadline = None if total_timeout is None else time.perf_counter() + total_timeout
+        # The budget starts with the first request, not here: building the client (importing httpx, loading
+        # the CA bundle) is the program's own start-up, and on a slow machine it ate a 2 s `check -q` limit.
+        self.total_timeout = total_timeout
+        self.deadline: float | None = None
         self.request_timeout = request_timeout
         self._sockets: list[Any] = []  # this Gateway's open sockets, shut down when a deadline passes
         self._key = api_key
@@ -230,6 +236,8 @@ class Gateway:
             obs.error = self._client_error
             return obs
         started = time.perf_counter()
+        if self.total_timeout is not None and self.deadline is None:
+            self.deadline = started + self.total_timeout
         deadline = self._deadline_for(started)
         kwargs: dict[str, Any] = {}
         timer = None
@@ -298,15 +306,16 @@ class Gateway:
 
     @staticmethod
     def _read_body(obs: Observation, chunks: Iterator[bytes]) -> None:
+        cap = MAX_SUCCESS_BODY_BYTES if obs.ok_status else MAX_BODY_BYTES
         parts: list[bytes] = []
         size = 0
         for chunk in chunks:
             parts.append(chunk)
             size += len(chunk)
-            if size >= MAX_BODY_BYTES:
+            if size >= cap:
                 obs.body_truncated = True
                 break
-        obs.body = b"".join(parts)[:MAX_BODY_BYTES]
+        obs.body = b"".join(parts)[:cap]
 
     @staticmethod
     def _bounded(chunks: Iterator[bytes], deadline: float | None) -> Iterator[bytes]:

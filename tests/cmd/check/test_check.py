@@ -645,7 +645,9 @@ def test_explain_every_code(run, env):
 COVERED_ELSEWHERE = {"net.timeout", "net.reset", "stream.truncated", "proxy.auth_required", "net.error",
                      "net.refused", "proxy.unreachable", "proxy.socks_unsupported", "proxy.refused", "net.dns",
                      "net.connect_timeout", "net.tls", "auth.missing_key", "config.missing", "config.invalid",
-                     "config.unparsable", "input.invalid", "url.plain_http"}  # proxy.refused: test_proxy_answers.py
+                     "config.unparsable", "input.invalid", "url.plain_http",
+                     "url.tls_to_plain_http"}  # proxy.refused: test_proxy_answers.py; url.tls_to_plain_http:
+# test_check_gateway_answers.py
 
 
 def test_every_catalogue_entry_is_reproduced():

@@ -181,7 +181,10 @@ def test_request_id_kept_for_display_but_not_for_matching():
 def test_body_shape_detection():
     assert parse_body(obs(401, {"error": {"message": "m", "type": "one_api_error"}})).shape == "one-api"
     assert parse_body(obs(401, oa("m", "new_api_error", ""))).shape == "new-api"
-    assert parse_body(obs(401, oa("m", code=None), headers={"x-new-api-version": "v0.9"})).shape == "new-api"
+    # new-api's header with no type of its own: new-api's envelope
+    assert parse_body(obs(401, oa("m", None, ""), headers={"x-new-api-version": "v0.9"})).shape == "new-api"
+    # ... but an upstream's own type under that header is the upstream's body, passed through (RelayErrorHandler)
+    assert parse_body(obs(401, oa("m", code=None), headers={"x-new-api-version": "v0.9"})).shape == "openai"
     assert parse_body(obs(401, oa("m", "None", "401"))).shape == "litellm"
     assert parse_body(obs(401, {"error": {"code": 401, "message": "m"}})).shape == "openrouter"
     assert parse_body(obs(401, {"type": "error", "error": {"type": "x", "message": "m"}})).shape == "anthropic"
