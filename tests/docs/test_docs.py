@@ -121,3 +121,15 @@ def test_the_shipped_completions_offer_values_from_the_code() -> None:
     assert f'"/config/set|0") _taotoken_words "{" ".join(SETTABLE_KEYS)}"' in bash
     assert f'"/mock|--fail-style") _taotoken_words "{" ".join(FAIL_STYLES)}"' in bash
     assert all(code in bash for code in CATALOGUE)
+
+
+def test_ci_runs_exactly_the_readmes_test_command() -> None:
+    """CI (.ci/run) runs the suite the way the README tells a contributor to: one command, in parallel (xdist)."""
+    import re
+
+    command = "pip install -e '.[test]' && python -m pytest"
+    ci = [line for line in (REPO / ".ci/run").read_text().splitlines() if line.startswith(command)]
+    readme = {m.group(1).strip() for m in re.finditer(rf"^({re.escape(command)}[^#\n]*)",
+                                                      (REPO / "README.md").read_text(), re.M)}
+    assert len(ci) == 1 and readme == {ci[0].strip()}, (ci, readme)
+    assert " -n " in ci[0], "the suite runs on pytest-xdist workers (the test extra brings it)"

@@ -151,12 +151,15 @@ def test_trace_replay_keeps_the_traces_timing(cli, tmp_path):
                      env={"TAOTOKEN_API_KEY": SENTINEL_KEY})
         assert result.returncode == 0, result.output
         arrivals = [r.received_at for r in mock.requests if r.endpoint == "chat"]
-    offsets = [round((t - arrivals[0]) * 1000) for t in arrivals]
-    for got, want in zip(offsets, (0, 100, 300, 600), strict=True):
-        # never early (the first request also opened its connection: up to ~10 ms); a loaded machine may be late
-        assert want - 10 <= got <= want + 60
     data = json.loads(result.stdout)
     assert data["load"]["mode"] == "open" and data["load"]["trace_size"] == 4 and data["series"][0]["ok"] == 4
+    # Each arrival minus its place in the trace is the moment the replay started, shifted by how late that one
+    # request went out: the spread of those shifts is the replay's error. Bench measures its own lateness against
+    # its schedule (a loaded machine wakes timers late, and bench reports it); beyond that only the transport's
+    # jitter may show (the first request also opens its connection). Sending all at once would spread 600 ms.
+    shifts = [(t - arrivals[0]) * 1000 - want for t, want in zip(arrivals, (0, 100, 300, 600), strict=True)]
+    lateness = data["series"][0]["lateness_max_ms"] or 0.0
+    assert max(shifts) - min(shifts) <= 40 + lateness, (shifts, lateness)
 
 
 def test_n_is_shared_between_workers(bench, tmp_path):

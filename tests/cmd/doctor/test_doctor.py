@@ -17,8 +17,10 @@ from pathlib import Path
 import pytest
 from werkzeug import Request, Response
 
+from taotoken_cli.cmd.doctor import DEFAULT_TIMEOUT_S
 from tests.conftest import SENTINEL_KEY, own_config, write
 from tests.rawserver import RawServer
+from tests.timing import assert_within, startup_s
 
 MODEL = "gpt-4o-mini"
 MODELS = [MODEL, "gpt-4.1", "claude-sonnet-4-5"]
@@ -169,6 +171,7 @@ def assert_finding(result, check_id: str, status: str, fix: str | None = None) -
 
 def test_healthy_setup_passes_clean(cli, home, gateway):
     healthy_home(home, gateway)
+    reference = startup_s(cli)
     started = time.monotonic()
     result = cli("doctor", env={"TAOTOKEN_API_KEY": SENTINEL_KEY}).assert_clean()
     elapsed = time.monotonic() - started
@@ -182,7 +185,7 @@ def test_healthy_setup_passes_clean(cli, home, gateway):
         data = finding(cli("doctor", "--json", "--check", check_id, env={"TAOTOKEN_API_KEY": SENTINEL_KEY}), check_id)
         assert data["status"] == "ok", data
     assert result.stdout.rstrip().splitlines()[-1].startswith("✓ No issues found")
-    assert elapsed < 10, elapsed
+    assert_within(elapsed, DEFAULT_TIMEOUT_S, reference)  # well inside the deadline nothing hit
 
 
 # -- configuration and environment traps -------------------------------------------------------------------
@@ -398,23 +401,25 @@ def test_wrong_key_is_a_failure(cli, home, gateway):
 def test_hanging_gateway_ends_within_its_bound(cli, home):
     with RawServer("stall") as server:
         own_config(home, server.url + "/api")
+        reference = startup_s(cli)
         started = time.monotonic()
         result = cli("doctor", "--check", "gateway", "--check", "net", "--timeout", "2").assert_clean()
         elapsed = time.monotonic() - started
-    assert elapsed < 4.5, elapsed
+    assert_within(elapsed, 2, reference)
     assert result.returncode == 1
     text = assert_finding(result, "gateway.layout", "fail")
     assert "timed out" in text or "no answer within" in text
 
 
 @pytest.mark.skipif(os.environ.get("TAOTOKEN_FAST_TESTS") == "1", reason="runs for the full default deadline")
-def test_hanging_gateway_default_deadline_under_10s(cli, home):
+def test_hanging_gateway_ends_within_the_default_deadline(cli, home):
     with RawServer("stall") as server:
         own_config(home, server.url + "/api")
+        reference = startup_s(cli)
         started = time.monotonic()
         result = cli("doctor", "--json").assert_clean()
         elapsed = time.monotonic() - started
-    assert elapsed < 10, elapsed
+    assert_within(elapsed, DEFAULT_TIMEOUT_S, reference)
     data = json.loads(result.stdout)
     assert data["verdict"] == "fail"
     assert finding(result, "gateway.layout")["status"] == "fail"

@@ -224,7 +224,8 @@ def test_json_is_the_same_in_every_language(cli, short_home) -> None:
 
 def test_titles_are_marked_and_translated(home) -> None:
     """Every client check's title has a translation (doctor's view shows it translated)."""
-    code = ("from taotoken_cli import i18n; i18n.use('zh'); from taotoken_cli.cmd.doctor.registry import all_checks; "
+    code = ("from taotoken_cli.core.base import i18n; i18n.use('zh'); "
+            "from taotoken_cli.cmd.doctor.registry import all_checks; "
             "import json; print(json.dumps({c.id: [c.run.__module__, i18n._(c.title)] for c in all_checks()}))")
     titles = json.loads(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                                        cwd=REPO).stdout)
