@@ -48,7 +48,7 @@ _taotoken() {
             "/demo|--step") skip=1 ;;
             "/doctor|--check"|"/doctor|-t"|"/doctor|--timeout"|"/doctor|-p"|"/doctor|--profile"|"/doctor|--base-url"|"/doctor|-m"|"/doctor|--model") skip=1 ;;
             "/init|--base-url"|"/init|-m"|"/init|--model"|"/init|--key"|"/init|--target"|"/init|--scope"|"/init|--codex-auth"|"/init|--open-app"|"/init|-p"|"/init|--profile") skip=1 ;;
-            "/mock|-P"|"/mock|--port"|"/mock|--host"|"/mock|--key"|"/mock|--models"|"/mock|--alias"|"/mock|--no-channel"|"/mock|--latency-ms"|"/mock|--token-rate"|"/mock|--tokens"|"/mock|--fail"|"/mock|--fail-style"|"/mock|--fail-rate"|"/mock|--retry-after"|"/mock|--fault"|"/mock|--model-timing"|"/mock|--model-fail"|"/mock|--lang") skip=1 ;;
+            "/mock|-P"|"/mock|--port"|"/mock|--host"|"/mock|--key"|"/mock|--models"|"/mock|--alias"|"/mock|--no-channel"|"/mock|--latency-ms"|"/mock|--token-rate"|"/mock|--tokens"|"/mock|--fail"|"/mock|--fail-style"|"/mock|--fail-rate"|"/mock|--retry-after"|"/mock|--fault"|"/mock|--model-timing"|"/mock|--model-fail"|"/mock|--lang"|"/mock|--replay") skip=1 ;;
             "/models|-t"|"/models|--timeout"|"/models|-p"|"/models|--profile"|"/models|--base-url") skip=1 ;;
             "/route|-d"|"/route|--device"|"/route|--task"|"/route|--samples"|"/route|--timeout"|"/route|-p"|"/route|--profile"|"/route|--base-url"|"/route|-m"|"/route|--model") skip=1 ;;
             "/route/devices|--timeout") skip=1 ;;
@@ -78,6 +78,7 @@ _taotoken() {
         "/mock|--fail-style") _taotoken_words "openai one-api new-api litellm openrouter anthropic"; return ;;
         "/mock|--fault") _taotoken_words "reset stall html no-choices stream-error empty-stream truncated-stream no-usage"; return ;;
         "/mock|--lang") _taotoken_words "en zh"; return ;;
+        "/mock|--replay") _taotoken_files -f; return ;;
         "/models|-t"|"/models|--timeout"|"/models|-p"|"/models|--profile"|"/models|--base-url") :; return ;;
         "/route|-d"|"/route|--device") _taotoken_words "cuda gpu opencl accelerator cpu nvidia intel amd apple arm qualcomm imagination mesa"; return ;;
         "/route|--task"|"/route|--samples"|"/route|--timeout"|"/route|-p"|"/route|--profile"|"/route|--base-url"|"/route|-m"|"/route|--model") :; return ;;
@@ -108,7 +109,7 @@ _taotoken() {
         "/doctor") words="-v --verbose --json --check --list --offline -t --timeout --strict --fix -y --yes -p --profile --base-url -m --model -h --help" ;;
         "/explain") words="-l --list --json -h --help" ;;
         "/init") words="--base-url -m --model --key --key-stdin --target --all -y --yes --dry-run --undo --force --scope --codex-auth --open --open-app -p --profile -h --help" ;;
-        "/mock") words="-P --port --host --allow-remote --key --any-key --models --alias --no-channel --latency-ms --token-rate --tokens --fail --fail-style --fail-rate --retry-after --fault --model-timing --model-fail --lenient-paths --lang -q --quiet --json -h --help" ;;
+        "/mock") words="-P --port --host --allow-remote --key --any-key --models --alias --no-channel --latency-ms --token-rate --tokens --fail --fail-style --fail-rate --retry-after --fault --model-timing --model-fail --lenient-paths --lang --replay -q --quiet --json -h --help" ;;
         "/models") words="$([[ $cur == -* ]] && echo "--json -t --timeout --no-proxy -p --profile --base-url -h --help")" ;;
         "/route") words="$([[ $cur == -* ]] && echo "-d --device --task --export --openai --verify --samples --all --json --timeout -p --profile --base-url -m --model -h --help" || echo "devices list set")" ;;
         "/route/devices") words="--json --timeout -h --help" ;;

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import typer
 
 from taotoken_cli.cmd import options as _options
@@ -88,6 +90,10 @@ def mock(
                                        help=_("Also answer doubled/missing /v1 paths (they are still flagged).")),
     lang: str = typer.Option("en", "--lang", metavar="LANG", autocompletion=complete_mock_languages,
                              help=_("Language of new-api messages: en or zh.")),
+    replay: list[Path] = typer.Option([], "--replay", metavar="FILE",
+                                      help=_("Answer the request a recording names (method, path) with its "
+                                             "recorded status, headers and body (repeatable), e.g. "
+                                             "tests/fixtures/new_api/*.json.")),
     quiet: bool = typer.Option(False, "--quiet", "-q", help=_("No per-request log lines.")),
     json_out: bool = typer.Option(False, "--json", help=_("Log one JSON object per request.")),
 ) -> None:
@@ -98,6 +104,7 @@ def mock(
         parse_model_timing,
         parse_models,
     )
+    from taotoken_cli.cmd.mock.replay import load_recording
     from taotoken_cli.cmd.mock.run import run
 
     options = MockOptions(
@@ -105,5 +112,6 @@ def mock(
         aliases=parse_aliases(alias), no_channel=parse_models(no_channel), latency_ms=latency_ms,
         token_rate=token_rate, tokens=tokens, fail=fail, fail_style=fail_style, fail_rate=fail_rate,
         retry_after=retry_after, fault=fault, model_timing=parse_model_timing(model_timing),
-        model_fail=parse_model_fail(model_fail), lenient_paths=lenient_paths, lang=lang)
+        model_fail=parse_model_fail(model_fail), lenient_paths=lenient_paths, lang=lang,
+        replay=tuple(load_recording(path) for path in replay))
     raise typer.Exit(run(options, _options.io(), key_flag=key, quiet=quiet, as_json=json_out))

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
+from taotoken_cli.cmd.mock.replay import Recording
 from taotoken_cli.core.base.errors import InputError
 from taotoken_cli.core.base.i18n import _
 
@@ -85,6 +86,7 @@ class MockOptions:
     lenient_paths: bool = False  # serve doubled/missing /v1 too (still flagged in the log)
     lang: str = "en"  # language of new-api messages (one-api's are always Chinese)
     keep_requests: int = 100_000  # how many RequestRecords to keep (oldest dropped)
+    replay: tuple[Recording, ...] = ()  # recorded answers (--replay), served before anything else
 
     def validate(self) -> MockOptions:
         """Check the combination; raises InputError with the fix. Returns self for chaining."""

@@ -127,6 +127,12 @@ class Router:
             record.model = model if isinstance(model, str) else (None if model is None else str(model))
             record.stream = body.get("stream") is True
             record.body = body
+        for recording in opts.replay:
+            if recording.answers(req.method, path):
+                record.endpoint = endpoint or "replay"
+                record.flags.append("replayed")
+                return Reply(recording.status, recording.body, content_type=recording.content_type,
+                             headers=list(recording.headers))
         auth_ok = False
         if endpoint is not None:
             record.endpoint = endpoint
