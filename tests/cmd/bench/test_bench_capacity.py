@@ -8,6 +8,7 @@ import csv
 import json
 import re
 import shutil
+import statistics
 import sys
 from html.parser import HTMLParser
 
@@ -98,8 +99,15 @@ def test_repeats_report_their_spread(bench):
     s = as_json(bench("-m", "fixed30", "-n", "6", "-c", "2", "--repeat", "3", "--json"))["series"][0]
     assert s["requests"] == 18 and s["repeats"]["count"] == 3
     rps = s["repeats"]["requests_per_s"]
-    assert len(rps["values"]) == 3 and rps["min"] <= rps["mean"] <= rps["max"] and rps["stdev"] >= 0
-    assert s["requests_per_s"] == pytest.approx(rps["mean"], rel=0.15)  # all requests over the repeats' own time
+    values = rps["values"]
+    assert len(values) == 3 and all(v > 0 for v in values)
+    assert rps["min"] == min(values) and rps["max"] == max(values)
+    assert rps["mean"] == pytest.approx(statistics.fmean(values), abs=1e-3)
+    assert rps["stdev"] == pytest.approx(statistics.stdev(values), abs=1e-3)
+    assert rps["cv"] == pytest.approx(statistics.stdev(values) / statistics.fmean(values), abs=1e-3)
+    # all 18 requests over the repeats' own time (6 each): the harmonic mean of the repeats' rates, whatever the
+    # load made each repeat take (the arithmetic mean differs from it as soon as the repeats differ)
+    assert s["requests_per_s"] == pytest.approx(statistics.harmonic_mean(values), rel=2e-3, abs=0.01)
 
 
 # -- failing fast and fixes that fit ---------------------------------------------------------------
