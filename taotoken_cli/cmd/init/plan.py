@@ -5,16 +5,16 @@ confirms and applies the plan; `view` renders it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from taotoken_cli.cmd.init import wizard
 from taotoken_cli.core.base.errors import InputError
 from taotoken_cli.core.base.i18n import _
 from taotoken_cli.core.base.masking import remember_secret
-from taotoken_cli.core.clients import CLIENTS, ON_REQUEST, ccswitch, codex, project_env
+from taotoken_cli.core.clients import CLIENTS, ON_REQUEST, ccswitch, codex, mcp, project_env
 from taotoken_cli.core.clients.base import Machine, PlanOptions, Triple
-from taotoken_cli.core.clients.copies import OWN, Record, plan_copies, read_record, record_change
-from taotoken_cli.core.clients.envvars import host_key
+from taotoken_cli.core.clients.copies import OWN, Record, plan_copies, read_record, record_change, written_keys
+from taotoken_cli.core.clients.envvars import host_key, key_mark
 from taotoken_cli.core.files import fileplan
 from taotoken_cli.core.files.fileplan import Plan
 from taotoken_cli.core.settings import (
@@ -185,7 +185,8 @@ def _codex_key_source(chosen: list[str], notes: list[str], prompter: Prompter | 
                       .format(variable=codex_key), _("choose how Codex gets the key: {how}").format(how=how))
 
 
-def recorded_places(request: InitRequest, triple: Triple, profile: str, machine: Machine) -> dict[str, tuple[str, ...]]:
+def recorded_places(request: InitRequest, triple: Triple, profile: str,
+                    machine: Machine) -> dict[str, tuple[str, ...]]:
     """Where the copies are, kept across runs (a later sync from any directory reaches them): TaoToken's hosts,
     this triple's added (MCP servers still on an old one are moved); the projects holding .env.taotoken, this one
     added when named."""
@@ -195,7 +196,9 @@ def recorded_places(request: InitRequest, triple: Triple, profile: str, machine:
     dirs = [*before.project_dirs]
     if project_env.NAME in request.targets:
         dirs.append(str(project_env.paths(machine).root))
-    return {"taotoken_hosts": tuple(dict.fromkeys(h for h in hosts if h)), "project_dirs": tuple(dict.fromkeys(dirs))}
+    marks = (*before.written_keys, key_mark(triple.api_key))  # a copy holding a key taotoken wrote is TaoToken's
+    return {"taotoken_hosts": tuple(dict.fromkeys(h for h in hosts if h)), "project_dirs": tuple(dict.fromkeys(dirs)),
+            "written_keys": tuple(dict.fromkeys(marks))[-16:]}
 
 
 # --------------------------------------------------------------------------------------------- plan
@@ -216,6 +219,12 @@ def build(request: InitRequest, io: IOStreams, *, assume_yes: bool = False) -> I
                                                     key_exported=io.env.get(codex.ENV_KEY) == triple.api_key)
     options = PlanOptions(scope=request.scope, codex_auth=request.codex_auth,
                           **recorded_places(request, triple, profile, machine))
+    if mcp.NAME not in targets:  # a server pointing at TaoToken is a copy, whatever targets were named
+        behind = mcp.stale(triple, machine, replace(options, written_keys=written_keys(options, machine, profile)))
+        if behind:
+            targets.append(mcp.NAME)
+            target_notes.append(_("{target}: added: MCP servers pointing at TaoToken hold other values ({servers})")
+                                .format(target=mcp.NAME, servers="; ".join(behind)))
     plan = plan_copies(triple, targets, options, machine, own_profile=profile)
     plan.add(record_change(Record(profile, tuple(targets), options), machine))
     fileplan.add_git_warnings(plan)

@@ -92,6 +92,7 @@ class PlanOptions:
     # Recorded by init (copies.json), so a later sync from any directory reaches the same copies:
     taotoken_hosts: tuple[str, ...] = ()  # mcp: host:port TaoToken had; a server still on one is a copy
     project_dirs: tuple[str, ...] = ()  # project-env: the projects whose .env.taotoken holds the triple
+    written_keys: tuple[str, ...] = ()  # envvars.key_mark of the keys taotoken wrote: such a value is TaoToken's
 
 
 @dataclass

@@ -21,9 +21,10 @@ from taotoken_cli.core.base.i18n import _, ngettext
 from taotoken_cli.core.base.masking import mask_key, remember_secret
 from taotoken_cli.core.clients import CLIENTS
 from taotoken_cli.core.clients.base import LayeredClient, Machine, PlanOptions, Triple, read_text, text_change
+from taotoken_cli.core.clients.envvars import key_mark
 from taotoken_cli.core.files.fileplan import FileChange, Plan
 from taotoken_cli.core.files.fsutil import resolve_target
-from taotoken_cli.core.settings import Settings, config_path, read_config_file
+from taotoken_cli.core.settings import Settings, config_path, profile_table, read_config_file
 from taotoken_cli.core.settings.edit import render_config_update
 from taotoken_cli.core.settings.origins import tilde
 
@@ -92,12 +93,28 @@ def own_config_change(triple: Triple, profile: str, machine: Machine) -> FileCha
     return text_change(current, new_text, target=OWN, summary=summary, secret=True)
 
 
+def written_keys(options: PlanOptions, machine: Machine, profile: str | None) -> tuple[str, ...]:
+    """The marks (envvars.key_mark) of the keys taotoken wrote: those init recorded, and the key taotoken's own
+    config holds for `profile` now (before this run writes): a copy holding one of them is TaoToken's."""
+    marks = list(options.written_keys)
+    if profile is not None:
+        try:
+            key = profile_table(read_config_file(config_path(machine.env)), profile).get("api_key")
+        except ConfigFileError:
+            key = None
+        if isinstance(key, str) and key.strip():
+            marks.append(key_mark(key))
+    return tuple(dict.fromkeys(marks))
+
+
 def plan_copies(triple: Triple, targets: Iterable[str], options: PlanOptions, machine: Machine, *,
-                own_profile: str | None = None) -> Plan:
+                own_profile: str | None = None, profile: str | None = None) -> Plan:
     """One Plan over every target's files (and taotoken's own config for `own_profile`, when given). Files that do
-    not parse are all named, and nothing is planned."""
+    not parse are all named, and nothing is planned. `profile` (default: own_profile) is the profile whose key the
+    copies held so far (written_keys)."""
     plan = Plan()
     errors: list[ConfigFileError] = []
+    options = dataclasses.replace(options, written_keys=written_keys(options, machine, profile or own_profile))
     if own_profile is not None:
         try:
             plan.add(own_config_change(triple, own_profile, machine))
@@ -175,7 +192,9 @@ def plan_sync(triple: Triple | None, profile: str, machine: Machine) -> Sync:
     record = read_record(machine)
     if record is None or triple is None or record.profile != profile:
         return Sync(record, triple, Plan())
-    plan = plan_copies(triple, record.targets, record.options, machine)
+    # MCP servers pointing at TaoToken are copies even when init was not asked to write them (mcp.stale)
+    targets = record.targets if "mcp" in record.targets else (*record.targets, "mcp")
+    plan = plan_copies(triple, targets, record.options, machine, profile=record.profile)
     gone = [change for change in plan.changes if change.creates]
     plan.changes = [change for change in plan.changes if not change.creates]
     return Sync(record, triple, plan, gone)

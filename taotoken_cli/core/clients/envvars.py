@@ -5,12 +5,19 @@ OPENAI_BASE_URL, so it is root + /v1; the Anthropic SDK appends /v1/messages to 
 bare root; taotoken's own TAOTOKEN_BASE_URL is the root), and whether a set of them sends requests to TaoToken:
 a URL on a host TaoToken has (the triple's, or one recorded by an earlier init), or a TAOTOKEN_* variable.
 Only such sets are copies of the triple: a sync updates them, never one that points elsewhere.
+
+Within such a set each variable is judged on its own (`owned`): a key variable is TaoToken's only when its own URL
+variable points at TaoToken (OPENAI_API_KEY goes where OPENAI_BASE_URL says, ANTHROPIC_API_KEY and
+ANTHROPIC_AUTH_TOKEN where ANTHROPIC_BASE_URL says; without one the SDK sends it to its vendor), when it is
+taotoken's own TAOTOKEN_API_KEY, or when its value is a key taotoken wrote before (`key_mark`). Any other key is the
+user's key for another service: replacing it would destroy it and send TaoToken's key to that service.
 """
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
 from taotoken_cli.core.base.i18n import N_, _
@@ -55,6 +62,24 @@ VARIABLES: dict[str, GatewayVar] = {v.name: v for v in (
 )}
 
 
+# The URL variables that decide where each key variable's requests go (the SDK that reads the key reads these).
+KEY_URLS: dict[str, tuple[str, ...]] = {
+    "OPENAI_API_KEY": ("OPENAI_BASE_URL", "OPENAI_API_BASE"),
+    "ANTHROPIC_API_KEY": ("ANTHROPIC_BASE_URL",),
+    "ANTHROPIC_AUTH_TOKEN": ("ANTHROPIC_BASE_URL",),
+    "TAOTOKEN_API_KEY": ("TAOTOKEN_BASE_URL",),
+}
+# Who sends a key to its vendor when its URL variable is not set (English; shown translated).
+_DEFAULT_READER = {"OPENAI_API_KEY": N_("the OpenAI SDKs send it to api.openai.com"),
+                   "ANTHROPIC_API_KEY": N_("the Anthropic SDK sends it to api.anthropic.com"),
+                   "ANTHROPIC_AUTH_TOKEN": N_("the Anthropic SDK sends it to api.anthropic.com")}
+
+
+def key_mark(key: str) -> str:
+    """A key's fingerprint as copies.json records it (a key taotoken wrote, recognised later without storing it)."""
+    return hashlib.sha256(key.strip().encode("utf-8", "surrogateescape")).hexdigest()[:24]
+
+
 def is_reference(value: str) -> bool:
     """`${VAR}` (Claude Code's .mcp.json, dotenv interpolation): the value comes from the environment."""
     return "${" in value
@@ -93,6 +118,8 @@ class EnvCopy:
     references: dict[str, str]  # variable -> `${…}` taken from the environment
     hosts: dict[str, str | None]  # URL variable -> host:port (None: not a usable URL)
     points: str  # TAOTOKEN | ELSEWHERE | MIXED | NO_URL
+    owned: frozenset[str] = frozenset()  # the literal variables that are TaoToken's (a sync may write only these)
+    foreign: dict[str, str] = field(default_factory=dict)  # key variable -> why it is not TaoToken's (translated)
 
     @property
     def names(self) -> list[str]:
@@ -105,8 +132,9 @@ class EnvCopy:
         return {name: value for name, value in self.values.items() if VARIABLES[name].role == role}
 
 
-def read_env(env: Mapping[str, object], hosts: frozenset[str]) -> EnvCopy | None:
-    """The gateway variables in `env` (string values only), or None when it carries none."""
+def read_env(env: Mapping[str, object], hosts: frozenset[str], written: Iterable[str] = ()) -> EnvCopy | None:
+    """The gateway variables in `env` (string values only), or None when it carries none. `written` holds the
+    key_mark of every key taotoken wrote (such a value is TaoToken's wherever it is)."""
     values: dict[str, str] = {}
     references: dict[str, str] = {}
     for name, value in env.items():
@@ -119,7 +147,38 @@ def read_env(env: Mapping[str, object], hosts: frozenset[str]) -> EnvCopy | None
     named = any(name.startswith("TAOTOKEN_") for name in (*values, *references))
     others = any(h is not None and h not in hosts for h in urls.values())
     points = (MIXED if ours or named else ELSEWHERE) if others else TAOTOKEN if ours or named else NO_URL
-    return EnvCopy(values, references, urls, points)
+    owned, foreign = _ownership(values, urls, hosts, frozenset(written))
+    return EnvCopy(values, references, urls, points, owned, foreign)
+
+
+def _ownership(values: Mapping[str, str], urls: Mapping[str, str | None], hosts: frozenset[str],
+               written: frozenset[str]) -> tuple[frozenset[str], dict[str, str]]:
+    """Which variables are TaoToken's, and why each key that is not is left alone."""
+    owned: set[str] = set()
+    foreign: dict[str, str] = {}
+    for name, value in values.items():
+        var = VARIABLES[name]
+        if name.startswith("TAOTOKEN_") or (var.role == URL and urls.get(name) in hosts):
+            owned.add(name)
+        elif var.role == MODEL:
+            owned.add(name)  # only TAOTOKEN_MODEL is ever synced (GatewayVar.synced)
+        elif var.role == KEY:
+            pointing = [url for url in KEY_URLS.get(name, ()) if url in values]
+            if any(urls.get(url) in hosts for url in pointing) or key_mark(value) in written:
+                owned.add(name)
+            elif pointing:
+                foreign[name] = _("{url} = {value} does not point at TaoToken").format(
+                    url=pointing[0], value=repr(values[pointing[0]]))
+            else:
+                foreign[name] = _("no {url} is set, so {reader}").format(
+                    url=KEY_URLS[name][0], reader=_(_DEFAULT_READER[name]))
+    return frozenset(owned), foreign
+
+
+def left_alone(copy: EnvCopy) -> list[str]:
+    """One line per key variable a sync leaves alone because it is not TaoToken's key."""
+    return [_("{name} is left alone: not TaoToken's key ({why})").format(name=name, why=why)
+            for name, why in copy.foreign.items()]
 
 
 def wanted(name: str, triple: Triple) -> str | None:
@@ -133,12 +192,15 @@ def wanted(name: str, triple: Triple) -> str | None:
 
 
 def updates(copy: EnvCopy, triple: Triple) -> dict[str, str]:
-    """What a sync writes into a copy that points at TaoToken: the variables it has whose value differs. It never
-    adds a variable, and never touches a set pointing elsewhere (or partly elsewhere)."""
+    """What a sync writes into a copy that points at TaoToken: the variables it has that are TaoToken's (`owned`)
+    whose value differs. It never adds a variable, never touches another service's key, and never touches a set
+    pointing elsewhere (or partly elsewhere)."""
     if copy.points != TAOTOKEN:
         return {}
     changes = {}
     for name, value in copy.values.items():
+        if name not in copy.owned:
+            continue
         new = wanted(name, triple)
         if new is not None and new != value:
             changes[name] = new

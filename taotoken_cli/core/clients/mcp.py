@@ -44,6 +44,7 @@ from taotoken_cli.core.clients.envvars import (
     TAOTOKEN,
     VARIABLES,
     EnvCopy,
+    left_alone,
     read_env,
     taotoken_hosts,
     updates,
@@ -149,15 +150,16 @@ def _server_tables(mcp_file: McpFile, data: Any) -> list[tuple[tuple[str, ...], 
     return tables
 
 
-def servers_in(mcp_file: McpFile, data: Any, hosts: frozenset[str]) -> list[McpServer]:
-    """The servers of one parsed file whose `env` carries at least one gateway variable."""
+def servers_in(mcp_file: McpFile, data: Any, hosts: frozenset[str], written: tuple[str, ...] = ()) -> list[McpServer]:
+    """The servers of one parsed file whose `env` carries at least one gateway variable (`written`: the marks of
+    the keys taotoken wrote, envvars.read_env)."""
     found = []
     for prefix, table in _server_tables(mcp_file, data):
         if not isinstance(table, Mapping):
             continue
         for name, server in table.items():
             env = server.get("env") if isinstance(server, Mapping) else None
-            copy_ = read_env(env, hosts) if isinstance(env, Mapping) else None
+            copy_ = read_env(env, hosts, written) if isinstance(env, Mapping) else None
             if copy_ is not None:
                 found.append(McpServer(mcp_file, (*prefix, str(name)), copy_))
     return found
@@ -167,12 +169,12 @@ def _read(mcp_file: McpFile) -> ConfigFile:
     return read_toml(mcp_file.path) if mcp_file.kind == "toml" else read_json(mcp_file.path)
 
 
-def scan(machine: Machine, hosts: frozenset[str]) -> Scan:
-    """Read every MCP file; `hosts` are TaoToken's (envvars.taotoken_hosts)."""
+def scan(machine: Machine, hosts: frozenset[str], written: tuple[str, ...] = ()) -> Scan:
+    """Read every MCP file; `hosts` are TaoToken's (envvars.taotoken_hosts), `written` the marks of its keys."""
     files = [(mcp_file, _read(mcp_file)) for mcp_file in paths(machine)]
     files = [(mcp_file, file) for mcp_file, file in files if file.exists or file.error is not None]
     servers = [server for mcp_file, file in files if file.error is None
-               for server in servers_in(mcp_file, file.data, hosts)]
+               for server in servers_in(mcp_file, file.data, hosts, written)]
     return Scan(files, servers, hosts)
 
 
@@ -212,15 +214,25 @@ def plan_over(triple: Triple, machine: Machine, options: PlanOptions, planned: M
             continue
         if not file.exists:
             continue
-        found = servers_in(mcp_file, file.data, hosts)
+        found = servers_in(mcp_file, file.data, hosts, options.written_keys)
         result.secrets += [key for server in found for key in server.copy.of_role(KEY).values()]  # masked in diffs
         result.notes += [_("MCP server {server} {why}: left alone").format(server=server.label,
                                                                            why=server.where_left_alone(hosts))
                          for server in found if server.copy.points != TAOTOKEN]
+        result.notes += [_("MCP server {server}: {why}").format(server=server.label, why=why)
+                         for server in found if server.copy.points == TAOTOKEN for why in left_alone(server.copy)]
         ours = [server for server in found if server.copy.points == TAOTOKEN and updates(server.copy, triple)]
         if ours:
             result.extend(_plan_file(mcp_file, file, ours, triple))
     return result
+
+
+def stale(triple: Triple, machine: Machine, options: PlanOptions) -> list[str]:
+    """The servers pointing at TaoToken whose own variables differ from `triple` (labels): init adds the target
+    whenever there is one, whatever targets were named, so a new key never leaves a TaoToken server on the old."""
+    hosts = taotoken_hosts(triple.base_url, options.taotoken_hosts)
+    found = scan(machine, hosts, options.written_keys)
+    return [server.label for server in found.servers if server.copy.points == TAOTOKEN and updates(server.copy, triple)]
 
 
 @dataclass

@@ -28,6 +28,7 @@ from taotoken_cli.core.clients.base import (
     read_text,
     text_change,
 )
+from taotoken_cli.core.clients.envvars import left_alone, read_env, taotoken_hosts
 from taotoken_cli.core.files import gitrepo
 from taotoken_cli.core.files.fileplan import FileChange, Plan
 from taotoken_cli.core.formats import dotenv
@@ -93,7 +94,9 @@ def plan(triple: Triple, machine: Machine, options: PlanOptions = PlanOptions())
                                                    directory=root))
             continue
         refuse_tracked(file.path)
-        result.add(_env_change(file, triple))
+        change, kept = _env_change(file, triple, options)
+        result.add(change)
+        result.notes += [_("{path}: {why}").format(path=file.path, why=why) for why in kept]
         result.secrets += [value for name, value in dotenv.values(file.text or "").items()
                            if name in exports(triple) and name.endswith("_KEY") and value]  # masked in diffs
         exclude = _exclude_change(root, file.path)
@@ -102,10 +105,19 @@ def plan(triple: Triple, machine: Machine, options: PlanOptions = PlanOptions())
     return result
 
 
-def _env_change(file: ConfigFile, triple: Triple) -> FileChange:
+def _env_change(file: ConfigFile, triple: Triple, options: PlanOptions) -> tuple[FileChange, list[str]]:
+    """The new text, and why variables the user pointed elsewhere are kept (envvars: one rule for key variables)."""
     file.check()
     wanted = exports(triple)
     before = dotenv.values(file.text or "")
+    kept: list[str] = []
+    copy = read_env(before, taotoken_hosts(triple.base_url, options.taotoken_hosts), options.written_keys)
+    if copy is not None:  # a variable the user changed to another service's stays theirs, its key too
+        theirs = [name for name in wanted if name in copy.values and name not in copy.owned]
+        kept = [_("{name} = {value} is left alone: it does not point at TaoToken").format(
+            name=name, value=repr(copy.values[name])) for name in theirs if name not in copy.foreign]
+        kept += left_alone(copy)
+        wanted = {name: value for name, value in wanted.items() if name not in theirs}
     if file.exists:
         changed = [name for name, value in wanted.items() if before.get(name) != value]
         summary = [_("set {name} = {value}").format(
@@ -116,7 +128,7 @@ def _env_change(file: ConfigFile, triple: Triple) -> FileChange:
         summary = [_("export TAOTOKEN_BASE_URL (the root), TAOTOKEN_API_KEY, TAOTOKEN_MODEL, OPENAI_BASE_URL "
                      "(root + /v1) and OPENAI_API_KEY (mode 0600)")]
         text = dotenv.set_values(_HEADER, wanted)
-    return text_change(file, text, target=NAME, summary=summary, secret=True)
+    return text_change(file, text, target=NAME, summary=summary, secret=True), kept
 
 
 def _exclude_change(root: Path, env_file: Path) -> FileChange | None:

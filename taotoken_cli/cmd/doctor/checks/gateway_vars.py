@@ -11,7 +11,7 @@ from taotoken_cli.cmd.doctor.context import DoctorContext
 from taotoken_cli.cmd.doctor.model import Issues
 from taotoken_cli.core.base.i18n import N_, _
 from taotoken_cli.core.base.masking import mask_key, remember_secret
-from taotoken_cli.core.clients.envvars import KEY, URL, VARIABLES, taotoken_hosts
+from taotoken_cli.core.clients.envvars import KEY, URL, VARIABLES, EnvCopy, key_mark, taotoken_hosts
 
 
 def recorded(ctx: DoctorContext):
@@ -29,6 +29,18 @@ def hosts(ctx: DoctorContext) -> frozenset[str]:
     """TaoToken's hosts: the base URL's, and those init recorded for this profile."""
     record = recorded(ctx)
     return taotoken_hosts(ctx.base_url, record.options.taotoken_hosts if record else ())
+
+
+def written(ctx: DoctorContext) -> tuple[str, ...]:
+    """The marks of the keys taotoken wrote (envvars.key_mark): those init recorded, and the key it uses now."""
+    record = recorded(ctx)
+    marks = [*(record.options.written_keys if record else ()), *((key_mark(ctx.api_key),) if ctx.api_key else ())]
+    return tuple(dict.fromkeys(marks))
+
+
+def owned_values(copy: EnvCopy) -> dict[str, str]:
+    """The variables of a copy that are TaoToken's: the only ones checked against the triple (and synced)."""
+    return {name: value for name, value in copy.values.items() if name in copy.owned}
 
 
 def sync_fix(ctx: DoctorContext, target: str, recorded_here: bool | None = None) -> str:

@@ -6,14 +6,14 @@ listed, never changed."""
 from __future__ import annotations
 
 from taotoken_cli.cmd.doctor.checks.clients.common import SECTION
-from taotoken_cli.cmd.doctor.checks.gateway_vars import check_copy, hosts, sync_fix
+from taotoken_cli.cmd.doctor.checks.gateway_vars import check_copy, hosts, owned_values, sync_fix, written
 from taotoken_cli.cmd.doctor.context import DoctorContext
 from taotoken_cli.cmd.doctor.model import Issues, Result
 from taotoken_cli.cmd.doctor.registry import check
 from taotoken_cli.core.base.i18n import N_, _, ngettext
 from taotoken_cli.core.base.masking import mask_key, remember_secret
 from taotoken_cli.core.clients import mcp
-from taotoken_cli.core.clients.envvars import KEY, MIXED, MODEL, TAOTOKEN, URL
+from taotoken_cli.core.clients.envvars import KEY, MIXED, MODEL, TAOTOKEN, URL, left_alone
 from taotoken_cli.core.files import gitrepo
 
 _NONE = N_("no MCP server carries gateway variables")
@@ -21,7 +21,7 @@ _NONE = N_("no MCP server carries gateway variables")
 
 def scan(ctx: DoctorContext) -> mcp.Scan:
     def read() -> mcp.Scan:
-        found = mcp.scan(ctx.machine, hosts(ctx))
+        found = mcp.scan(ctx.machine, hosts(ctx), written(ctx))
         for server in found.servers:
             for value in server.copy.of_role(KEY).values():
                 remember_secret(value)
@@ -58,7 +58,8 @@ def mcp_servers(ctx: DoctorContext) -> Result:
         names = ", ".join(copy.names)
         if copy.points == TAOTOKEN:
             issues.details.append(_("{server}: {names} → TaoToken (kept in step by the sync)").format(
-                server=server.label, names=names))
+                server=server.label, names=", ".join(n for n in copy.names if n not in copy.foreign)))
+            issues.details += [_("{server}: {why}").format(server=server.label, why=why) for why in left_alone(copy)]
         else:
             issues.details.append(_("{server}: {names} — {where}; left alone").format(
                 server=server.label, names=names, where=server.where_left_alone(found.hosts)))
@@ -91,7 +92,8 @@ def mcp_base_url(ctx: DoctorContext) -> Result:
         return Result.skipped(_("no MCP server pointing at TaoToken sets a base URL"))
     issues = Issues()
     for server in servers:
-        check_copy(issues, ctx, server.copy.of_role(URL), _("MCP server {server}").format(server=server.label),
+        urls = {name: value for name, value in owned_values(server.copy).items() if name in server.copy.of_role(URL)}
+        check_copy(issues, ctx, urls, _("MCP server {server}").format(server=server.label),
                    fix=sync_fix(ctx, mcp.NAME), set_fix=_set_fix(server))
     return issues.result(ngettext("{n} server: every base URL in the form its variable needs",
                                   "{n} servers: every base URL in the form its variable needs",
@@ -114,7 +116,8 @@ def mcp_key(ctx: DoctorContext) -> Result:
                             reference=server.from_environment(next(iter(keys)))),
                                _("rotate the key in the TaoToken console (git history keeps the old one)")])
         if server.copy.points == TAOTOKEN:
-            check_copy(issues, ctx, keys, _("MCP server {server}").format(server=server.label),
+            mine = {name: value for name, value in keys.items() if name in server.copy.owned}
+            check_copy(issues, ctx, mine, _("MCP server {server}").format(server=server.label),
                        fix=sync_fix(ctx, mcp.NAME), set_fix=_set_fix(server))
         elif ctx.api_key and ctx.api_key in keys.values():
             where = ", ".join(server.copy.other_hosts(found.hosts)) or _("its SDK's default host (no base URL set)")

@@ -10,7 +10,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from taotoken_cli.cmd.doctor.checks.clients.common import permissions
-from taotoken_cli.cmd.doctor.checks.gateway_vars import check_copy, hosts, recorded, show, sync_fix
+from taotoken_cli.cmd.doctor.checks.gateway_vars import (
+    check_copy,
+    hosts,
+    owned_values,
+    recorded,
+    show,
+    sync_fix,
+    written,
+)
 from taotoken_cli.cmd.doctor.context import DoctorContext
 from taotoken_cli.cmd.doctor.model import Issues, Result
 from taotoken_cli.cmd.doctor.registry import check
@@ -18,7 +26,17 @@ from taotoken_cli.core.base.i18n import N_, _
 from taotoken_cli.core.base.masking import remember_secret
 from taotoken_cli.core.clients import project_env
 from taotoken_cli.core.clients.base import ConfigFile, read_text
-from taotoken_cli.core.clients.envvars import KEY, MIXED, MODEL, NO_URL, TAOTOKEN, VARIABLES, EnvCopy, read_env
+from taotoken_cli.core.clients.envvars import (
+    KEY,
+    MIXED,
+    MODEL,
+    NO_URL,
+    TAOTOKEN,
+    VARIABLES,
+    EnvCopy,
+    left_alone,
+    read_env,
+)
 from taotoken_cli.core.files import gitrepo
 from taotoken_cli.core.formats import dotenv
 
@@ -46,7 +64,7 @@ def env_files(ctx: DoctorContext) -> tuple[project_env.ProjectPaths, list[EnvFil
             if not file.exists or file.error is not None:
                 continue
             assignments = {a.name: a for a in dotenv.parse(file.text or "")}
-            copy = read_env({name: a.value for name, a in assignments.items()}, hosts(ctx))
+            copy = read_env({name: a.value for name, a in assignments.items()}, hosts(ctx), written(ctx))
             for value in copy.of_role(KEY).values() if copy else ():
                 remember_secret(value)
             found.append(EnvFile(file, assignments, copy))
@@ -83,7 +101,8 @@ def project_files(ctx: DoctorContext) -> Result:
         permissions(issues, env_file.file, holds_key=bool(env_file.keys))
         if copy.points == TAOTOKEN:
             fix = _fix(ctx, env_file, where.root)
-            check_copy(issues, ctx, copy.values, str(path), fix=fix,
+            issues.details += [_("{path}: {why}").format(path=path, why=why) for why in left_alone(copy)]
+            check_copy(issues, ctx, owned_values(copy), str(path), fix=fix,
                        set_fix=lambda name, url, path=path: _("set {name}={url} in {path}").format(
                            name=name, url=url, path=path))
             model = copy.values.get("TAOTOKEN_MODEL")

@@ -1,0 +1,122 @@
+"""One rule for key variables (issue 22, item 1): in an env block that points at TaoToken, a key variable is
+TaoToken's only when its own URL variable points at TaoToken, when it is TAOTOKEN_API_KEY, or when it holds a key
+taotoken wrote before. Any other key is the user's key for another service: init, `config set` and `config sync`
+never replace it (that destroyed the user's key and sent TaoToken's to that service), and doctor says why it is
+left alone. A server that is TaoToken's is kept in step by every init, whatever targets were named.
+
+Real parts: real files in a temporary HOME, the real CLI in-process.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from taotoken_cli.core.clients.base import Triple
+from taotoken_cli.core.clients.envvars import key_mark, read_env, taotoken_hosts, updates
+from tests.conftest import SENTINEL_KEY, write
+
+ROOT = "https://taotoken.net/api"
+MODEL = "gpt-4o-mini"
+OLD_KEY = "sk-OLDoldOLDold0123456789abcdefQRST"  # the key taotoken wrote before
+USERS_ANTHROPIC = "sk-ant-api03-USERSownANTHROPICkey0123456789xyz"  # the user's own key for Anthropic
+NEW_KEY = "sk-ROTATEDrotated0123456789abcdEFGH"
+
+
+def mixed_server(home: Path) -> Path:
+    return write(home / ".claude.json", json.dumps({"mcpServers": {"both": {"command": "both-mcp", "env": {
+        "OPENAI_BASE_URL": ROOT + "/v1", "OPENAI_API_KEY": OLD_KEY, "ANTHROPIC_API_KEY": USERS_ANTHROPIC}}}},
+        indent=2) + "\n")
+
+
+def env_of(path: Path, server: str = "both") -> dict:
+    return json.loads(path.read_text())["mcpServers"][server]["env"]
+
+
+def clean(result, *secrets: str):
+    for secret in (SENTINEL_KEY, OLD_KEY, USERS_ANTHROPIC, NEW_KEY, *secrets):
+        result.assert_clean(secret)
+    return result
+
+
+def test_each_key_follows_its_own_url_variable() -> None:
+    hosts = taotoken_hosts(ROOT)
+    triple = Triple(ROOT, SENTINEL_KEY, MODEL)
+    copy = read_env({"OPENAI_BASE_URL": ROOT + "/v1", "OPENAI_API_KEY": OLD_KEY,
+                     "ANTHROPIC_API_KEY": USERS_ANTHROPIC, "ANTHROPIC_AUTH_TOKEN": "sk-other0123456789"}, hosts)
+    assert updates(copy, triple) == {"OPENAI_API_KEY": SENTINEL_KEY}
+    assert set(copy.foreign) == {"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"}
+    # ANTHROPIC_BASE_URL at TaoToken makes both Anthropic keys TaoToken's, and leaves OPENAI_API_KEY alone
+    copy = read_env({"ANTHROPIC_BASE_URL": ROOT, "ANTHROPIC_AUTH_TOKEN": OLD_KEY,
+                     "OPENAI_API_KEY": "sk-openai0123456789", "TAOTOKEN_API_KEY": OLD_KEY}, hosts)
+    assert updates(copy, triple) == {"ANTHROPIC_AUTH_TOKEN": SENTINEL_KEY, "TAOTOKEN_API_KEY": SENTINEL_KEY}
+    # a key taotoken wrote is TaoToken's wherever it is; an unusable URL variable is never taken over
+    copy = read_env({"TAOTOKEN_MODEL": "m", "OPENAI_API_KEY": OLD_KEY, "OPENAI_BASE_URL": "not a url"}, hosts,
+                    (key_mark(OLD_KEY),))
+    assert updates(copy, triple) == {"OPENAI_API_KEY": SENTINEL_KEY, "TAOTOKEN_MODEL": MODEL}
+
+
+def test_init_config_set_and_sync_never_replace_another_services_key(run, home) -> None:
+    path = mixed_server(home)
+    result = clean(run("init", "--target", "mcp", "--yes", "--base-url", ROOT, "--model", MODEL, "--key-stdin",
+                       input=SENTINEL_KEY))
+    assert result.returncode == 0, result.output
+    assert env_of(path) == {"OPENAI_BASE_URL": ROOT + "/v1", "OPENAI_API_KEY": SENTINEL_KEY,
+                            "ANTHROPIC_API_KEY": USERS_ANTHROPIC}
+    assert "ANTHROPIC_API_KEY is left alone: not TaoToken's key (no ANTHROPIC_BASE_URL is set, so the Anthropic " \
+           "SDK sends it to api.anthropic.com)" in " ".join(result.output.split())
+
+    result = clean(run("config", "set", "api_key", "-", "--yes", input=NEW_KEY))
+    assert result.returncode == 0, result.output
+    assert env_of(path)["OPENAI_API_KEY"] == NEW_KEY and env_of(path)["ANTHROPIC_API_KEY"] == USERS_ANTHROPIC
+
+    data = json.loads(path.read_text())
+    data["mcpServers"]["both"]["env"]["OPENAI_API_KEY"] = OLD_KEY  # pasted back from an old guide
+    path.write_text(json.dumps(data, indent=2) + "\n")
+    result = clean(run("config", "sync", "--yes"))
+    assert result.returncode == 0, result.output
+    assert env_of(path) == {"OPENAI_BASE_URL": ROOT + "/v1", "OPENAI_API_KEY": NEW_KEY,
+                            "ANTHROPIC_API_KEY": USERS_ANTHROPIC}
+
+    checks = {c["id"]: c for c in json.loads(clean(run("doctor", "--json", "--offline", "--check", "mcp")).stdout)
+              ["checks"]}
+    assert checks["mcp.key"]["status"] == "ok", checks["mcp.key"]  # the user's Anthropic key is not "stale"
+    assert any("ANTHROPIC_API_KEY is left alone: not TaoToken's key" in d for d in checks["mcp.servers"]["details"])
+
+
+def test_a_key_taotoken_wrote_is_followed_whatever_variable_holds_it(run, home) -> None:
+    assert clean(run("init", "--yes", "--base-url", ROOT, "--model", MODEL, "--key-stdin", input=OLD_KEY)) \
+        .returncode == 0  # taotoken wrote OLD_KEY (its own config only)
+    path = write(home / ".claude.json", json.dumps({"mcpServers": {"pasted": {"command": "x", "env": {
+        "TAOTOKEN_MODEL": MODEL, "ANTHROPIC_API_KEY": OLD_KEY}}}}))  # the user pasted it there later
+    result = clean(run("config", "set", "api_key", "-", "--yes", input=NEW_KEY))
+    assert result.returncode == 0, result.output
+    assert env_of(path, "pasted")["ANTHROPIC_API_KEY"] == NEW_KEY  # it held taotoken's key: it is TaoToken's
+
+
+def test_init_for_one_client_keeps_a_taotoken_mcp_server_in_step(run, home) -> None:
+    path = write(home / ".claude.json", json.dumps({"mcpServers": {"tt": {"command": "tt-mcp", "env": {
+        "TAOTOKEN_BASE_URL": ROOT, "TAOTOKEN_API_KEY": OLD_KEY}}}}, indent=2) + "\n")
+    result = clean(run("init", "--target", "claude-code", "--yes", "--base-url", ROOT, "--model", MODEL,
+                       "--key-stdin", input=SENTINEL_KEY))
+    assert result.returncode == 0, result.output
+    assert "mcp: added: MCP servers pointing at TaoToken hold other values" in " ".join(result.output.split())
+    assert env_of(path, "tt") == {"TAOTOKEN_BASE_URL": ROOT, "TAOTOKEN_API_KEY": SENTINEL_KEY}
+    assert clean(run("init", "--undo")).returncode == 0
+    assert env_of(path, "tt")["TAOTOKEN_API_KEY"] == OLD_KEY
+
+
+def test_a_project_env_variable_pointed_elsewhere_stays_the_users(run, home) -> None:
+    assert clean(run("init", "--target", "project-env", "--yes", "--base-url", ROOT, "--model", MODEL, "--key-stdin",
+                     input=SENTINEL_KEY)).returncode == 0
+    env_file = home / ".env.taotoken"
+    text = env_file.read_text().replace(f"export OPENAI_BASE_URL={ROOT}/v1",
+                                        "export OPENAI_BASE_URL=https://api.openai.com/v1")
+    text = text.replace(f"export OPENAI_API_KEY={SENTINEL_KEY}", "export OPENAI_API_KEY=sk-proj-USERS0123456789")
+    assert "api.openai.com" in text and "sk-proj-USERS" in text, text
+    env_file.write_text(text)
+    result = clean(run("config", "set", "api_key", "-", "--yes", input=NEW_KEY))
+    assert result.returncode == 0, result.output
+    after = env_file.read_text()
+    assert "export OPENAI_API_KEY=sk-proj-USERS0123456789" in after and "https://api.openai.com/v1" in after
+    assert f"export TAOTOKEN_API_KEY={NEW_KEY}" in after
