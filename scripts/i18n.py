@@ -32,6 +32,8 @@ KEYWORDS = {"_": None, "N_": None, "ngettext": (1, 2)}
 THIRD_PARTY_KEYWORDS = {"_": None, "gettext": None, "ngettext": (1, 2)}
 # Where a message's first use is -> its shard (the first matching prefix wins); anything else: "core".
 SHARDS = (
+    ("taotoken_cli/core/clients/live.py", "live"), ("taotoken_cli/core/clients/used.py", "live"),
+    ("taotoken_cli/cmd/doctor/live.py", "live"), ("taotoken_cli/cmd/check/client.py", "live"),
     ("taotoken_cli/cmd/doctor/checks/clients/", "doctor_clients"),
     ("taotoken_cli/cmd/doctor/checks/mcp.py", "doctor_clients"),
     ("taotoken_cli/cmd/doctor/checks/project_env.py", "doctor_clients"),

@@ -9,6 +9,13 @@ from taotoken_cli.cmd.check import DEFAULT_TIMEOUT_S
 from taotoken_cli.core.base.i18n import _
 
 
+def complete_check_clients() -> list[str]:
+    """The clients `--client` can run."""
+    from taotoken_cli.cmd.check.client import NAMES
+
+    return list(NAMES)
+
+
 def register(app: typer.Typer) -> None:
     app.command("check", help=_("Check the base URL, key and model with one request (exit code names the "
                                 "failure class)."))(check)
@@ -30,9 +37,16 @@ def check(
                                   callback=_options.in_range(0.1, seconds=True),
                                   help=_("Total time limit in seconds (0.1 or more).")),
     no_proxy: bool = _options.NO_PROXY,
+    client: str | None = typer.Option(None, "--client", metavar="NAME", autocompletion=complete_check_clients,
+                                      help=_("Run this client (claude-code, codex, cline) once with a one-line "
+                                             "prompt, started as you start it: it sends one small request.")),
     profile: str | None = _options.PROFILE,
     base_url: str | None = _options.BASE_URL,
 ) -> None:
+    if client is not None:
+        from taotoken_cli.cmd.check.client import run_client_check
+
+        raise typer.Exit(run_client_check(client, _options.io(), json_out=json_out))
     from taotoken_cli.cmd.check.fastpath import pick_mode
     from taotoken_cli.cmd.check.run import CheckOptions, run
 

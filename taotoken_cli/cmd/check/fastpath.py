@@ -12,7 +12,7 @@ _FLAGS = {"--chat": ("chat", True), "--stream": ("stream", True), "-q": ("mode",
           "--quiet": ("mode", "quiet"), "--code": ("mode", "code"), "--json": ("mode", "json"),
           "--no-proxy": ("no_proxy", True), "--allow-unlisted": ("allow_unlisted", True)}
 _VALUED = {"--model": "model", "-m": "model", "--timeout": "timeout_s", "-t": "timeout_s", "--profile": "profile",
-           "-p": "profile", "--base-url": "base_url"}
+           "-p": "profile", "--base-url": "base_url", "--client": "client"}
 
 
 def parse_fast(argv: list[str]) -> dict | None:
@@ -38,6 +38,8 @@ def parse_fast(argv: list[str]) -> dict | None:
             options[_VALUED[name]] = value
         else:
             return None
+    if "client" in options:  # running a client takes seconds: Typer's start-up does not matter there
+        return None
     # With several output modes the most machine-readable wins, as in the Typer command.
     options["mode"] = pick_mode(json_out="json" in modes, code="code" in modes, quiet="quiet" in modes)
     try:

@@ -42,6 +42,8 @@ def doctor(
     fix: bool = typer.Option(False, "--fix", help=_("Offer the safe repairs found (backed up; undo with "
                                "`taotoken init --undo`).")),
     yes: bool = typer.Option(False, "--yes", "-y", help=_("With --fix: apply without asking.")),
+    live: bool = typer.Option(False, "--live", help=_("Also run each installed client (Claude Code, Codex, Cline) "
+                                "once with a one-line prompt: each sends one small request to the gateway.")),
     profile: str | None = _options.PROFILE,
     base_url: str | None = _options.BASE_URL,
     model: str | None = _options.MODEL,
@@ -52,7 +54,7 @@ def doctor(
 
     options = DoctorOptions(overrides=Overrides(profile=profile, base_url=base_url, model=model), only=list(only or []),
                             list_checks=list_checks, offline=offline, timeout_s=timeout, strict=strict,
-                            verbose=verbose, json_out=json_out, fix=fix, yes=yes)
+                            verbose=verbose, json_out=json_out, fix=fix, yes=yes, live=live)
     _exit(run(options, _options.io()))
 
 

@@ -28,6 +28,7 @@ class DoctorOptions:
     json_out: bool = False
     fix: bool = False
     yes: bool = False
+    live: bool = False  # also run each installed client once against the gateway (cmd/doctor/live.py)
 
 
 def run(options: DoctorOptions, io: IOStreams) -> int:
@@ -42,8 +43,23 @@ def run(options: DoctorOptions, io: IOStreams) -> int:
     ctx = DoctorContext(env=io.env, cwd=io.cwd, overrides=options.overrides, offline=options.offline,
                         timeout=options.timeout_s)
     done: set[str] = set()
+    if options.live and options.offline:
+        raise InputError(_("--live cannot be combined with --offline (each client sends a request)"),
+                         _("run `taotoken doctor --live` without --offline"))
+    if options.live and not options.json_out:
+        from taotoken_cli.cmd.doctor.live import notice
+        from taotoken_cli.core.clients.live import LIVE_CLIENTS, find
+
+        installed = [client for client in LIVE_CLIENTS if find(client, io.env)]
+        if installed:  # said before anything runs; the clients not installed are findings of their own
+            out.wrapped(notice(installed), hang="  ")
     with out.spinner(lambda: progress_text(checks, done), enabled=not options.json_out):
         report = run_doctor(ctx, checks, strict=options.strict, on_done=lambda check: done.add(check.id))
+    if options.live:
+        from taotoken_cli.cmd.doctor.live import run_live
+
+        with out.spinner(lambda: _("running the clients…"), enabled=not options.json_out):
+            report.findings.extend(run_live(io.env, io.cwd, report))
     if options.json_out:
         out.json(report_to_dict(report))
     else:

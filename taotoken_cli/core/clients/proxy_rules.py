@@ -1,0 +1,93 @@
+"""Each client's real proxy rule, as data: which variables it reads for an http:// and an https:// gateway, whether
+it honours NO_PROXY, and whether a loopback gateway (127.0.0.1, localhost, ::1) goes direct without it.
+
+These are not httpx's rules (core.net.proxies decides taotoken's own requests): Claude Code and Cline are
+Bun-compiled programs with their own proxy set-up, Codex is Rust (reqwest). Each rule was checked against the
+real client by tests/real_clients/test_proxy_rules.py (the client run with a proxy in its environment that only
+records who connects, and the mock gateway on loopback); docs/clients.md has the versions and the findings.
+doctor's proxy claims for a client (claude.proxy, and the live runs) come from here.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from collections.abc import Mapping
+from dataclasses import dataclass
+from urllib.parse import urlsplit
+
+
+@dataclass(frozen=True)
+class ProxyRule:
+    client: str  # the init target name
+    checked: str  # the client version the rule was checked against
+    http: tuple[str, ...]  # variables read for an http:// gateway, the first set one wins
+    https: tuple[str, ...]  # variables read for an https:// gateway
+    no_proxy: tuple[str, ...]  # the exemption variables it honours (comma- or space-separated entries)
+    loopback_direct: bool  # a loopback gateway goes direct even with no NO_PROXY entry for it
+
+    def variable_for(self, url: str, env: Mapping[str, str]) -> str | None:
+        """The variable whose proxy a request to `url` goes through under `env` (None: direct)."""
+        parts = urlsplit(url)
+        names = self.https if parts.scheme.lower() == "https" else self.http
+        chosen = next((name for name in names if env.get(name, "").strip()), None)
+        if chosen is None:
+            return None
+        host = (parts.hostname or "").lower()
+        if self.loopback_direct and is_loopback(host):
+            return None
+        try:
+            port = parts.port
+        except ValueError:
+            port = None
+        for name in self.no_proxy:
+            if env.get(name, "").strip():
+                if exempts(env[name], host, port):
+                    return None
+                break  # the first set NO_PROXY spelling is the one read
+        return chosen
+
+    def proxy_for(self, url: str, env: Mapping[str, str]) -> str | None:
+        """The proxy URL a request to `url` goes through (None: direct)."""
+        name = self.variable_for(url, env)
+        return env[name].strip() if name else None
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def exempts(no_proxy: str, host: str, port: int | None) -> bool:
+    """Does a NO_PROXY value exempt `host` (`*`; a name and its subdomains; `.name` subdomains; an IP; host:port)?"""
+    for entry in no_proxy.replace(",", " ").split():
+        entry = entry.strip().lower()
+        if entry == "*":
+            return True
+        name, _, entry_port = entry.rpartition(":") if entry.count(":") == 1 else (entry, "", "")
+        if entry_port and port is not None and entry_port != str(port):
+            continue
+        name = name.strip("[]")
+        if host == name.lstrip(".") or (name and host.endswith("." + name.lstrip("."))):
+            return True
+    return False
+
+
+_CLAUDE = ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy")
+_NO_PROXY = ("NO_PROXY", "no_proxy")
+
+RULES: dict[str, ProxyRule] = {
+    # Claude Code sends every request (http:// gateways too) through HTTPS_PROXY, HTTP_PROXY or ALL_PROXY (its docs
+    # leave ALL_PROXY out; 2.1.332 reads it); loopback is not exempt: a dead proxy in the env block hangs it until
+    # its own timeout. NO_PROXY=127.0.0.1 exempts the gateway.
+    "claude-code": ProxyRule("claude-code", "2.1.332", _CLAUDE, _CLAUDE, _NO_PROXY, loopback_direct=False),
+    # Codex (reqwest's system proxy): http:// requests use HTTP_PROXY, https:// use HTTPS_PROXY, ALL_PROXY for both.
+    "codex": ProxyRule("codex", "0.171.0", ("HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy"),
+                       ("HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy"), _NO_PROXY, loopback_direct=False),
+    # Cline CLI (Bun's fetch): the scheme's own variable.
+    "cline": ProxyRule("cline", "3.0.65", ("HTTP_PROXY", "http_proxy"), ("HTTPS_PROXY", "https_proxy"), _NO_PROXY,
+                       loopback_direct=False),
+}
