@@ -41,7 +41,7 @@ _taotoken() {
         esac
         case "$path|$w" in
             "/bench|-n"|"/bench|--requests"|"/bench|-c"|"/bench|--concurrency"|"/bench|-z"|"/bench|--duration"|"/bench|--rate"|"/bench|--warmup"|"/bench|-t"|"/bench|--timeout"|"/bench|--workers"|"/bench|-m"|"/bench|--model"|"/bench|--proxy"|"/bench|--max-errors"|"/bench|--max-error-rate"|"/bench|--sweep"|"/bench|--slo"|"/bench|--repeat"|"/bench|--prompt"|"/bench|--prompt-file"|"/bench|--max-tokens"|"/bench|--dataset"|"/bench|--input-tokens"|"/bench|--output-tokens"|"/bench|--arrival"|"/bench|--ramp-up"|"/bench|--trace"|"/bench|--seed"|"/bench|--raw"|"/bench|--csv"|"/bench|--html"|"/bench|--base-url"|"/bench|-p"|"/bench|--profile") skip=1 ;;
-            "/check|-m"|"/check|--model"|"/check|-t"|"/check|--timeout"|"/check|-p"|"/check|--profile"|"/check|--base-url") skip=1 ;;
+            "/check|-m"|"/check|--model"|"/check|-t"|"/check|--timeout"|"/check|--client"|"/check|-p"|"/check|--profile"|"/check|--base-url") skip=1 ;;
             "/config/set|-p"|"/config/set|--profile") skip=1 ;;
             "/config/show|-p"|"/config/show|--profile") skip=1 ;;
             "/config/sync|-p"|"/config/sync|--profile") skip=1 ;;
@@ -62,6 +62,7 @@ _taotoken() {
         "/bench|--prompt-file"|"/bench|--dataset"|"/bench|--trace"|"/bench|--raw"|"/bench|--csv"|"/bench|--html") _taotoken_files -f; return ;;
         "/bench|--arrival") _taotoken_words "constant poisson gamma:0.5"; return ;;
         "/check|-m"|"/check|--model"|"/check|-t"|"/check|--timeout"|"/check|-p"|"/check|--profile"|"/check|--base-url") :; return ;;
+        "/check|--client") _taotoken_words "claude-code codex cline"; return ;;
         "/config/set|-p"|"/config/set|--profile") :; return ;;
         "/config/show|-p"|"/config/show|--profile") :; return ;;
         "/config/sync|-p"|"/config/sync|--profile") :; return ;;
@@ -98,7 +99,7 @@ _taotoken() {
     case "$path" in
         "") words="$([[ $cur == -* ]] && echo "-V --version -h --help" || echo "bench check config demo doctor explain init mock models route")" ;;
         "/bench") words="-n --requests -c --concurrency -z --duration --rate --warmup -t --timeout --workers -m --model --stream --proxy --no-proxy --max-errors --max-error-rate --sweep --slo --repeat --prompt --prompt-file --max-tokens --dataset --input-tokens --output-tokens --arrival --ramp-up --trace --seed --raw --csv --html --json --base-url -p --profile -h --help" ;;
-        "/check") words="--chat --stream -m --model --allow-unlisted -q --quiet --code --json -t --timeout --no-proxy -p --profile --base-url -h --help" ;;
+        "/check") words="--chat --stream -m --model --allow-unlisted -q --quiet --code --json -t --timeout --no-proxy --client -p --profile --base-url -h --help" ;;
         "/config") words="$([[ $cur == -* ]] && echo "-h --help" || echo "path profiles set show sync")" ;;
         "/config/path") words="-h --help" ;;
         "/config/profiles") words="--json -h --help" ;;
@@ -106,7 +107,7 @@ _taotoken() {
         "/config/show") words="--origin --json -p --profile -h --help" ;;
         "/config/sync") words="-y --yes --dry-run -p --profile -h --help" ;;
         "/demo") words="--keep --step --fast -h --help" ;;
-        "/doctor") words="-v --verbose --json --check --list --offline -t --timeout --strict --fix -y --yes -p --profile --base-url -m --model -h --help" ;;
+        "/doctor") words="-v --verbose --json --check --list --offline -t --timeout --strict --fix -y --yes --live -p --profile --base-url -m --model -h --help" ;;
         "/explain") words="-l --list --json -h --help" ;;
         "/init") words="--base-url -m --model --key --key-stdin --target --all -y --yes --dry-run --undo --force --scope --codex-auth --open --open-app -p --profile -h --help" ;;
         "/mock") words="-P --port --host --allow-remote --key --any-key --models --alias --no-channel --latency-ms --token-rate --tokens --fail --fail-style --fail-rate --retry-after --fault --model-timing --model-fail --lenient-paths --lang --replay -q --quiet --json -h --help" ;;
