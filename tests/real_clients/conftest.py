@@ -1,6 +1,7 @@
 """The real clients (pinned in package.json, installed by `.ci/run` with `npm ci`) against the mock gateway, in a
-network namespace that has only `lo` (`unshare -npf`, or `unshare -rnpf` without root; a PID namespace too): nothing they send can leave
-the machine. Run just this subset with `pytest -m real_clients`.
+network namespace that has only `lo` (`unshare -npf`, or `unshare -rnpf` without root; a PID namespace too, so
+nothing a client leaves running outlives its test): nothing they send can leave the machine.
+Run just this subset with `pytest -m real_clients`.
 
 A client that is not installed (no `npm ci` yet) or a machine without network namespaces skips, saying why.
 """
