@@ -8,6 +8,12 @@ turns them into URL patterns ("http://", "https://", "all://" for ALL_PROXY) and
 patterns of its own (not `urllib.request.proxy_bypass`): `example.com` exempts example.com and its
 subdomains, `.example.com` only the subdomains, an IP address or `localhost` only itself, `host:port` only
 that port, `*` everything; CIDR ranges are not understood. The most specific pattern wins.
+
+One rule is taotoken's own: a loopback target (`localhost`, `*.localhost`, 127.0.0.0/8, ::1) never goes through
+a proxy on another machine. Such a proxy would carry the key in clear across the network (a plain-http loopback
+gateway is allowed without opting in precisely because the key never leaves the machine), and would connect to
+*its own* loopback, not the user's. A proxy on this machine (Clash, mitmproxy on 127.0.0.1) is still used, as
+httpx would: the request then stays on this machine's loopback.
 """
 
 from __future__ import annotations
@@ -118,8 +124,22 @@ def _is_ip(text: str, version: int) -> bool:
         return False
 
 
+def is_loopback(host: str) -> bool:
+    """`localhost`, a name under it, or a loopback address (127.0.0.0/8, ::1, ::ffff:127.x)."""
+    host = host.strip("[]").rstrip(".").lower()
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    mapped = getattr(address, "ipv4_mapped", None)
+    return address.is_loopback or bool(mapped and mapped.is_loopback)
+
+
 def proxy_for(url: str, env: Mapping[str, str] | None = None) -> str | None:
-    """The proxy URL a request to `url` goes through under `env` (None: direct), as httpx would choose it."""
+    """The proxy URL a request to `url` goes through under `env` (None: direct), as httpx would choose it — except
+    that a loopback target never goes through a proxy on another machine (is_loopback)."""
     parts = urlsplit(url)
     scheme = parts.scheme.lower()
     try:
@@ -131,8 +151,14 @@ def proxy_for(url: str, env: Mapping[str, str] | None = None) -> str | None:
     host = (parts.hostname or "").lower()
     for pattern in _patterns(environment_proxies(env)):
         if pattern.matches(scheme, host, port):
+            if pattern.proxy is not None and is_loopback(host) and not is_loopback(_proxy_host(pattern.proxy)):
+                return None
             return pattern.proxy
     return None
+
+
+def _proxy_host(proxy: str) -> str:
+    return (urlsplit(proxy if "://" in proxy else "http://" + proxy).hostname or "").lower()
 
 
 def proxy_variables(env: Mapping[str, str]) -> list[tuple[str, str]]:
