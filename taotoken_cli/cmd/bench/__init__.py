@@ -17,7 +17,16 @@ from taotoken_cli.cmd.bench.engine import SeriesResult, run_series
 from taotoken_cli.cmd.bench.plan import Load, Plan
 from taotoken_cli.cmd.bench.report import BenchReport, SeriesReport, series_report
 from taotoken_cli.cmd.bench.stats import SeriesStats
-from taotoken_cli.cmd.bench.sweep import SLO, Step, Sweep, knee, saturated
+from taotoken_cli.cmd.bench.sweep import (
+    DEFAULT_RESOLUTION,
+    MAX_PROBES,
+    SLO,
+    Step,
+    Sweep,
+    knee_and_bound,
+    next_probe,
+    saturated,
+)
 from taotoken_cli.core.base.i18n import N_
 
 
@@ -30,6 +39,7 @@ class BenchRun(Load):
     sweep: Sweep | None = None
     slos: list[SLO] = field(default_factory=list)
     repeat: int = 1
+    resolution: float = DEFAULT_RESOLUTION  # a rate sweep's knee, bisected until the gap is within it
     raw_path: str | None = None
     csv_path: str | None = None
     proxy_source: str | None = None
@@ -80,25 +90,45 @@ def run_bench(options: BenchRun, view: Progress | None = None) -> BenchReport:
     sweep_models = []
     try:
         for model in options.models:
+            if options.sweep is None:
+                report, used = _run_cell(options, model, None, len(series), view, sink)
+                workers = max(workers, used)
+                series.append(report)
+                continue
             done: list[Step] = []
             rows = []
-            stop = None
-            for value in steps:
+
+            def measure(value: float, probe: bool, model: str = model, done: list[Step] = done,
+                        rows: list = rows) -> None:
+                nonlocal workers
                 report, used = _run_cell(options, model, value, len(series), view, sink)
                 workers = max(workers, used)
                 series.append(report)
-                if options.sweep is None:
-                    continue
-                good = report.goodput_per_s  # without SLOs every success is good
-                done.append(Step(value, good, report.meets_slo, report.aborted is not None))
-                rows.append(_step_row(report, value, len(series) - 1, good))
-                stop = saturated(done, bool(options.slos))
+                done.append(_step(options.sweep, report, value))
+                rows.append({**_step_row(report, value, len(series) - 1, done[-1].goodput), "probe": probe})
+
+            stop = None
+            for value in steps:
+                measure(float(value), False)
+                stop = saturated(done, True)
                 if stop is not None:
                     break
-            if options.sweep is not None:
-                sweep_models.append({"model": model, "steps": rows, "knee": knee(done, bool(options.slos)),
-                                     "stopped_early": stop is not None and len(done) < len(steps),
-                                     "stop_reason": stop if len(done) < len(steps) else None})
+            probes = 0
+            while probes < MAX_PROBES and not interrupted():
+                value = next_probe(done, options.sweep.parameter, options.resolution)
+                if value is None:
+                    break
+                measure(value, True)
+                probes += 1
+            point, bound = knee_and_bound(done, options.sweep.parameter)
+            at = next((s for s in done if s.load == point), None)
+            rows.sort(key=lambda row: row["load"])
+            sweep_models.append({"model": model, "steps": rows, "knee": point,
+                                 "knee_goodput_per_s": round(at.goodput, 2) if at and at.goodput is not None else None,
+                                 "bounded_by": _bound(bound, options.sweep.parameter) if point is not None else None,
+                                 "probes": probes,
+                                 "stopped_early": stop is not None and len(done) - probes < len(steps),
+                                 "stop_reason": stop if len(done) - probes < len(steps) else None})
     finally:
         if sink is not None:
             sink.close()
@@ -108,8 +138,11 @@ def run_bench(options: BenchRun, view: Progress | None = None) -> BenchReport:
     if options.sweep is not None:
         sweep = {"parameter": options.sweep.parameter, "values": list(options.sweep.values),
                  # in English (data, as --json shows it); the text report translates it
-                 "knee_rule": (N_("the highest load meeting every SLO") if options.slos
-                               else N_("the lowest load within 5 % of the best throughput")),
+                 "knee_rule": (N_("the lowest concurrency reaching the best goodput (within 5 %) while meeting "
+                                  "every SLO") if options.sweep.parameter == "concurrency" else
+                               N_("the highest rate meeting every SLO and served on time (achieved at least 95 % "
+                                  "of offered)")),
+                 "resolution": options.resolution,
                  "models": sweep_models}
     return BenchReport(
         url=first.url, mode="open" if first.open_loop else "closed", requests=first.requests,
@@ -151,11 +184,47 @@ def _run_cell(options: BenchRun, model: str, value: float | None, index: int, vi
     return series_report(plan, merged, aborted=aborted, slos=options.slos, repeats=runs), workers
 
 
+def interrupted() -> bool:
+    """True once SIGINT/SIGTERM asked the run to stop (set by run.py's handlers)."""
+    return STOP.is_set()
+
+
+class _Stop:
+    def __init__(self) -> None:
+        self.signal: int | None = None
+
+    def is_set(self) -> bool:
+        return self.signal is not None
+
+
+STOP = _Stop()
+
+
+def _step(sweep: Sweep, report: SeriesReport, value: float) -> Step:
+    steady = report.steady or {}
+    good = steady.get("goodput_per_s")
+    if good is None:
+        good = report.goodput_per_s  # without SLOs every success is good
+    offered = steady.get("offered_per_s") if sweep.parameter == "rate" else None
+    return Step(value, good, report.meets_slo, report.aborted is not None, offered)
+
+
+def _bound(step: Step | None, parameter: str) -> dict | None:
+    if step is None:
+        return None
+    why = ("aborted" if step.aborted else "missed" if step.meets is False else
+           "late" if not step.met else "unsaturated")
+    return {"load": step.load, "goodput_per_s": round(step.goodput, 2) if step.goodput is not None else None,
+            "why": why}
+
+
 def _step_row(report: SeriesReport, value: float, index: int, good: float | None) -> dict:
     def p95(dist) -> float | None:
         return dist.p95 if dist is not None else None
 
-    return {"load": value, "series": index, "requests_per_s": report.requests_per_s,
+    steady = report.steady or {}
+    return {"load": value, "series": index, "requests_per_s": steady.get("achieved_per_s", report.requests_per_s),
+            "offered_per_s": steady.get("offered_per_s"),
             "goodput_per_s": round(good, 2) if good is not None else None, "meets_slo": report.meets_slo,
             "error_rate": round(report.failed / report.requests, 4) if report.requests else None,
             "latency_p95_ms": p95(report.latency), "ttft_p95_ms": p95(report.ttft), "itl_p95_ms": p95(report.itl),

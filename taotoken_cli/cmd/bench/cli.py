@@ -24,24 +24,32 @@ _WORKLOAD = _("Workload")
 _OUTPUT = _("Output files")
 
 
+def _no_q(value: str | None) -> None:
+    """`-q` is the rate in oha and hey: say which option bench has for it (a usage error, exit 2)."""
+    if value is not None:
+        raise typer.BadParameter(_("bench has no -q: its open-loop rate is --rate R, requests per second in all "
+                                   "(as oha's -q; hey's -q is per worker, so R = q × c); write: --rate {value}")
+                                 .format(value=value))
+
+
 def register(app: typer.Typer) -> None:
     app.command("bench", help=_("Load-test chat completions: latency, TTFT, tokens/s and errors by cause; "
                                 "capacity sweeps against SLOs."))(bench)
 
 
 def bench(
-    requests: int | None = typer.Option(None, "--requests", "-n", metavar="N", rich_help_panel=_LOAD,
-                                        help=_("Requests to send (default 100; per step of a sweep; ignored with "
-                                               "-z).")),
-    concurrency: int | None = typer.Option(None, "--concurrency", "-c", metavar="N", rich_help_panel=_LOAD,
+    requests: str | None = typer.Option(None, "--requests", "-n", metavar="N", rich_help_panel=_LOAD,
+                                        help=_("Requests to send (default 100; 10k is 10000; per step of a sweep; "
+                                               "ignored with -z).")),
+    concurrency: str | None = typer.Option(None, "--concurrency", "-c", metavar="N", rich_help_panel=_LOAD,
                                            help=_("Concurrent requests (closed loop; default 10), or the most in "
                                              "flight with --rate.")),
     duration: str | None = typer.Option(None, "--duration", "-z", metavar="TIME", rich_help_panel=_LOAD,
-                                        help=_("Run for a time instead of -n (e.g. 30s, 2m).")),
+                                        help=_("Run for a time instead of -n (e.g. 30s, 2m, 1m30s).")),
     rate: float | None = typer.Option(None, "--rate", metavar="R", rich_help_panel=_LOAD,
                                       help=_("Open loop: start R requests per second; latency counts from each "
                                         "scheduled start, late starts are reported.")),
-    warmup: int = typer.Option(0, "--warmup", metavar="N", rich_help_panel=_LOAD,
+    warmup: str = typer.Option("0", "--warmup", metavar="N", rich_help_panel=_LOAD,
                                help=_("Requests sent first and left out of the figures.")),
     timeout: float = typer.Option(60.0, "--timeout", "-t", metavar="SECONDS", rich_help_panel=_LOAD,
                                   help=_("Seconds allowed for each request.")),
@@ -57,7 +65,7 @@ def bench(
                                        "HTTPS_PROXY/HTTP_PROXY/ALL_PROXY as other clients use them.")),
     no_proxy: bool = typer.Option(False, "--no-proxy", rich_help_panel=_LOAD,
                                   help=_("Connect directly, ignoring the proxy variables.")),
-    max_errors: int | None = typer.Option(None, "--max-errors", metavar="N", rich_help_panel=_LOAD,
+    max_errors: str | None = typer.Option(None, "--max-errors", metavar="N", rich_help_panel=_LOAD,
                                           help=_("Stop a model after N failed requests.")),
     max_error_rate: str | None = typer.Option(None, "--max-error-rate", metavar="PCT", rich_help_panel=_LOAD,
                                               help=_("Stop a model once this share of its requests failed (judged "
@@ -72,6 +80,10 @@ def bench(
                                            "targets exit 1.")),
     repeat: int = typer.Option(1, "--repeat", metavar="N", rich_help_panel=_CAPACITY,
                                help=_("Run each series N times and report the spread.")),
+    resolution: str | None = typer.Option(None, "--resolution", metavar="PCT", rich_help_panel=_CAPACITY,
+                                          help=_("How finely a rate sweep's knee is bisected (default 5%); "
+                                                 "concurrency is bisected to one user; off: the coarse steps only.")),
+    _q: str | None = typer.Option(None, "-q", hidden=True, callback=lambda value: _no_q(value)),
     prompt: str | None = typer.Option(None, "--prompt", metavar="TEXT", rich_help_panel=_WORKLOAD,
                                       help=_("The user message (default 'Say OK.').")),
     prompt_file: str | None = typer.Option(None, "--prompt-file", metavar="FILE", rich_help_panel=_WORKLOAD,
@@ -118,5 +130,6 @@ def bench(
                            base_url=base_url, profile=profile, sweep=sweep, slo=list(slo or []), repeat=repeat,
                            arrival=arrival, ramp_up=ramp_up, seed=seed, input_tokens=input_tokens,
                            output_tokens=output_tokens, dataset=dataset, trace=trace, max_errors=max_errors,
-                           max_error_rate=max_error_rate, csv=csv, html=html, proxy=proxy, no_proxy=no_proxy)
+                           max_error_rate=max_error_rate, csv=csv, html=html, proxy=proxy, no_proxy=no_proxy,
+                           resolution=resolution)
     raise typer.Exit(run(options, _options.io()))

@@ -35,6 +35,9 @@ from taotoken_cli.core.base.i18n import _, current, use
 
 _perf = time.perf_counter
 LATE_TOLERANCE_S = 0.005  # an open-loop start later than this past its schedule counts as late
+# load a gateway sheds with a retry hint: the user waits as asked (never longer than this) and tries again
+RETRY_CODES = ("rate.limited", "rate.concurrency", "upstream.saturated")
+MAX_RETRY_WAIT_S = 60.0
 
 
 class Runner:
@@ -54,12 +57,14 @@ class Runner:
         self.stats = SeriesStats(window_width(plan.duration))
         self.records = records
         self.measuring = False
+        self.hold_until = 0.0  # open loop: no start before this (a Retry-After)
         self.seq = 0
         self.context = {"base": plan.root, "openai_base": plan.root.rstrip("/") + "/v1", "model": plan.model,
                         "host": self.target.host}
 
-    async def request(self, g: int, t_ref: float, scheduled: float | None = None) -> None:
-        """Request number `g`; `t_ref` is where latency is measured from (the scheduled start in open loop)."""
+    async def request(self, g: int, t_ref: float, scheduled: float | None = None) -> float | None:
+        """Request number `g`; `t_ref` is where latency is measured from (the scheduled start in open loop).
+        Returns the seconds the gateway asked to wait (Retry-After of a rate limit), or None."""
         plan = self.plan
         if self.template is None:
             data, max_tokens = self.target.request_bytes, plan.workload.max_tokens
@@ -109,11 +114,14 @@ class Runner:
             ex.finish_stream(end)
         if self.measuring:
             late = max(0.0, sent - scheduled) if scheduled is not None else 0.0
-            self.record(g, ex, error, connecting, t_ref, end, late, scheduled is not None, max_tokens)
+            return self.record(g, ex, error, connecting, t_ref, end, late, scheduled is not None, max_tokens)
+        return None
 
     def record(self, g: int, ex: Exchange, error: BaseException | None, connecting: bool, t_ref: float, end: float,
-               late: float, open_loop: bool, max_tokens: int) -> None:
+               late: float, open_loop: bool, max_tokens: int) -> float | None:
         stats = self.stats
+        stats.windows.add_start(t_ref + late - stats.started_at)
+        stats.last_start = max(stats.last_start, t_ref + late - stats.started_at)
         stats.count_status(ex.status)
         latency = end - t_ref
         if open_loop and late > LATE_TOLERANCE_S:
@@ -125,8 +133,9 @@ class Runner:
         if usable is not None:
             ok, tokens, source, ttft = usable
         code = None
+        hint = None
         if not ok:
-            code = self.classify(ex, error, connecting, latency)
+            code, hint = self.classify(ex, error, connecting, latency)
             if code is None:  # the shared classifier accepts it (e.g. no [DONE] but a finish_reason): it is the
                 ok = True  # authority on what counts as a failure
                 if usable is not None:
@@ -139,11 +148,11 @@ class Runner:
         else:
             stats.failed += 1
         stats.ended_at = max(stats.ended_at, end)
-        stats.windows.add(end - stats.started_at, ok, latency, ttft, tokens)
+        stats.windows.add(end - stats.started_at, ok, latency, ttft, tokens, good)
         prompt_tokens = self.prompt_tokens(ex) if ok else None
         if prompt_tokens:
             stats.input_tokens += prompt_tokens
-        self.tally.finish(not ok)
+        self.tally.finish(not ok, hinted=hint is not None, index=g)
         if self.records is not None:
             self.seq += 1
             line = {"model": self.plan.model, "worker": self.share.index, "seq": self.seq, "index": g,
@@ -156,6 +165,7 @@ class Runner:
             if open_loop:
                 line["late_ms"] = round(late * 1000, 3)
             self.records.write(json.dumps(line).encode() + b"\n")
+        return hint
 
     @staticmethod
     def prompt_tokens(ex: Exchange) -> int | None:
@@ -216,8 +226,10 @@ class Runner:
         stats.good += 1
         return True
 
-    def classify(self, ex: Exchange, error: BaseException | None, connecting: bool, latency: float) -> str | None:
-        """Ask the shared classifier; count the failure under its catalogue code (None: it sees a success)."""
+    def classify(self, ex: Exchange, error: BaseException | None, connecting: bool,
+                 latency: float) -> tuple[str | None, float | None]:
+        """Ask the shared classifier; count the failure under its catalogue code (None: it sees a success).
+        Also: the wait a rate limit asked for (its Retry-After), which the load then honours."""
         from taotoken_cli.core.net.gateway import Observation
 
         plan = self.plan
@@ -230,7 +242,7 @@ class Runner:
 
         diagnosis = classify(obs, expect="stream" if plan.stream else "chat", context=dict(self.context))
         if diagnosis is None:
-            return None
+            return None, None
         example: dict[str, Any] = {"status": ex.status, "retry_after_s": diagnosis.retry_after_s}
         if diagnosis.code not in self.stats.errors:
             # the fixes twice: in English for the report's data, in the run's language for the text report
@@ -238,7 +250,8 @@ class Runner:
                            shown_fixes=diagnosis.fixes(), server_message=diagnosis.server_message,
                            retry=diagnosis.entry.retry)
         self.stats.count_error(diagnosis.code, example)
-        return diagnosis.code
+        hint = diagnosis.retry_after_s if diagnosis.code in RETRY_CODES else None
+        return diagnosis.code, (min(hint, MAX_RETRY_WAIT_S) if hint is not None and hint > 0 else None)
 
     # -- load models -----------------------------------------------------------------------
     async def warm(self, count: int) -> None:
@@ -259,11 +272,17 @@ class Runner:
         async def user(number: int) -> None:
             if ramp:
                 await asyncio.sleep(max(0.0, t0 + number * ramp / plan.concurrency - _perf()))
+            wait = None
             while deadline is None or _perf() < deadline:
                 g = tally.claim()
                 if g is None:
                     return
-                await self.request(g, _perf())
+                if wait:  # Retry-After: this user waits as a client honouring it would (not past the end)
+                    self.stats.deferred += 1
+                    await asyncio.sleep(wait if deadline is None else max(0.0, min(wait, deadline - _perf())))
+                    if tally.aborted or (deadline is not None and _perf() >= deadline):
+                        return
+                wait = await self.request(g, _perf())
 
         await asyncio.gather(*(user(share.first_user + i) for i in range(max(1, share.concurrency))))
 
@@ -276,7 +295,9 @@ class Runner:
 
         async def one(g: int, scheduled: float) -> None:
             try:
-                await self.request(g, scheduled, scheduled=scheduled)
+                wait = await self.request(g, scheduled, scheduled=scheduled)
+                if wait:  # Retry-After: later starts wait until then (and count as late)
+                    self.hold_until = max(self.hold_until, _perf() + wait)
             finally:
                 slots.release()
 
@@ -287,7 +308,9 @@ class Runner:
                 slots.release()
                 break
             scheduled = t0 + schedule[g]
-            delay = scheduled - _perf()
+            if self.hold_until > scheduled:
+                self.stats.deferred += 1
+            delay = max(scheduled, self.hold_until) - _perf()
             if delay > 0:
                 await asyncio.sleep(delay)
             if tally.aborted:

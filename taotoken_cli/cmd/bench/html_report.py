@@ -157,7 +157,7 @@ def _summary_table(report) -> str:
 def render(report) -> str:
     from plotly.offline import get_plotlyjs
 
-    from taotoken_cli.cmd.bench.view import _load_line, _workload_line, listing
+    from taotoken_cli.cmd.bench.view import _load_line, _workload_line, slo_listing
 
     meta = [f"POST {report.url}", _load_line(report)]
     workload = _workload_line(report)
@@ -166,7 +166,7 @@ def render(report) -> str:
     if report.proxy:
         meta.append(_("proxy: {proxy}").format(proxy=report.proxy))
     if report.slo:
-        meta.append(_("SLOs: {targets}").format(targets=listing([s.text for s in report.slo])))
+        meta.append(_("SLOs: {targets}").format(targets=slo_listing(report.slo)))
     lang = "zh-CN" if current() == "zh" else "en"
     parts = [f"<!DOCTYPE html><html lang=\"{lang}\"><head><meta charset=\"utf-8\">",
              _element("title", _("taotoken bench report")), f"<style>{_STYLE}</style>",

@@ -11,7 +11,7 @@ from typing import Any
 
 from taotoken_cli.cmd.bench.workload import Workload
 
-ERROR_RATE_MIN_REQUESTS = 20  # --max-error-rate is judged once this many requests have finished
+ERROR_RATE_MIN_REQUESTS = 20  # --max-error-rate is judged once this many requests have started
 
 
 @dataclass(kw_only=True)
@@ -133,7 +133,9 @@ class _Value:
 class Tally:
     """Shared by a series' workers (shared memory and a lock, or plain values in one process)."""
 
-    NEXT, DONE, FAILED, ABORT = range(4)
+    # JUDGED: failures the error-rate limits count (no retry hint); FIRST_DONE, FIRST_FAILED: of the first
+    # ERROR_RATE_MIN_REQUESTS requests started, those finished and those failed (no retry hint)
+    NEXT, DONE, FAILED, ABORT, JUDGED, FIRST_DONE, FIRST_FAILED = range(7)
     ABORT_REASONS = {1: "max-errors", 2: "error-rate"}
 
     def __init__(self, plan: Plan, ctx=None) -> None:
@@ -141,11 +143,11 @@ class Tally:
         self.max_errors = plan.max_errors
         self.max_error_rate = plan.max_error_rate
         if ctx is None:
-            self.values: Any = [0, 0, 0, 0]
+            self.values: Any = [0] * 7
             self.lock: Any = contextlib.nullcontext()
             self.start: Any = _Value()
         else:
-            self.values = ctx.RawArray("q", 4)
+            self.values = ctx.RawArray("q", 7)
             self.lock = ctx.Lock()
             self.start = ctx.RawValue("d", 0.0)  # the common t0 of every worker (perf_counter is system-wide)
 
@@ -159,17 +161,32 @@ class Tally:
             v[0] = g + 1
         return g
 
-    def finish(self, failed: bool) -> None:
+    def finish(self, failed: bool, hinted: bool = False, index: int | None = None) -> None:
+        """Request number `index` ended. The error limits are judged on the requests started, not on the first
+        to finish (fast failures come back first, while slow successes are still under way): the default
+        rule stops a series when the first ERROR_RATE_MIN_REQUESTS requests it started all failed;
+        --max-error-rate compares the failures with the requests started so far. A rate limit that says
+        when to retry is load being shed, left out of both; --max-errors N counts every failure."""
         v = self.values
         with self.lock:
             v[1] += 1
+            first = index is not None and index < ERROR_RATE_MIN_REQUESTS
+            if first:
+                v[5] += 1
             if failed:
                 v[2] += 1
+                if not hinted:
+                    v[4] += 1
+                    if first:
+                        v[6] += 1
                 if not v[3]:
+                    rate = self.max_error_rate
                     if self.max_errors is not None and v[2] >= self.max_errors:
                         v[3] = 1
-                    elif (self.max_error_rate is not None and v[1] >= ERROR_RATE_MIN_REQUESTS
-                          and v[2] >= self.max_error_rate * v[1]):
+                    elif rate is not None and rate >= 1.0:
+                        if v[6] >= ERROR_RATE_MIN_REQUESTS or (self.limit is not None and v[6] >= self.limit):
+                            v[3] = 2
+                    elif rate is not None and v[0] >= ERROR_RATE_MIN_REQUESTS and v[4] >= rate * v[0]:
                         v[3] = 2
 
     @property
@@ -178,6 +195,8 @@ class Tally:
 
     def counts(self) -> tuple[int, int, str | None]:
         v = self.values
+        if v[3] == 2 and self.max_error_rate is not None and self.max_error_rate >= 1.0:
+            return v[1], v[2], "all-failed"  # the default rule, not a --max-error-rate given
         return v[1], v[2], self.ABORT_REASONS.get(v[3])
 
 

@@ -6,6 +6,7 @@ not apply), names never change (new ones are only added), and times are in milli
 
 from __future__ import annotations
 
+import math
 import statistics
 from dataclasses import dataclass, field
 from typing import Any
@@ -104,13 +105,46 @@ def windows(stats: SeriesStats) -> dict[str, Any]:
     w = stats.windows
     rows = []
     for index in range(max(w.rows) + 1 if w.rows else 0):
-        requests, ok, failed, tokens, latency, ttft = w.rows.get(index) or (0, 0, 0, 0, Histogram(), Histogram())
+        requests, ok, failed, tokens, latency, ttft, started, good = (w.rows.get(index) or
+                                                                    (0, 0, 0, 0, Histogram(), Histogram(), 0, 0))
         rows.append({"start_s": round(index * w.width, 3), "requests": requests, "ok": ok, "failed": failed,
+                     "started": started, "good": good,
                      "requests_per_s": round(requests / w.width, 3),
                      "output_tokens_per_s": round(tokens / w.width, 3),
                      "latency_p50_ms": _ms(latency.percentile(50)), "latency_p95_ms": _ms(latency.percentile(95)),
                      "ttft_p50_ms": _ms(ttft.percentile(50))})
     return {"width_s": w.width, "rows": rows}
+
+
+def steady(stats: SeriesStats, plan: Plan, repeats: int = 1) -> dict[str, Any] | None:
+    """Rates over the steady window: from when the pipeline is full (the median latency after the start)
+    to the last start (the drain, when nothing new starts and the last answers trickle in, is left out).
+    Whole time windows only; None when the run is too short for one (then the whole-run rates stand)."""
+    w = stats.windows
+    if not w.rows or stats.latency.count == 0 and stats.failed == 0:
+        return None
+    fill = stats.latency.percentile(50) or 0.0
+    end = stats.last_start if repeats == 1 else stats.elapsed
+    first, last = math.ceil(fill / w.width), int(end / w.width) - 1  # windows [first, last], whole ones
+    if last < first:
+        return None
+    span = (last - first + 1) * w.width
+    counts = [0, 0, 0, 0]  # ended, ok, good, started
+    for index in range(first, last + 1):
+        row = w.rows.get(index)
+        if row:
+            counts[0] += row[0]
+            counts[1] += row[1]
+            counts[2] += row[7]
+            counts[3] += row[6]
+    offered = counts[3] / span
+    if plan.schedule is not None and repeats == 1:  # open loop: what was scheduled, whether it started or not
+        low, high = first * w.width, (last + 1) * w.width
+        offered = sum(1 for t in plan.schedule if low <= t < high) / span
+    return {"start_s": round(first * w.width, 3), "end_s": round((last + 1) * w.width, 3),
+            "offered_per_s": round(offered, 2), "started_per_s": round(counts[3] / span, 2),
+            "achieved_per_s": round(counts[0] / span, 2), "ok_per_s": round(counts[1] / span, 2),
+            "goodput_per_s": round(counts[2] / span, 2)}
 
 
 def _ms(value: float | None) -> float | None:
@@ -153,6 +187,9 @@ class SeriesReport:
     proxy_connect: Distribution | None = None
     windows: dict[str, Any] = field(default_factory=dict)
     repeats: dict[str, Any] | None = None
+    steady: dict[str, Any] | None = None  # rates over the steady window (drain excluded): see steady()
+    deferred: int = 0  # starts held back by a Retry-After
+    rate_limited: dict[str, Any] | None = None  # the finding, when 429s with a retry hint came back
     stats: SeriesStats | None = field(default=None, repr=False)  # for the HTML report; not in the JSON
 
     @property
@@ -181,7 +218,8 @@ class SeriesReport:
             "aborted": self.aborted,
             "connect_ms": self.connect.to_dict() if self.connect else None,
             "proxy_connect_ms": self.proxy_connect.to_dict() if self.proxy_connect else None,
-            "windows": self.windows, "repeats": self.repeats,
+            "windows": self.windows, "repeats": self.repeats, "steady": self.steady, "deferred": self.deferred,
+            "rate_limited": self.rate_limited,
         }
 
 
@@ -223,6 +261,17 @@ class BenchReport:
         }
 
 
+def rate_limited(stats: SeriesStats, elapsed: float, window: dict[str, Any] | None) -> dict[str, Any] | None:
+    """"Rate-limited at ≈ R req/s": the rate the gateway let through while it answered 429 (rate.limited).
+    None when no request was rate limited."""
+    entry = stats.errors.get("rate.limited")
+    if not entry or elapsed <= 0:
+        return None
+    at = window["ok_per_s"] if window else stats.ok / elapsed
+    return {"at_per_s": round(at, 2), "responses": entry["count"],
+            "retry_after_s": entry.get("retry_after_s")}
+
+
 def _bins(hist: Histogram) -> int:
     """Up to 10 bars, but none narrower than the histogram's ~1.6 % bucket width (no empty artefact bars)."""
     if not hist.count or hist.max <= hist.min:
@@ -258,6 +307,7 @@ def series_report(plan: Plan, stats: SeriesStats, *, aborted: str | None = None,
     errors.sort(key=lambda e: (-e.count, e.code))
     open_loop = plan.open_loop
     checked = evaluate(slos, stats) if slos else None
+    window = steady(stats, plan, len(repeats) if repeats else 1)
     return SeriesReport(
         model=plan.model, requests=total, ok=stats.ok, failed=stats.failed,
         success_rate=round(stats.ok / total, 4) if total else None,
@@ -290,5 +340,8 @@ def series_report(plan: Plan, stats: SeriesStats, *, aborted: str | None = None,
         proxy_connect=Distribution.of(stats.proxy_connect) if plan.proxy and stats.proxy_connect.count else None,
         windows=windows(stats),
         repeats=spread(repeats) if repeats and len(repeats) > 1 else None,
+        steady=window,
+        deferred=stats.deferred,
+        rate_limited=rate_limited(stats, elapsed, window),
         stats=stats,
     )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -15,11 +16,11 @@ DEFAULT_MAX_TOKENS = 16
 
 @dataclass
 class BenchOptions:
-    requests: int | None = None
-    concurrency: int | None = None  # default 10
+    requests: int | str | None = None  # a count: 200, 10k
+    concurrency: int | str | None = None  # default 10
     duration: str | None = None  # e.g. 30s, 2m, 45 (seconds)
     rate: float | None = None
-    warmup: int = 0
+    warmup: int | str = 0
     timeout: float = 60.0
     workers: int | None = None
     models: list[str] = field(default_factory=list)
@@ -35,6 +36,7 @@ class BenchOptions:
     sweep: str | None = None
     slo: list[str] = field(default_factory=list)
     repeat: int = 1
+    resolution: str | None = None  # a rate sweep's knee: bisect until the gap is within this (default 5%)
     # workload
     arrival: str | None = None
     ramp_up: str | None = None
@@ -44,7 +46,7 @@ class BenchOptions:
     dataset: str | None = None
     trace: str | None = None
     # failing fast
-    max_errors: int | None = None
+    max_errors: int | str | None = None
     max_error_rate: str | None = None  # a percentage, or "off"; default: stop when every request fails
     # artifacts and network
     csv: str | None = None
@@ -53,25 +55,42 @@ class BenchOptions:
     no_proxy: bool = False
 
 
+_DURATION_PART = re.compile(r"([0-9]*\.?[0-9]+)(ms|h|m|s)")
+
+
 def parse_duration(text: str, option: str = "-z/--duration") -> float:
-    """Durations: 30s, 2m, 1h, 500ms, or a plain number of seconds."""
-    raw = text.strip().lower()
+    """Durations: 30s, 2m, 1h, 500ms, compound ones as Go writes them (1m30s, 1h30m), or plain seconds."""
+    raw = text.strip().lower().replace(" ", "")
     units = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
-    for suffix in ("ms", "s", "m", "h"):
-        if raw.endswith(suffix):
-            number, factor = raw[: -len(suffix)], units[suffix]
-            break
-    else:
-        number, factor = raw, 1.0
+    value = -1.0
     try:
-        value = float(number) * factor
+        value = float(raw)
     except ValueError:
-        value = -1.0
+        parts = _DURATION_PART.findall(raw)
+        if parts and "".join(number + unit for number, unit in parts) == raw:
+            value = sum(float(number) * units[unit] for number, unit in parts)
     if not value > 0 or value == float("inf"):  # also refuses nan
         flag = option.split("/")[-1]
         raise InputError(_("{option} {text!r} is not a positive duration").format(option=option, text=text),
-                         _("use e.g. {flag} 30s, {flag} 2m or {flag} 45").format(flag=flag))
+                         _("use e.g. {flag} 30s, {flag} 2m, {flag} 1m30s or {flag} 45").format(flag=flag))
     return value
+
+
+_COUNT = re.compile(r"([0-9]*\.?[0-9]+)([km]?)")
+
+
+def parse_count(value: int | str | None, option: str) -> int | None:
+    """A count as peers write it: 200, 10k, 1.5k, 2M (10_000 and 10,000 too)."""
+    if value is None or isinstance(value, int):
+        return value
+    raw = value.strip().lower().replace("_", "").replace(",", "")
+    match = _COUNT.fullmatch(raw)
+    number = float(match[1]) * {"": 1, "k": 1000, "m": 1_000_000}[match[2]] if match else -1.0
+    if not match or number != int(number):
+        flag = option.split("/")[0]
+        raise InputError(_("{option} {text!r} is not a whole number").format(option=option, text=value),
+                         _("use e.g. {flag} 200 or {flag} 10k").format(flag=flag))
+    return int(number)
 
 
 def parse_error_rate(text: str) -> float | None:
@@ -88,11 +107,33 @@ def parse_error_rate(text: str) -> float | None:
     return value / 100.0
 
 
+def _resolution(text: str | None) -> float:
+    from taotoken_cli.cmd.bench.sweep import DEFAULT_RESOLUTION
+
+    if text is None:
+        return DEFAULT_RESOLUTION
+    raw = text.strip().lower().rstrip("%").strip()
+    if raw in ("off", "none", "no"):
+        return 0.0
+    try:
+        value = float(raw)
+    except ValueError:
+        value = -1.0
+    if not 0 < value <= 50:
+        raise InputError(_("--resolution {text!r} is not a percentage above 0 and at most 50").format(text=text),
+                         _("e.g. --resolution 2% (bisect a rate sweep's knee to within 2 %), or off"))
+    return value / 100.0
+
+
 def _conflict(a: str, b: str, fix: str) -> InputError:
     return InputError(_("{a} and {b} both given").format(a=a, b=b), fix)
 
 
 def validate(args: BenchOptions) -> None:
+    args.requests = parse_count(args.requests, "-n/--requests")
+    args.concurrency = parse_count(args.concurrency, "-c/--concurrency")
+    args.warmup = parse_count(args.warmup, "--warmup") or 0
+    args.max_errors = parse_count(args.max_errors, "--max-errors")
     if args.requests is not None and args.duration is not None:
         raise _conflict("-n/--requests", "-z/--duration", _("use -n for a request count or -z for a time"))
     if args.requests is not None and args.requests < 1:
@@ -174,6 +215,7 @@ def run(args: BenchOptions, io: IOStreams) -> int:
         concurrency=args.concurrency or DEFAULT_CONCURRENCY, rate=args.rate, warmup=args.warmup,
         timeout=args.timeout, workers=args.workers, proxy=proxy, proxy_label=_proxy_label(proxy),
         proxy_source=source, sweep=sweep, slos=slos, repeat=args.repeat, max_errors=args.max_errors,
+        resolution=_resolution(args.resolution),
         max_error_rate=parse_error_rate(args.max_error_rate) if args.max_error_rate is not None else 1.0,
         raw_path=paths.get("--raw"), csv_path=paths.get("--csv"))
     from taotoken_cli.cmd.bench.sweep import request_limits
@@ -211,7 +253,7 @@ def _width(io: IOStreams) -> int:
 
 
 def _capacity(args: BenchOptions):
-    from taotoken_cli.cmd.bench.sweep import parse_slo, parse_sweep
+    from taotoken_cli.cmd.bench.sweep import parse_slo, parse_sweep, with_error_target
 
     sweep = parse_sweep(args.sweep) if args.sweep is not None else None
     if sweep is not None:
@@ -222,6 +264,8 @@ def _capacity(args: BenchOptions):
         if sweep.parameter == "rate" and args.trace is not None:
             raise _conflict("--sweep rate=…", "--trace", _("a trace brings its own start times; sweep c= instead"))
     slos = [parse_slo(text) for text in args.slo]
+    if sweep is not None or slos:
+        slos = with_error_target(slos)
     if not args.stream:
         for slo in slos:
             if slo.metric in ("ttft", "itl", "tpot"):

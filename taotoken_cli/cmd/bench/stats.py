@@ -30,16 +30,23 @@ class TimeWindows:
 
     def __init__(self, width: float = 1.0) -> None:
         self.width = width
-        self.rows: dict[int, list[Any]] = {}  # index -> [requests, ok, failed, output tokens, latency, ttft]
+        # index -> [requests, ok, failed, output tokens, latency, ttft, started, good]: ended in the window,
+        # except `started` (requests that started in it)
+        self.rows: dict[int, list[Any]] = {}
 
-    def add(self, at: float, ok: bool, latency: float, ttft: float | None, tokens: int | None) -> None:
+    def _row(self, at: float) -> list[Any]:
         index = int(at / self.width) if at > 0 else 0
         while index >= MAX_WINDOWS:
             self._coarsen()
             index = int(at / self.width)
         row = self.rows.get(index)
         if row is None:
-            row = self.rows[index] = [0, 0, 0, 0, Histogram(), Histogram()]
+            row = self.rows[index] = [0, 0, 0, 0, Histogram(), Histogram(), 0, 0]
+        return row
+
+    def add(self, at: float, ok: bool, latency: float, ttft: float | None, tokens: int | None,
+            good: bool = False) -> None:
+        row = self._row(at)
         row[0] += 1
         if ok:
             row[1] += 1
@@ -48,8 +55,14 @@ class TimeWindows:
                 row[5].record(ttft)
             if tokens:
                 row[3] += tokens
+            if good:
+                row[7] += 1
         else:
             row[2] += 1
+
+    def add_start(self, at: float) -> None:
+        """A request started at `at` (the window it started in, not the one it ended in)."""
+        self._row(at)[6] += 1
 
     def _coarsen(self) -> None:
         old, self.rows = self.rows, {}
@@ -60,9 +73,9 @@ class TimeWindows:
     def _merge_row(self, index: int, row: list[Any]) -> None:
         mine = self.rows.get(index)
         if mine is None:
-            self.rows[index] = [row[0], row[1], row[2], row[3], _copy(row[4]), _copy(row[5])]
+            self.rows[index] = [row[0], row[1], row[2], row[3], _copy(row[4]), _copy(row[5]), row[6], row[7]]
             return
-        for i in range(4):
+        for i in (0, 1, 2, 3, 6, 7):
             mine[i] += row[i]
         mine[4].merge(row[4])
         mine[5].merge(row[5])
@@ -82,13 +95,13 @@ class TimeWindows:
             self._merge_row(target, row)
 
     def to_state(self) -> dict[str, Any]:
-        return {"width": self.width, "rows": {i: r[:4] + [r[4].to_state(), r[5].to_state()]
+        return {"width": self.width, "rows": {i: r[:4] + [r[4].to_state(), r[5].to_state()] + r[6:]
                                               for i, r in self.rows.items()}}
 
     @classmethod
     def from_state(cls, state: dict[str, Any]) -> TimeWindows:
         windows = cls(state["width"])
-        windows.rows = {int(i): r[:4] + [Histogram.from_state(r[4]), Histogram.from_state(r[5])]
+        windows.rows = {int(i): r[:4] + [Histogram.from_state(r[4]), Histogram.from_state(r[5])] + r[6:]
                         for i, r in state["rows"].items()}
         return windows
 
@@ -120,6 +133,8 @@ class SeriesStats:
         self.tokens_counted = 0  # … counted from content deltas (no usage given)
         self.started_at = float("inf")
         self.ended_at = 0.0
+        self.last_start = 0.0  # seconds from the start: when the last request started (the drain follows)
+        self.deferred = 0  # requests held back by a Retry-After before they started
         self.elapsed_before = 0.0  # wall time of earlier repeats merged into this one
         self.connections = 0
         self.windows = TimeWindows(window_s)
@@ -147,19 +162,21 @@ class SeriesStats:
         self._add_counts(other)
         self.started_at = min(self.started_at, other.started_at)
         self.ended_at = max(self.ended_at, other.ended_at)
+        self.last_start = max(self.last_start, other.last_start)
         self.windows.merge(other.windows)
 
     def add_repeat(self, other: SeriesStats) -> None:
         """Add a later repeat of the same series: its wall time (and its windows) follow this one's."""
         offset = self.elapsed
         self._add_counts(other)
+        self.last_start = offset + other.last_start
         self.windows.merge(other.windows, offset)
         self.elapsed_before = offset + other.elapsed
         self.started_at = self.ended_at = 0.0
 
     def _add_counts(self, other: SeriesStats) -> None:
-        for name in ("ok", "failed", "good", "late_starts", "lateness_total", "output_tokens", "input_tokens",
-                     "tokens_from_usage", "tokens_counted", "connections"):
+        for name in ("ok", "failed", "good", "late_starts", "deferred", "lateness_total", "output_tokens",
+                     "input_tokens", "tokens_from_usage", "tokens_counted", "connections"):
             setattr(self, name, getattr(self, name) + getattr(other, name))
         self.lateness_max = max(self.lateness_max, other.lateness_max)
         for key, n in other.status.items():

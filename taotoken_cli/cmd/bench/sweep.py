@@ -9,11 +9,15 @@
   limits (the strictest limit per metric), as in DistServe / vLLM's --goodput.
 
 `--sweep` (one load parameter):  c=1,2,4,8   c=1..64 (doubling)   rate=2..20+2 (step)   rate=1..64*1.5
-  Each step is one run (with -n/-z per step). The sweep stops early once past saturation: with
-  SLOs, when a step misses them with no more goodput than the best step before it, or two steps in
-  a row miss them; without SLOs, when throughput falls below 90 % of the best step or grows by less
-  than 5 % twice in a row. The knee is the highest load meeting every SLO (without SLOs: the lowest
-  load within 5 % of the best throughput).
+  Each step is one run (with -n/-z per step). The sweep stops early once past saturation: when a
+  step misses the SLOs with no more goodput than the best step before it, or two steps in a row miss
+  them, or throughput falls below 90 % of the best step or grows by less than 5 % twice in a row.
+  Then it bisects: between the knee and the step above it that missed, and (concurrency) between the
+  knee and the unsaturated step below it, until the gap is one user (a rate: within --resolution, 5 %).
+  The knee (concurrency) is the lowest load reaching the best goodput within 5 %, among the steps met
+  from the bottom up; (rate) the highest rate met, i.e. meeting the SLOs and served on time (achieved
+  at least 95 % of offered). Sweeps and SLO verdicts always carry an error-rate target (default
+  error-rate<1%): a run whose requests fail never "meets its SLOs".
 """
 
 from __future__ import annotations
@@ -41,6 +45,7 @@ class SLO:
     stat: str | None  # "p95", "mean", "max"; None for error-rate
     limit: float  # seconds, or a fraction for error-rate
     inclusive: bool  # <= rather than <
+    implied: bool = False  # added by bench (the default error-rate target), not given with --slo
 
     @property
     def text(self) -> str:
@@ -63,7 +68,7 @@ class SLO:
         unit = "ratio" if self.metric == "error-rate" else "ms"
         limit = self.limit if self.metric == "error-rate" else round(self.limit * 1000, 6)
         return {"target": self.text, "metric": self.metric, "stat": self.stat, "limit": limit, "unit": unit,
-                "inclusive": self.inclusive}
+                "inclusive": self.inclusive, "default": self.implied}
 
 
 def parse_slo(text: str) -> SLO:
@@ -95,6 +100,17 @@ def parse_slo(text: str) -> SLO:
     if value <= 0:
         raise InputError(_("--slo {text!r}: the limit must be above zero").format(text=text), _(SLO_FIX))
     return SLO(TIME_METRICS[metric], stat, value / 1000.0 if unit == "ms" else value, inclusive)
+
+
+DEFAULT_ERROR_RATE = 0.01
+
+
+def with_error_target(slos: list[SLO]) -> list[SLO]:
+    """The targets plus the default error-rate<1% when none was given: a verdict over successful requests
+    alone would call a run whose requests nearly all failed "SLOs met"."""
+    if any(slo.metric == "error-rate" for slo in slos):
+        return list(slos)
+    return [*slos, SLO("error-rate", None, DEFAULT_ERROR_RATE, False, implied=True)]
 
 
 def request_limits(slos: list[SLO]) -> dict[str, float]:
@@ -199,9 +215,23 @@ def _range(spec: str) -> list[float]:
 @dataclass
 class Step:
     load: float
-    goodput: float | None  # requests/s meeting the SLOs (all successes when there are none)
-    meets: bool | None  # None: no SLOs
+    goodput: float | None  # requests/s meeting the SLOs over the steady window (all successes without SLOs)
+    meets: bool | None  # every SLO held (None: no SLOs)
     aborted: bool = False
+    offered: float | None = None  # open loop: the scheduled rate (requests/s) over the steady window
+
+    @property
+    def met(self) -> bool:
+        """Within the targets: SLOs held, not stopped and, open loop, served on time (achieved >= 95 % of
+        offered: a server that cannot keep up only queues more and more)."""
+        if self.aborted or self.meets is False:
+            return False
+        return self.offered is None or (self.goodput or 0.0) >= SATURATION * self.offered
+
+
+SATURATION = 0.95  # "reaches the best goodput": within 5 % of it
+DEFAULT_RESOLUTION = 0.05  # rate sweeps bisect until the gap is within 5 %
+MAX_PROBES = 16
 
 
 def saturated(steps: list[Step], with_slos: bool) -> str | None:
@@ -217,7 +247,6 @@ def saturated(steps: list[Step], with_slos: bool) -> str | None:
             return N_("a step missed the SLOs with no more goodput than the best step before it")
         if last.meets is False and len(steps) >= 2 and steps[-2].meets is False:
             return N_("two steps in a row missed the SLOs")
-        return None
     if best is None:
         return None
     if (last.goodput or 0.0) < 0.9 * best:
@@ -229,11 +258,63 @@ def saturated(steps: list[Step], with_slos: bool) -> str | None:
     return None
 
 
-def knee(steps: list[Step], with_slos: bool) -> float | None:
-    if with_slos:
-        meeting = [s.load for s in steps if s.meets]
-        return max(meeting) if meeting else None
-    best = max((s.goodput or 0.0 for s in steps), default=0.0)
+def knee(steps: list[Step], parameter: str = "concurrency") -> float | None:
+    """The capacity point. Concurrency: the lowest load reaching the best goodput (within 5 %) among the
+    steps met from the bottom up (more users past it only queue); rate: the highest rate met."""
+    return knee_and_bound(steps, parameter)[0]
+
+
+def knee_and_bound(steps: list[Step], parameter: str = "concurrency") -> tuple[float | None, Step | None]:
+    """(the knee, the measured step that bounds it: the nearest one on the other side of the rule)."""
+    ordered = sorted(steps, key=lambda s: s.load)
+    met: list[Step] = []
+    for step in ordered:  # contiguous from the lowest load: a met step above a missed one is not trusted
+        if not step.met:
+            break
+        met.append(step)
+    if not met:
+        return None, ordered[0] if ordered else None
+    above = next((s for s in ordered if s.load > met[-1].load), None)
+    if parameter != "concurrency":
+        return met[-1].load, above
+    best = max(s.goodput or 0.0 for s in met)
     if best <= 0:
+        return None, None
+    point = next(s for s in met if (s.goodput or 0.0) >= SATURATION * best)
+    if point is met[-1] and above is not None:
+        return point.load, above  # still climbing: the next load missed its targets
+    below = [s for s in ordered if s.load < point.load]
+    return point.load, (below[-1] if below else None)  # saturated: the load below it fell short
+
+
+def next_probe(steps: list[Step], parameter: str, resolution: float = DEFAULT_RESOLUTION) -> float | None:
+    """The load to measure next to narrow the knee down (None: the gap is one step). Between the knee and
+    the step that missed above it, then between the knee and the unsaturated step below it; concurrency in
+    whole users, a rate until the gap is within `resolution`."""
+    if resolution <= 0:
+        return None  # --resolution off: the coarse steps only
+    ordered = sorted(steps, key=lambda s: s.load)
+    point = knee(steps, parameter)
+    loads = {s.load for s in ordered}
+
+    def between(low: float, high: float) -> float | None:
+        if parameter == "concurrency":
+            mid = float((int(low) + int(high)) // 2)
+            return mid if high - low > 1 and mid not in loads else None
+        if resolution <= 0 or high <= low * (1 + resolution):
+            return None
+        mid = round((low + high) / 2, 6)
+        return mid if mid not in loads else None
+
+    if point is None:
         return None
-    return min(s.load for s in steps if (s.goodput or 0.0) >= 0.95 * best)
+    above = next((s for s in ordered if s.load > point), None)
+    if above is not None and not above.met:
+        probe = between(point, above.load)
+        if probe is not None:
+            return probe
+    if parameter == "concurrency":
+        below = [s for s in ordered if s.load < point]
+        if below:
+            return between(below[-1].load, point)
+    return None

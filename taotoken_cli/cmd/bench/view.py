@@ -99,7 +99,7 @@ def render_text(report: BenchReport, width: int = 80) -> list[str]:
                 _("proxy: {proxy} (from the environment; proxy errors are reported as proxy.*)"))
         lines += wrap(text.format(proxy=report.proxy), width, hang="  ")
     if report.slo:
-        lines += wrap(_("SLOs: {targets}").format(targets=listing([s.text for s in report.slo])), width, hang="  ")
+        lines += wrap(_("SLOs: {targets}").format(targets=slo_listing(report.slo)), width, hang="  ")
     if report.sweep is not None:
         for model in report.sweep["models"]:
             lines.append("")
@@ -114,6 +114,11 @@ def render_text(report: BenchReport, width: int = 80) -> list[str]:
     return lines
 
 
+def slo_listing(slos) -> str:
+    """"ttft:p95<600ms, error-rate<1% (default)": the targets, the one bench added marked."""
+    return listing([_("{target} (default)").format(target=s.text) if s.implied else s.text for s in slos])
+
+
 _TOKEN_SOURCES = {"usage": N_("server-reported usage"),
                   "counted": N_("counted stream deltas (no usage from the server)"),
                   "mixed": N_("server usage where given, else counted deltas")}
@@ -125,6 +130,13 @@ def series_lines(s: SeriesReport, stream: bool, width: int = 80) -> list[str]:
     fields.append((_("requests"), _("{total} ({ok} ok, {failed} failed, {rate} success) in {seconds:.2f} s").format(
         total=s.requests, ok=s.ok, failed=s.failed, rate=rate, seconds=s.elapsed_s)))
     fields.append((_("requests/s"), _num(s.requests_per_s, 1)))
+    if s.steady is not None:
+        fields.append((_("steady"), _("{achieved} req/s achieved, {offered} offered, {good} good, over "
+                                     "{start:g}-{end:g} s (the drain excluded)").format(
+            achieved=_num(s.steady["achieved_per_s"]), offered=_num(s.steady["offered_per_s"]),
+            good=_num(s.steady["goodput_per_s"]), start=s.steady["start_s"], end=s.steady["end_s"])))
+    if s.rate_limited is not None:
+        fields.append((_("rate limit"), rate_limit_text(s.rate_limited, s.deferred)))
     if s.slo is not None:
         fields.append((_("goodput"), _("{value} req/s within the SLO limits ({good} of {total})").format(
             value=_num(s.goodput_per_s), good=s.good, total=s.requests)))
@@ -187,7 +199,21 @@ def series_lines(s: SeriesReport, stream: bool, width: int = 80) -> list[str]:
     return lines
 
 
-_ABORTS = {"max-errors": N_("--max-errors reached"), "error-rate": N_("its error rate passed --max-error-rate")}
+_ABORTS = {"max-errors": N_("--max-errors reached"), "error-rate": N_("its error rate passed --max-error-rate"),
+           "all-failed": N_("every request it started failed")}
+
+
+def rate_limit_text(finding: dict, deferred: int) -> str:
+    """The finding: "rate-limited at ≈ 10.0 req/s (1,234 answers 429, Retry-After 1 s honoured)"."""
+    hint = finding.get("retry_after_s")
+    if hint is not None:
+        text = ngettext("rate-limited at ≈ {rate} req/s ({n} answer 429, Retry-After {s:g} s honoured {d} times)",
+                        "rate-limited at ≈ {rate} req/s ({n} answers 429, Retry-After {s:g} s honoured {d} times)",
+                        finding["responses"])
+    else:
+        text = ngettext("rate-limited at ≈ {rate} req/s ({n} answer 429)",
+                        "rate-limited at ≈ {rate} req/s ({n} answers 429)", finding["responses"])
+    return text.format(rate=_num(finding["at_per_s"]), n=finding["responses"], s=hint or 0, d=deferred)
 
 
 def _slo_value(check: dict) -> str:
@@ -278,27 +304,47 @@ def sweep_lines(report: BenchReport, model: dict, width: int) -> list[str]:
     title = (_("model {model}: sweep over concurrency") if sweep["parameter"] == "concurrency"
              else _("model {model}: sweep over rate"))
     lines = [title.format(model=model["model"])]
-    header = [_("load"), "req/s", _("goodput"), _("lat p95"), "TTFT p95", "ITL p95", _("errors")]
+    header = [_("load"), _("offered"), "req/s", _("goodput"), _("lat p95"), "TTFT p95", "ITL p95", _("errors")]
     if report.slo:
         header.append(_("SLOs"))
     rows = []
     for step in model["steps"]:
-        row = [label(step["load"]), _num(step["requests_per_s"]), _num(step["goodput_per_s"]),
+        name = label(step["load"]) + (" *" if step.get("probe") else "")
+        row = [name, _num(step.get("offered_per_s")), _num(step["requests_per_s"]), _num(step["goodput_per_s"]),
                _num(step["latency_p95_ms"]), _num(step["ttft_p95_ms"]), _num(step["itl_p95_ms"], 2),
                "-" if step["error_rate"] is None else f"{step['error_rate'] * 100:.1f} %"]
         if report.slo:
             row.append(_("met") if step["meets_slo"] else _("missed"))
         rows.append(row)
     if not report.stream:
-        header, rows = [h for i, h in enumerate(header) if i not in (4, 5)], [
-            [c for i, c in enumerate(r) if i not in (4, 5)] for r in rows]
+        header, rows = [h for i, h in enumerate(header) if i not in (5, 6)], [
+            [c for i, c in enumerate(r) if i not in (5, 6)] for r in rows]
     lines += table(header, rows, width)
-    lines.append("  " + (_("(ms; goodput: requests/s within the SLO limits)") if report.slo
-                         else _("(ms; goodput: requests/s that succeeded)")))
+    lines += wrap(_("(ms; req/s: answers per second, offered: starts per second, both over the steady window; "
+                    "goodput: requests/s within the SLO limits; * a step added to bisect the knee)"), width,
+                  "  ", "   ")
     knee = model["knee"]
-    text = (_("knee: {load} ({rule})").format(load=label(knee), rule=_(sweep["knee_rule"])) if knee is not None
-            else _("knee: none ({rule})").format(rule=_(sweep["knee_rule"])))
+    if knee is not None:
+        text = _("knee: {load}, {rate} req/s goodput ({rule})").format(
+            load=label(knee), rate=_num(model.get("knee_goodput_per_s")), rule=_(sweep["knee_rule"]))
+        bound = model.get("bounded_by")
+        if bound is not None:
+            why = _(_BOUNDS.get(bound["why"], bound["why"]))
+            # i18n: the knee line, then the measured step next to it on the other side of the rule
+            text = _("{knee}; bounded by {load}: {why}").format(knee=text, load=label(bound["load"]), why=why)
+    else:
+        text = _("knee: none ({rule})").format(rule=_(sweep["knee_rule"]))
     lines += wrap(text, width, "  ", "    ")
+    limited = [report.series[step["series"]].rate_limited for step in model["steps"]
+               if report.series[step["series"]].rate_limited is not None]
+    if limited:
+        top = max(limited, key=lambda f: f["at_per_s"])
+        lines += wrap(_("finding: rate-limited at ≈ {rate} req/s (429 with a retry hint from {n} of {steps} steps); "
+                        "fix: stay under it, e.g. taotoken bench --rate {under:g}, or ask the gateway's owner "
+                        "for a higher limit").format(rate=_num(top["at_per_s"]), n=len(limited),
+                                                      steps=len(model["steps"]),
+                                                      under=max(0.1, round(top["at_per_s"] * 0.9, 1))),
+                      width, "  ", "    ")
     if model["stop_reason"]:
         lines += wrap(_("stopped early: {reason}").format(reason=_(model["stop_reason"])), width, "  ", "    ")
     for step in model["steps"]:
@@ -310,6 +356,11 @@ def sweep_lines(report: BenchReport, model: dict, width: int) -> list[str]:
             lines += wrap(text.format(load=label(step["load"]), code=top.code, count=top.count,
                                       fix=fixes[0] if fixes else ""), width, "  ", "    ")
     return lines
+
+
+_BOUNDS = {"missed": N_("it missed the SLOs"), "unsaturated": N_("below 95 % of the best goodput"),
+           "late": N_("not served on time (achieved below 95 % of offered)"),
+           "aborted": N_("stopped by the error limits")}
 
 
 def comparison_lines(report: BenchReport, width: int = 80) -> list[str]:

@@ -86,6 +86,14 @@ def mock(
         [], "--model-fail", metavar="MODEL=KIND",
         help=_("Fail every request for MODEL (repeatable) while other models stay healthy: KIND is a status "
                "(401, 429, 503…), quota, concurrency, no-channel, or a --fault.")),
+    slots: int | None = typer.Option(None, "--slots", metavar="N",
+                                     help=_("Serve at most N generations at once; the rest wait in a FIFO queue "
+                                            "(a server of known capacity).")),
+    rate_limit: float | None = typer.Option(None, "--rate-limit", metavar="PER_SECOND",
+                                            help=_("A token bucket of this many requests/s: over it, 429 with "
+                                                   "Retry-After (--retry-after, default 1).")),
+    keep: int = typer.Option(10_000, "--keep", metavar="N",
+                             help=_("Remember the last N requests (memory stays bounded; default 10000).")),
     lenient_paths: bool = typer.Option(False, "--lenient-paths",
                                        help=_("Also answer doubled/missing /v1 paths (they are still flagged).")),
     lang: str = typer.Option("en", "--lang", metavar="LANG", autocompletion=complete_mock_languages,
@@ -113,5 +121,6 @@ def mock(
         token_rate=token_rate, tokens=tokens, fail=fail, fail_style=fail_style, fail_rate=fail_rate,
         retry_after=retry_after, fault=fault, model_timing=parse_model_timing(model_timing),
         model_fail=parse_model_fail(model_fail), lenient_paths=lenient_paths, lang=lang,
-        replay=tuple(load_recording(path) for path in replay))
+        replay=tuple(load_recording(path) for path in replay),
+        slots=slots, rate_limit=rate_limit, keep_requests=keep)
     raise typer.Exit(run(options, _options.io(), key_flag=key, quiet=quiet, as_json=json_out))

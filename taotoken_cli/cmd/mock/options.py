@@ -85,8 +85,10 @@ class MockOptions:
     model_fail: dict[str, int | str] = field(default_factory=dict)  # model -> status | MODEL_FAILURES name
     lenient_paths: bool = False  # serve doubled/missing /v1 too (still flagged in the log)
     lang: str = "en"  # language of new-api messages (one-api's are always Chinese)
-    keep_requests: int = 100_000  # how many RequestRecords to keep (oldest dropped)
+    keep_requests: int = 10_000  # how many RequestRecords to keep (oldest dropped): `--keep N`
     replay: tuple[Recording, ...] = ()  # recorded answers (--replay), served before anything else
+    slots: int | None = None  # at most this many generations at once, the rest queued FIFO (capacity.Slots)
+    rate_limit: float | None = None  # requests/s over which generations get 429 (capacity.TokenBucket)
 
     def validate(self) -> MockOptions:
         """Check the combination; raises InputError with the fix. Returns self for chaining."""
@@ -124,6 +126,15 @@ class MockOptions:
         if not 0.0 <= self.fail_rate <= 1.0:
             raise InputError(_("--fail-rate {rate}: not a fraction").format(rate=self.fail_rate),
                              _("use a number from 0 to 1"))
+        if self.keep_requests < 1:
+            raise InputError(_("--keep must be at least 1 (got {n})").format(n=self.keep_requests),
+                             _("e.g. --keep 1000 (the most recent requests the mock remembers)"))
+        if self.slots is not None and self.slots < 1:
+            raise InputError(_("--slots must be at least 1 (got {n})").format(n=self.slots),
+                             _("e.g. --slots 12 (12 generations at once, the rest wait their turn)"))
+        if self.rate_limit is not None and not self.rate_limit > 0:
+            raise InputError(_("--rate-limit must be a positive number of requests per second"),
+                             _("e.g. --rate-limit 10 (answers 429 with Retry-After over 10 requests/s)"))
         if self.retry_after is not None and self.retry_after < 0:
             raise InputError(_("--retry-after must not be negative"), _("give seconds, e.g. --retry-after 2"))
         for model, timing in self.model_timing.items():

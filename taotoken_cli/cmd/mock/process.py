@@ -46,6 +46,11 @@ def options_to_args(options: MockOptions) -> list[str]:
         args += ["--retry-after", repr(o.retry_after)]
     if o.fault:
         args += ["--fault", o.fault]
+    if o.slots is not None:
+        args += ["--slots", str(o.slots)]
+    if o.rate_limit is not None:
+        args += ["--rate-limit", repr(o.rate_limit)]
+    args += ["--keep", str(o.keep_requests)]
     for model, timing in o.model_timing.items():
         args += ["--model-timing", f"{model}={timing.spec()}"]
     for model, kind in o.model_fail.items():

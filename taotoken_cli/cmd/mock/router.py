@@ -15,6 +15,7 @@ from typing import Any
 
 from taotoken_cli import __version__
 from taotoken_cli.cmd.mock import api
+from taotoken_cli.cmd.mock.capacity import TokenBucket
 from taotoken_cli.cmd.mock.error_bodies import HTML_PAGE, ErrorContext, error_reply, kind_for_status
 from taotoken_cli.cmd.mock.options import GENERATION_FAULTS, STREAM_FAULTS, MockOptions, Timing
 from taotoken_cli.cmd.mock.records import RequestRecord
@@ -60,6 +61,7 @@ class Router:
         self.seq = 0
         self._eligible = 0  # requests that could receive an injected failure
         self._id_prefix = time.strftime("%Y%m%d%H%M%S")
+        self.bucket = TokenBucket(options.rate_limit) if options.rate_limit else None
 
     # -- helpers ------------------------------------------------------------------------------
     def _identity_headers(self, request_id: str) -> list[tuple[str, str]]:
@@ -245,6 +247,8 @@ class Router:
 
     def _generate(self, endpoint: str, body: dict[str, Any], record: RequestRecord, anthropic_endpoint: bool) -> Reply:
         opts = self.options
+        if self.bucket is not None and not self.bucket.take(record.received_at):
+            return self._limited(record, anthropic_endpoint)
         timing = opts.timing_for(record.model)
         limit_field = "max_output_tokens" if endpoint == "responses" else "max_tokens"
         limit = body.get(limit_field) or body.get("max_completion_tokens")
@@ -285,6 +289,14 @@ class Router:
         if fault in STREAM_FAULTS:
             return reply  # a plain request is answered normally under a stream-only fault
         return self._inject(record, reply, generation=True, anthropic_endpoint=anthropic_endpoint)
+
+    def _limited(self, record: RequestRecord, anthropic_endpoint: bool) -> Reply:
+        """Over --rate-limit: the style's 429, with Retry-After (--retry-after, else 1 s)."""
+        record.injected = "rate-limit"
+        reply = self._error("rate_limited", record, status=429, anthropic_endpoint=anthropic_endpoint)
+        value = self.options.retry_after if self.options.retry_after is not None else 1.0
+        reply.headers.append(("Retry-After", str(int(value)) if value == int(value) else f"{value:.2f}"))
+        return reply
 
     @staticmethod
     def _events(endpoint: str, gen: api.Generation) -> list[api.Event]:

@@ -24,6 +24,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
+from taotoken_cli.cmd.mock.capacity import Slots
 from taotoken_cli.cmd.mock.error_bodies import REASONS
 from taotoken_cli.cmd.mock.options import MockOptions
 from taotoken_cli.cmd.mock.records import RequestRecord
@@ -197,11 +198,15 @@ class _Connection(asyncio.Protocol):
         keep_alive = keep_alive and reply.end == "normal"
         latency_s, interval_s, _ = reply.timing or self.server.router.options.timing_for(record.model)
         paced = reply.events is not None and interval_s > 0 and not reply.head_only
-        if latency_s <= 0 and not paced:
+        if latency_s <= 0 and not paced and self.server.slots is None:
             self._write_all(reply, record, keep_alive)
             return
         self.busy = True
         start = record.received_at + latency_s  # every due time below is absolute: no drift
+        slots = self.server.slots
+        if slots is not None and reply.status == 200 and record.endpoint in ("chat", "responses", "messages"):
+            last = reply.events[-1][0] * interval_s if paced and reply.events else 0.0
+            start = slots.admit(record.received_at, latency_s + last) + latency_s  # FIFO: wait for a slot
         if not paced:
             self.timer = self.loop.call_at(start, self._write_all, reply, record, keep_alive)
             return
@@ -297,6 +302,7 @@ class MockServer:
         self.router = Router(self.options)
         self.on_request = on_request
         self.records: collections.deque[RequestRecord] = collections.deque(maxlen=max(1, options.keep_requests))
+        self.slots = Slots(options.slots) if options.slots else None
         self.status_counts: collections.Counter[str] = collections.Counter()
         self.flag_counts: collections.Counter[str] = collections.Counter()
         self.connections: set[_Connection] = set()

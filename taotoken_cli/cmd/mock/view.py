@@ -84,6 +84,11 @@ def _behaviour(opts: MockOptions) -> list[str]:
                                                                                 rate=f"{opts.fail_rate:g}"))
         if opts.retry_after is not None:
             items.append(f"Retry-After {opts.retry_after:g}")  # the header the answers carry
+    if opts.slots is not None:
+        items.append(ngettext("{n} slot, the rest queued", "{n} slots, the rest queued", opts.slots)
+                     .format(n=opts.slots))
+    if opts.rate_limit is not None:
+        items.append(_("429 over {rate} requests/s").format(rate=f"{opts.rate_limit:g}"))
     return items
 
 

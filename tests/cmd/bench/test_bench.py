@@ -30,7 +30,7 @@ MOCK = MockOptions(
     model_fail={"hang": "stall", "unauthorized": 401, "rate-limited": 429, "quota": "quota",
                 "no-channel": "no-channel", "reset": "reset", "error-event": "stream-error", "empty": "empty-stream",
                 "no-usage": "no-usage"},
-    retry_after=7,  # on the injected 429
+    retry_after=0.2,  # on the injected 429 (honoured: the user waits)
 )
 
 
@@ -154,7 +154,7 @@ def test_errors_are_classified_per_model(bench):
         assert [(e["code"], e["count"]) for e in s["errors"]] == [(code, 3)], (model, s["errors"])
         assert s["top_error_fix"], model
     assert series["fixed30"]["ok"] == 3  # the healthy model next to the failing ones, from the same mock
-    assert series["rate-limited"]["errors"][0]["retry_after_s"] == 7
+    assert series["rate-limited"]["errors"][0]["retry_after_s"] == 0.2
     assert series["quota"]["errors"][0]["retry_after_s"] is None  # never "wait and retry" a quota
     assert series["unauthorized"]["status_codes"] == {"401": 3}
     assert series["quota"]["status_codes"] == {"403": 3}  # new-api: insufficient user quota
@@ -164,7 +164,7 @@ def test_errors_are_classified_per_model(bench):
 
 def test_quota_429_with_retry_after_is_not_a_rate_limit(bench, mock_gateway):
     # An upstream OpenAI quota error relayed as is: 429 like a rate limit, but waiting will not help.
-    mock = mock_gateway(process=True, fail="quota", fail_style="openai", retry_after=7)
+    mock = mock_gateway(process=True, fail="quota", fail_style="openai", retry_after=0.2)
     s = run_json(bench, "-m", "gpt-4o-mini", "-n", "3", "-c", "1", base_url=mock.url)["series"][0]
     assert s["status_codes"] == {"429": 3}
     assert [(e["code"], e["count"]) for e in s["errors"]] == [("quota.exhausted", 3)]
@@ -174,7 +174,7 @@ def test_quota_429_with_retry_after_is_not_a_rate_limit(bench, mock_gateway):
 def test_error_text_names_the_code_and_the_fix(bench):
     result = bench("-m", "rate-limited", "-n", "2", "-c", "1")
     assert result.returncode == 6
-    assert "rate.limited" in result.stdout and "Retry-After 7 s" in result.stdout
+    assert "rate.limited" in result.stdout and "Retry-After 0.2 s" in result.stdout
     assert "fix (rate.limited):" in result.stdout
     assert "status codes: HTTP 429 x2" in result.stdout
 
@@ -240,7 +240,9 @@ SERIES_KEYS = {"model", "requests", "ok", "failed", "success_rate", "elapsed_s",
                "lateness_mean_ms", "lateness_max_ms", "connections",
                # added with sweeps, SLOs, workloads, repeats and proxies (keys only gain fields)
                "concurrency", "rate", "input_tokens", "good", "goodput_per_s", "slo", "meets_slo", "aborted",
-               "connect_ms", "proxy_connect_ms", "windows", "repeats"}
+               "connect_ms", "proxy_connect_ms", "windows", "repeats",
+               # the steady window (drain excluded), Retry-After honoured, the rate-limit finding
+               "steady", "deferred", "rate_limited"}
 DIST_KEYS = {"count", "min", "mean", "p50", "p90", "p95", "p99", "max"}
 
 

@@ -21,7 +21,7 @@ from tests.conftest import SENTINEL_KEY, squashed
 
 MOCK = MockOptions(key=SENTINEL_KEY, latency_ms=10, tokens=3,
                    model_timing={"fixed30": ModelTiming(30, 0, 4), "stream": ModelTiming(40, 100, 6)},
-                   model_fail={"rate-limited": 429, "unauthorized": 401, "no-channel": "no-channel"}, retry_after=7)
+                   model_fail={"rate-limited": 429, "unauthorized": 401, "no-channel": "no-channel"}, retry_after=0.2)
 
 
 @pytest.fixture(scope="module")
@@ -55,7 +55,7 @@ def test_text_report_in_chinese_fits_80_columns(bench):
     for text in ("负载：闭环，4 个请求，并发 2，2 个工作进程，每组运行 2 次", "模型 stream", "请求数", "每秒请求数",
                  "（成功 8，失败 0，成功率 100.0 %）", "依据：服务器报告的 usage", "波动         重复 2 次：",
                  "时间单位 ms，仅统计成功的请求：", "TTFT：首 token 延迟；token 间隔：", "延迟直方图 (ms)：",
-                 "状态码：HTTP 200 x8", "状态码：HTTP 429 x8", "错误明细：", "（HTTP 429，Retry-After 7 s）",
+                 "状态码：HTTP 200 x8", "状态码：HTTP 429 x8", "错误明细：", "（HTTP 429，Retry-After 0.2 s）",
                  "服务器返回：", "修复（rate.limited）：降低并发：taotoken bench -c 1   （本次：-c 2）", "并排对比：",
                  "A = stream", "成功率", "主要错误"):
         assert squashed(text) in squashed(out), text
@@ -104,8 +104,11 @@ def test_sweep_in_chinese(bench):
     assert zh.returncode == en.returncode
     out = zh.stdout
     for text in ("SLO：latency:p95<150ms，error-rate<1%", "模型 fixed30：按并发扫描", "负载", "有效吞吐", "达标",
-                 "（单位 ms；有效吞吐：每秒满足 SLO 限制的请求数）", "拐点：c=4（满足全部 SLO 的最高负载）",
-                 "模型 rate-limited：按并发扫描", "未达标", "拐点：无（满足全部 SLO 的最高负载）",
+                 "（单位 ms；req/s：每秒完成的请求数，施加：每秒发起的请求数，均按稳定区间计；"
+                 "有效吞吐：每秒满足 SLO 限制的请求数；* 为二分查找拐点时加测的一档）", "拐点：c=",
+                 "req/s（满足全部 SLO、且达到最佳有效吞吐（5 % 以内）的最低并发）；受 c=",
+                 "模型 rate-limited：按并发扫描", "未达标",
+                 "拐点：无（满足全部 SLO、且达到最佳有效吞吐（5 % 以内）的最低并发）",
                  "提前停止：有一档未达到 SLO，且有效吞吐不高于此前最好的一档", "c=1：rate.limited x8；修复："):
         assert squashed(text) in squashed(out), text
     for english in ("sweep over", "knee", "goodput", "stopped early", "missed", "met "):
@@ -162,13 +165,14 @@ def _shape(value: Any, key: str = "") -> Any:
 
 def test_json_is_the_same_in_every_language(bench):
     args = ("-m", "stream", "-m", "rate-limited", "-m", "unauthorized", "-n", "4", "--stream", "--sweep", "c=1,2,4",
-            "--slo", "ttft:p95<2s", "--json")
+            "--slo", "ttft:p95<2s", "--resolution", "off", "--json")  # no bisection: the same steps in both
     zh, en = bench(*args), bench(*args, lang="en")
     assert zh.returncode == en.returncode
     zh_data, en_data = json.loads(zh.stdout), json.loads(en.stdout)
     assert _shape(zh_data) == _shape(en_data)
     assert zh_data["sweep"]["models"][1]["stop_reason"] is not None
-    assert "lower the concurrency" in zh_data["series"][4]["top_error_fix"]
+    limited = next(s for s in zh_data["series"] if s["model"] == "rate-limited" and s["concurrency"] == 2)
+    assert "lower the concurrency" in limited["top_error_fix"]
 
 
 class _Page(HTMLParser):
@@ -225,7 +229,8 @@ def test_html_report_in_chinese(bench, tmp_path):
     assert "达标" in page.texts["span"] and "未达标" in page.texts["span"]
     meta = " ".join(page.texts["p"])
     assert "负载：闭环，每档 6 个请求" in meta and "时间单位 ms，仅统计成功的请求" in meta
-    assert "拐点 2（满足全部 SLO 的最高负载）" in meta and "无拐点" in meta
+    assert "拐点 2（满足全部 SLO、且达到最佳有效吞吐（5 % 以内）的最低并发）" in meta and "无拐点" in meta
+    assert "error-rate<1%（默认）" in meta
     # axis titles and legends are Chinese; series names and codes stay as they are
     layouts = [json.loads(m) for s in page.scripts if "Plotly.newPlot" in s
                for m in re.findall(r'(\{"template".*?\})\s*,\s*\{"displaylogo"', s)]
@@ -239,7 +244,8 @@ def test_html_report_in_chinese(bench, tmp_path):
     # the embedded report is data: as --json has it in English
     embedded = json.loads(next(s for s in page.scripts if s.lstrip().startswith('{"schema"')))
     assert _shape(embedded) == _shape(json.loads(bench(*args, "--json", lang="en").stdout))
-    assert embedded["sweep"]["knee_rule"] == "the highest load meeting every SLO"
+    assert embedded["sweep"]["knee_rule"] == ("the lowest concurrency reaching the best goodput (within 5 %) while "
+                                              "meeting every SLO")
     assert "lower the concurrency" in embedded["series"][3]["top_error_fix"]
 
 

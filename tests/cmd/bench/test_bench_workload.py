@@ -11,7 +11,17 @@ import pytest
 
 from taotoken_cli.cmd.bench.plan import BodyTemplate, Plan, Tally
 from taotoken_cli.cmd.bench.stats import SeriesStats, TimeWindows
-from taotoken_cli.cmd.bench.sweep import Step, knee, parse_slo, parse_sweep, request_limits, saturated
+from taotoken_cli.cmd.bench.sweep import (
+    MAX_PROBES,
+    Step,
+    knee,
+    knee_and_bound,
+    next_probe,
+    parse_slo,
+    parse_sweep,
+    request_limits,
+    saturated,
+)
 from taotoken_cli.cmd.bench.workload import (
     Arrival,
     Workload,
@@ -141,11 +151,36 @@ def test_tally_hands_out_requests_once_and_stops_on_errors():
     assert tally.counts() == (4, 3, "max-errors") and tally.claim() is None
     plan = Plan(root="http://x", api_key=None, model="m", requests=100)  # default: stop when all of 20 failed
     tally = Tally(plan)
-    for _ in range(19):
-        tally.finish(True)
+    for g in range(19):
+        tally.claim()
+        tally.finish(True, index=g)
     assert not tally.aborted
-    tally.finish(True)
+    tally.claim()
+    tally.finish(True, index=19)
+    assert tally.counts()[2] == "all-failed"
+    # judged on the requests started, not on the first to finish: 25 fast failures while the first ones
+    # started are still under way do not stop the run
+    tally = Tally(plan)
+    for _ in range(30):
+        tally.claim()
+    for g in range(5, 30):
+        tally.finish(True, index=g)
+    assert not tally.aborted
+    # a rate limit with a retry hint is load shed: --max-error-rate leaves it out
+    tally = Tally(Plan(root="http://x", api_key=None, model="m", requests=100, max_error_rate=0.5))
+    for g in range(25):
+        tally.claim()
+        tally.finish(True, hinted=True, index=g)
+    assert not tally.aborted and tally.counts() == (25, 25, None)
+    for _ in range(13):
+        tally.finish(True)
     assert tally.counts()[2] == "error-rate"
+    # … while --max-errors N counts every failure
+    tally = Tally(Plan(root="http://x", api_key=None, model="m", requests=100, max_errors=3))
+    for _ in range(3):
+        tally.claim()
+        tally.finish(True, hinted=True)
+    assert tally.counts()[2] == "max-errors"
 
 
 def test_time_windows_coarsen_and_merge_exactly():
@@ -196,11 +231,54 @@ def test_slo_targets():
 
 def test_saturation_and_knee():
     climbing = [Step(1, 10, True), Step(2, 20, True), Step(4, 38, True)]
-    assert saturated(climbing, True) is None and knee(climbing, True) == 4
+    assert saturated(climbing, True) is None and knee(climbing) == 4
     past = [*climbing, Step(8, 30, False)]
-    assert "no more goodput" in saturated(past, True) and knee(past, True) == 4
+    assert "no more goodput" in saturated(past, True) and knee(past) == 4
+    assert knee_and_bound(past)[1].load == 8  # still climbing at 4: bounded by the step that missed
     assert "two steps in a row" in saturated([Step(1, 10, False), Step(2, 25, False)], True)
     flat = [Step(1, 100, None), Step(2, 180, None), Step(4, 185, None), Step(8, 186, None)]
-    assert "less than 5 %" in saturated(flat, False) and knee(flat, False) == 2
+    assert "less than 5 %" in saturated(flat, False) and knee(flat) == 2
+    assert knee_and_bound(flat)[1].load == 1  # saturated at 2: bounded by the load below it
     assert "below 90 %" in saturated([Step(1, 100, None), Step(2, 80, None)], False)
     assert saturated([Step(1, 0, None, aborted=True)], False)
+    # open loop: a rate the server cannot keep up with is not met, whatever the SLOs say
+    rates = [Step(4, 4.0, True, offered=4.0), Step(8, 8.0, True, offered=8.0), Step(16, 12.0, True, offered=16.0)]
+    assert knee(rates, "rate") == 8 and knee_and_bound(rates, "rate")[1].load == 16
+
+
+def capacity_server(c: float, slots: int = 12, service_s: float = 0.72) -> float:
+    """Throughput of the issue's server (12 FIFO slots, 0.72 s a request) under c closed-loop users."""
+    return min(c, slots) / service_s
+
+
+def bisect(parameter: str, values: list[float], measure, resolution: float = 0.05) -> tuple[list[Step], int]:
+    steps: list[Step] = []
+    for value in values:
+        steps.append(measure(value))
+        if saturated(steps, True):
+            break
+    probes = 0
+    while (value := next_probe(steps, parameter, resolution)) is not None:
+        steps.append(measure(value))
+        probes += 1
+        assert probes < MAX_PROBES
+    return steps, probes
+
+
+def test_bisection_finds_the_true_knee_between_coarse_steps():
+    # doubling misses the knee (c=8: 11.1 req/s, c=16: 16.67); bisection finds c=12 in a few probes
+    steps, probes = bisect("concurrency", [1, 2, 4, 8, 16, 32, 64],
+                           lambda c: Step(c, capacity_server(c), True))
+    assert knee(steps) == 12 and probes <= 4
+    assert sorted(s.load for s in steps if s.load not in (1, 2, 4, 8, 16, 32, 64)) == [10, 11, 12]
+    # the 429 twin: past c=7 the error-rate target is missed; the knee is the last load meeting it
+    steps, probes = bisect("concurrency", [1, 2, 4, 8, 16, 32],
+                           lambda c: Step(c, min(c / 0.72, 10.0), c / 0.72 <= 10.0))
+    assert knee(steps) == 7 and knee_and_bound(steps)[1].load == 8 and probes <= 3
+    # a rate sweep: bisected until the gap is within the resolution (5 %)
+    steps, probes = bisect("rate", [2, 4, 8, 16, 32],
+                           lambda r: Step(r, min(r, 16.67), True, offered=r))
+    point, bound = knee_and_bound(steps, "rate")  # "on time" is achieved >= 95 % of offered
+    assert 16.67 / 1.05 <= point <= 16.67 / 0.95 and bound.load <= point * 1.05 + 1e-9 and probes <= 5
+    # --resolution off: no bisection
+    assert bisect("rate", [2, 4, 8, 16, 32], lambda r: Step(r, min(r, 16.67), True, offered=r), 0)[1] == 0
