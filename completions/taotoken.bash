@@ -40,7 +40,7 @@ _taotoken() {
             "/route/set") path="/route/set"; npos=0; continue ;;
         esac
         case "$path|$w" in
-            "/bench|-n"|"/bench|--requests"|"/bench|-c"|"/bench|--concurrency"|"/bench|-z"|"/bench|--duration"|"/bench|--rate"|"/bench|--warmup"|"/bench|-t"|"/bench|--timeout"|"/bench|--workers"|"/bench|-m"|"/bench|--model"|"/bench|--proxy"|"/bench|--max-errors"|"/bench|--max-error-rate"|"/bench|--sweep"|"/bench|--slo"|"/bench|--repeat"|"/bench|--prompt"|"/bench|--prompt-file"|"/bench|--max-tokens"|"/bench|--dataset"|"/bench|--input-tokens"|"/bench|--output-tokens"|"/bench|--arrival"|"/bench|--ramp-up"|"/bench|--trace"|"/bench|--seed"|"/bench|--raw"|"/bench|--csv"|"/bench|--html"|"/bench|--base-url"|"/bench|-p"|"/bench|--profile") skip=1 ;;
+            "/bench|-n"|"/bench|--requests"|"/bench|-c"|"/bench|--concurrency"|"/bench|-z"|"/bench|--duration"|"/bench|--rate"|"/bench|--warmup"|"/bench|-t"|"/bench|--timeout"|"/bench|--workers"|"/bench|-m"|"/bench|--model"|"/bench|--proxy"|"/bench|--max-errors"|"/bench|--max-error-rate"|"/bench|--sweep"|"/bench|--slo"|"/bench|--repeat"|"/bench|--resolution"|"/bench|--prompt"|"/bench|--prompt-file"|"/bench|--max-tokens"|"/bench|--dataset"|"/bench|--input-tokens"|"/bench|--output-tokens"|"/bench|--arrival"|"/bench|--ramp-up"|"/bench|--trace"|"/bench|--seed"|"/bench|--raw"|"/bench|--csv"|"/bench|--html"|"/bench|--base-url"|"/bench|-p"|"/bench|--profile") skip=1 ;;
             "/check|-m"|"/check|--model"|"/check|-t"|"/check|--timeout"|"/check|--client"|"/check|-p"|"/check|--profile"|"/check|--base-url") skip=1 ;;
             "/config/set|-p"|"/config/set|--profile") skip=1 ;;
             "/config/show|-p"|"/config/show|--profile") skip=1 ;;
@@ -48,7 +48,7 @@ _taotoken() {
             "/demo|--step") skip=1 ;;
             "/doctor|--check"|"/doctor|-t"|"/doctor|--timeout"|"/doctor|-p"|"/doctor|--profile"|"/doctor|--base-url"|"/doctor|-m"|"/doctor|--model") skip=1 ;;
             "/init|--base-url"|"/init|-m"|"/init|--model"|"/init|--key"|"/init|--target"|"/init|--scope"|"/init|--codex-auth"|"/init|--open-app"|"/init|-p"|"/init|--profile") skip=1 ;;
-            "/mock|-P"|"/mock|--port"|"/mock|--host"|"/mock|--key"|"/mock|--models"|"/mock|--alias"|"/mock|--no-channel"|"/mock|--latency-ms"|"/mock|--token-rate"|"/mock|--tokens"|"/mock|--fail"|"/mock|--fail-style"|"/mock|--fail-rate"|"/mock|--retry-after"|"/mock|--fault"|"/mock|--model-timing"|"/mock|--model-fail"|"/mock|--lang"|"/mock|--replay") skip=1 ;;
+            "/mock|-P"|"/mock|--port"|"/mock|--host"|"/mock|--key"|"/mock|--models"|"/mock|--alias"|"/mock|--no-channel"|"/mock|--latency-ms"|"/mock|--token-rate"|"/mock|--tokens"|"/mock|--fail"|"/mock|--fail-style"|"/mock|--fail-rate"|"/mock|--retry-after"|"/mock|--fault"|"/mock|--model-timing"|"/mock|--model-fail"|"/mock|--slots"|"/mock|--rate-limit"|"/mock|--keep"|"/mock|--lang"|"/mock|--replay") skip=1 ;;
             "/models|-t"|"/models|--timeout"|"/models|-p"|"/models|--profile"|"/models|--base-url") skip=1 ;;
             "/route|-d"|"/route|--device"|"/route|--task"|"/route|--samples"|"/route|--timeout"|"/route|-p"|"/route|--profile"|"/route|--base-url"|"/route|-m"|"/route|--model") skip=1 ;;
             "/route/devices|--timeout") skip=1 ;;
@@ -58,7 +58,7 @@ _taotoken() {
         [[ $w == -* ]] || ((npos++))
     done
     case "$path|$prev" in
-        "/bench|-n"|"/bench|--requests"|"/bench|-c"|"/bench|--concurrency"|"/bench|-z"|"/bench|--duration"|"/bench|--rate"|"/bench|--warmup"|"/bench|-t"|"/bench|--timeout"|"/bench|--workers"|"/bench|-m"|"/bench|--model"|"/bench|--proxy"|"/bench|--max-errors"|"/bench|--max-error-rate"|"/bench|--sweep"|"/bench|--slo"|"/bench|--repeat"|"/bench|--prompt"|"/bench|--max-tokens"|"/bench|--input-tokens"|"/bench|--output-tokens"|"/bench|--ramp-up"|"/bench|--seed"|"/bench|--base-url"|"/bench|-p"|"/bench|--profile") :; return ;;
+        "/bench|-n"|"/bench|--requests"|"/bench|-c"|"/bench|--concurrency"|"/bench|-z"|"/bench|--duration"|"/bench|--rate"|"/bench|--warmup"|"/bench|-t"|"/bench|--timeout"|"/bench|--workers"|"/bench|-m"|"/bench|--model"|"/bench|--proxy"|"/bench|--max-errors"|"/bench|--max-error-rate"|"/bench|--sweep"|"/bench|--slo"|"/bench|--repeat"|"/bench|--resolution"|"/bench|--prompt"|"/bench|--max-tokens"|"/bench|--input-tokens"|"/bench|--output-tokens"|"/bench|--ramp-up"|"/bench|--seed"|"/bench|--base-url"|"/bench|-p"|"/bench|--profile") :; return ;;
         "/bench|--prompt-file"|"/bench|--dataset"|"/bench|--trace"|"/bench|--raw"|"/bench|--csv"|"/bench|--html") _taotoken_files -f; return ;;
         "/bench|--arrival") _taotoken_words "constant poisson gamma:0.5"; return ;;
         "/check|-m"|"/check|--model"|"/check|-t"|"/check|--timeout"|"/check|-p"|"/check|--profile"|"/check|--base-url") :; return ;;
@@ -74,7 +74,7 @@ _taotoken() {
         "/init|--scope") _taotoken_words "user project"; return ;;
         "/init|--codex-auth") _taotoken_words "env auth-json inline"; return ;;
         "/init|--open-app") _taotoken_words "claude codex"; return ;;
-        "/mock|-P"|"/mock|--port"|"/mock|--host"|"/mock|--key"|"/mock|--models"|"/mock|--alias"|"/mock|--no-channel"|"/mock|--latency-ms"|"/mock|--token-rate"|"/mock|--tokens"|"/mock|--fail-rate"|"/mock|--retry-after"|"/mock|--model-timing"|"/mock|--model-fail") :; return ;;
+        "/mock|-P"|"/mock|--port"|"/mock|--host"|"/mock|--key"|"/mock|--models"|"/mock|--alias"|"/mock|--no-channel"|"/mock|--latency-ms"|"/mock|--token-rate"|"/mock|--tokens"|"/mock|--fail-rate"|"/mock|--retry-after"|"/mock|--model-timing"|"/mock|--model-fail"|"/mock|--slots"|"/mock|--rate-limit"|"/mock|--keep") :; return ;;
         "/mock|--fail") _taotoken_words "400 401 403 404 429 500 502 503 504 quota concurrency"; return ;;
         "/mock|--fail-style") _taotoken_words "openai one-api new-api litellm openrouter anthropic"; return ;;
         "/mock|--fault") _taotoken_words "reset stall html no-choices stream-error empty-stream truncated-stream no-usage"; return ;;
@@ -98,7 +98,7 @@ _taotoken() {
     local words=""
     case "$path" in
         "") words="$([[ $cur == -* ]] && echo "-V --version -h --help" || echo "bench check config demo doctor explain init mock models route")" ;;
-        "/bench") words="-n --requests -c --concurrency -z --duration --rate --warmup -t --timeout --workers -m --model --stream --proxy --no-proxy --max-errors --max-error-rate --sweep --slo --repeat --prompt --prompt-file --max-tokens --dataset --input-tokens --output-tokens --arrival --ramp-up --trace --seed --raw --csv --html --json --base-url -p --profile -h --help" ;;
+        "/bench") words="-n --requests -c --concurrency -z --duration --rate --warmup -t --timeout --workers -m --model --stream --proxy --no-proxy --max-errors --max-error-rate --sweep --slo --repeat --resolution --prompt --prompt-file --max-tokens --dataset --input-tokens --output-tokens --arrival --ramp-up --trace --seed --raw --csv --html --json --base-url -p --profile -h --help" ;;
         "/check") words="--chat --stream -m --model --allow-unlisted -q --quiet --code --json -t --timeout --no-proxy --client -p --profile --base-url -h --help" ;;
         "/config") words="$([[ $cur == -* ]] && echo "-h --help" || echo "path profiles set show sync")" ;;
         "/config/path") words="-h --help" ;;
@@ -110,7 +110,7 @@ _taotoken() {
         "/doctor") words="-v --verbose --json --check --list --offline -t --timeout --strict --fix -y --yes --live -p --profile --base-url -m --model -h --help" ;;
         "/explain") words="-l --list --json -h --help" ;;
         "/init") words="--base-url -m --model --key --key-stdin --target --all -y --yes --dry-run --undo --force --scope --codex-auth --open --open-app -p --profile -h --help" ;;
-        "/mock") words="-P --port --host --allow-remote --key --any-key --models --alias --no-channel --latency-ms --token-rate --tokens --fail --fail-style --fail-rate --retry-after --fault --model-timing --model-fail --lenient-paths --lang --replay -q --quiet --json -h --help" ;;
+        "/mock") words="-P --port --host --allow-remote --key --any-key --models --alias --no-channel --latency-ms --token-rate --tokens --fail --fail-style --fail-rate --retry-after --fault --model-timing --model-fail --slots --rate-limit --keep --lenient-paths --lang --replay -q --quiet --json -h --help" ;;
         "/models") words="$([[ $cur == -* ]] && echo "--json -t --timeout --no-proxy -p --profile --base-url -h --help")" ;;
         "/route") words="$([[ $cur == -* ]] && echo "-d --device --task --export --openai --verify --samples --all --json --timeout -p --profile --base-url -m --model -h --help" || echo "devices list set")" ;;
         "/route/devices") words="--json --timeout -h --help" ;;
