@@ -90,6 +90,8 @@ def run_bench(options: BenchRun, view: Progress | None = None) -> BenchReport:
     sweep_models = []
     try:
         for model in options.models:
+            if interrupted():
+                break
             if options.sweep is None:
                 report, used = _run_cell(options, model, None, len(series), view, sink)
                 workers = max(workers, used)
@@ -111,7 +113,7 @@ def run_bench(options: BenchRun, view: Progress | None = None) -> BenchReport:
             for value in steps:
                 measure(float(value), False)
                 stop = saturated(done, True)
-                if stop is not None:
+                if stop is not None or interrupted():
                     break
             probes = 0
             while probes < MAX_PROBES and not interrupted():
@@ -150,7 +152,8 @@ def run_bench(options: BenchRun, view: Progress | None = None) -> BenchReport:
         workers=workers, stream=first.stream, max_tokens=first.max_tokens,
         timeout_s=first.timeout, series=series, proxy=options.proxy_label, proxy_source=options.proxy_source,
         workload=options.workload.describe(), repeat=options.repeat, slo=list(options.slos), sweep=sweep,
-        max_errors=options.max_errors, max_error_rate=options.max_error_rate)
+        max_errors=options.max_errors, max_error_rate=options.max_error_rate,
+        interrupted=_SIGNALS.get(STOP.signal) if STOP.signal is not None else None)
 
 
 def _run_cell(options: BenchRun, model: str, value: float | None, index: int, view: Progress | None,
@@ -174,7 +177,7 @@ def _run_cell(options: BenchRun, model: str, value: float | None, index: int, vi
         workers = max(workers, result.workers)
         aborted = aborted or result.aborted
         if result.aborted:
-            break  # a model that fails every request fails every repeat the same way
+            break  # a model that fails every request fails every repeat the same way (or: interrupted)
     assert plan is not None
     merged = runs[0]
     if len(runs) > 1:
@@ -198,6 +201,31 @@ class _Stop:
 
 
 STOP = _Stop()
+_SIGNALS = {2: "SIGINT", 15: "SIGTERM"}
+
+
+def stop_on_signals():
+    """SIGINT and SIGTERM stop the load (no new request; those in flight finish and are counted); a second
+    one ends the process at once. Returns a function that puts the previous handlers back."""
+    import signal
+
+    from taotoken_cli.cmd.bench.engine import ACTIVE
+
+    def handler(signum, _frame) -> None:
+        if STOP.signal is not None:  # the second time: do not wait for what is in flight
+            raise KeyboardInterrupt
+        STOP.signal = signum
+        for tally in list(ACTIVE):
+            tally.interrupt()
+
+    STOP.signal = None
+    previous = {sig: signal.signal(sig, handler) for sig in (signal.SIGINT, signal.SIGTERM)}
+
+    def restore() -> None:
+        for sig, old in previous.items():
+            signal.signal(sig, old)
+
+    return restore
 
 
 def _step(sweep: Sweep, report: SeriesReport, value: float) -> Step:

@@ -369,8 +369,17 @@ def run_loop(coro):
     return asyncio.run(coro)
 
 
+ACTIVE: list[Tally] = []  # the series running now (the parent's signal handler stops them)
+
+
 def _worker_main(plan: Plan, share: Share, tally: Tally, pipe, barrier, lang: str = "en") -> None:
     use(lang)  # a spawned worker (macOS, Windows) starts in English: the catalogue's fixes in the run's language
+    import signal
+
+    # Ctrl-C reaches the whole process group: the parent decides (it stops the load through the tally, and
+    # the worker settles what is in flight and sends its figures back)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
     try:
         state = run_loop(run_worker(plan, share, tally, barrier))
         pipe.send(("ok", state))
@@ -405,10 +414,15 @@ def run_series(plan: Plan, on_progress=None) -> SeriesResult:
     shares = split(plan)
     if len(shares) == 1 and on_progress is None:
         tally = Tally(plan)
-        stats = SeriesStats.from_state(run_loop(run_worker(plan, shares[0], tally)))
+        ACTIVE.append(tally)
+        try:
+            stats = SeriesStats.from_state(run_loop(run_worker(plan, shares[0], tally)))
+        finally:
+            ACTIVE.remove(tally)
         return SeriesResult(stats, tally.counts()[2], 1)
     ctx = _mp_context()
     tally = Tally(plan, ctx)
+    ACTIVE.append(tally)
     barrier = ctx.Barrier(len(shares))
     procs, pipes = [], []
     for share in shares:
@@ -442,9 +456,10 @@ def run_series(plan: Plan, on_progress=None) -> SeriesResult:
             if on_progress is not None:
                 on_progress(done, failed, total, (_perf() - started) if started else 0.0)
     finally:
+        ACTIVE.remove(tally)
         for proc in procs:
             if proc.is_alive() and any(r is None for r in results):
-                proc.terminate()
+                proc.kill()  # workers ignore SIGTERM (see _worker_main)
         for proc in procs:
             proc.join(timeout=5)
     errors = [r[1] for r in results if r and r[0] == "error"]

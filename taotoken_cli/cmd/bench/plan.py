@@ -136,7 +136,7 @@ class Tally:
     # JUDGED: failures the error-rate limits count (no retry hint); FIRST_DONE, FIRST_FAILED: of the first
     # ERROR_RATE_MIN_REQUESTS requests started, those finished and those failed (no retry hint)
     NEXT, DONE, FAILED, ABORT, JUDGED, FIRST_DONE, FIRST_FAILED = range(7)
-    ABORT_REASONS = {1: "max-errors", 2: "error-rate"}
+    ABORT_REASONS = {1: "max-errors", 2: "error-rate", 3: "interrupted"}
 
     def __init__(self, plan: Plan, ctx=None) -> None:
         self.limit = plan.limit
@@ -188,6 +188,11 @@ class Tally:
                             v[3] = 2
                     elif rate is not None and v[0] >= ERROR_RATE_MIN_REQUESTS and v[4] >= rate * v[0]:
                         v[3] = 2
+
+    def interrupt(self) -> None:
+        """SIGINT/SIGTERM: no new request starts; those in flight finish. A single store, no lock: it is
+        called from a signal handler, which may run while this very thread holds the lock."""
+        self.values[3] = 3
 
     @property
     def aborted(self) -> bool:

@@ -245,6 +245,7 @@ class BenchReport:
     sweep: dict[str, Any] | None = None
     max_errors: int | None = None
     max_error_rate: float | None = None
+    interrupted: str | None = None  # "SIGINT" / "SIGTERM": the run was stopped, its figures are partial
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -257,7 +258,7 @@ class BenchReport:
                      "max_error_rate": self.max_error_rate, **self.workload},
             "series": [s.to_dict() for s in self.series],
             "slo": [s.to_dict() for s in self.slo] or None,
-            "sweep": self.sweep,
+            "sweep": self.sweep, "interrupted": self.interrupted,
         }
 
 

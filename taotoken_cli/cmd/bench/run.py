@@ -226,24 +226,35 @@ def run(args: BenchOptions, io: IOStreams) -> int:
         from taotoken_cli.cmd.bench.progress import LiveView
 
         view = LiveView(out.err_console, models, sweep, args.repeat)
+    from taotoken_cli.cmd.bench import stop_on_signals
+
+    restore = stop_on_signals()
     try:
         report = run_bench(options, view)
     finally:
+        restore()
         if view is not None:
-            view.close()
+            view.close()  # the live line goes before anything is printed
+    written = [(option, path) for option, path in (("--raw", args.raw), ("--csv", args.csv)) if path]
     if args.csv:
         from taotoken_cli.cmd.bench.artifacts import summary_path
 
         write_summary_csv(summary_path(args.csv), report)
+        written.append(("--csv", summary_path(args.csv)))
     if args.html:
         from taotoken_cli.cmd.bench.html_report import write_html
 
         write_html(args.html, report)
+        written.append(("--html", args.html))
     if args.json_out:
         out.json(report.to_dict())
     else:
         for line in render_text(report, _width(io)):
             out.line(line)
+    for option, path in written:  # on stderr: stdout stays the report (or the JSON)
+        out.error_line(_("wrote {path} ({option})").format(path=path, option=option))
+    if report.interrupted is not None:
+        return 143 if report.interrupted == "SIGTERM" else 130
     return exit_code(report)
 
 

@@ -89,6 +89,9 @@ def _workload_line(report: BenchReport) -> str | None:
 
 def render_text(report: BenchReport, width: int = 80) -> list[str]:
     lines = [f"taotoken bench  POST {report.url}"]
+    if report.interrupted is not None:
+        lines += wrap(_("interrupted ({signal}): the load was stopped, the requests in flight were settled; "
+                        "the figures below are partial").format(signal=report.interrupted), width, hang="  ")
     lines += wrap(_load_line(report), width, hang="  ")
     workload = _workload_line(report)
     if workload:
@@ -200,7 +203,7 @@ def series_lines(s: SeriesReport, stream: bool, width: int = 80) -> list[str]:
 
 
 _ABORTS = {"max-errors": N_("--max-errors reached"), "error-rate": N_("its error rate passed --max-error-rate"),
-           "all-failed": N_("every request it started failed")}
+           "all-failed": N_("every request it started failed"), "interrupted": N_("interrupted")}
 
 
 def rate_limit_text(finding: dict, deferred: int) -> str:
