@@ -26,7 +26,7 @@ ENGLISH_RUN = re.compile(r"\b[A-Za-z]{2,}(?: [a-z]{2,}){2,}\b")
 WALK = r"""
 import contextlib, io, json, sys
 from taotoken_cli.core.base import i18n
-i18n.setup(env={"TAOTOKEN_LANG": "zh"})
+i18n.setup(env={"TAOTOKEN_LANG": sys.argv[1]})
 import typer.main
 from taotoken_cli.app import app
 
@@ -50,13 +50,22 @@ print(json.dumps(found))
 """
 
 
-@pytest.fixture(scope="module")
-def helps() -> list[dict]:
+def _walk(lang: str) -> list[dict]:
     env = {**os.environ, "PYTHONPATH": python_path(), "COLUMNS": "80", "NO_COLOR": "1"}
-    proc = subprocess.run([sys.executable, "-c", WALK], capture_output=True, text=True, env=env, timeout=120,
+    proc = subprocess.run([sys.executable, "-c", WALK, lang], capture_output=True, text=True, env=env, timeout=120,
                           cwd=REPO)
     assert proc.returncode == 0, proc.stderr
     return json.loads(proc.stdout)
+
+
+@pytest.fixture(scope="module")
+def helps() -> list[dict]:
+    return _walk("zh")
+
+
+@pytest.fixture(scope="module")
+def english_helps() -> list[dict]:
+    return _walk("en")
 
 
 def test_the_app_is_walked(helps) -> None:
@@ -64,10 +73,22 @@ def test_the_app_is_walked(helps) -> None:
     assert {"", "route", "route devices", "route set", "route list", "config set", "bench", "mock"} <= paths
 
 
-def test_every_help_text_is_chinese(helps) -> None:
-    for found in helps:
-        for text in found["helps"]:
-            assert text and CJK.search(text), (found["path"], text)
+def test_every_help_text_is_chinese(helps, english_helps) -> None:
+    """Each help text is the catalogue's translation of its English source, whole (one Chinese word in an English
+    sentence is not a translation)."""
+    from taotoken_cli.core.base import i18n
+
+    english = {tuple(found["path"]): found["helps"] for found in english_helps}
+    assert set(english) == {tuple(found["path"]) for found in helps}
+    before = i18n.current()
+    i18n.use("zh")
+    try:
+        for found in helps:
+            for text, source in zip(found["helps"], english[tuple(found["path"])], strict=True):
+                assert source and text != source and CJK.search(text), (found["path"], source, text)
+                assert text == i18n._(source), (found["path"], source, text)
+    finally:
+        i18n.use(before)
 
 
 def test_every_help_page_is_chinese_whole_and_fits_80_columns(helps) -> None:

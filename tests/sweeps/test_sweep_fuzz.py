@@ -5,6 +5,7 @@ module runs in a few seconds."""
 from __future__ import annotations
 
 import json
+import re
 import tempfile
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -132,7 +133,12 @@ def test_classifier_never_crashes_and_names_a_catalogue_code(status, headers, bo
         assert obs.error is None and obs.status is not None and 200 <= obs.status < 300
         return
     assert diagnosis.code in CATALOGUE
-    assert isinstance(diagnosis.fixes(), list) and json.dumps(diagnosis.to_dict())
+    # every diagnosis tells the user what to do: at least one fix, each a filled-in text (no "{placeholder}" left)
+    fixes = [str(fix) for fix in diagnosis.fixes()]
+    assert fixes and all(fix.strip() and not re.search(r"\{[a-z_]+\}", fix) for fix in fixes), fixes
+    shown = json.loads(json.dumps(diagnosis.to_dict()))
+    assert shown["code"] == diagnosis.code and shown["exit_code"] == int(CATALOGUE[diagnosis.code].exit)
+    assert [str(fix) for fix in shown["fixes"]] == fixes
     if diagnosis.retry_after_s is not None:
         assert diagnosis.retry_after_s >= 0 and diagnosis.retry_after_s == diagnosis.retry_after_s  # not nan
 

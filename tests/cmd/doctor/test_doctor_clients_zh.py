@@ -226,10 +226,15 @@ def test_titles_are_marked_and_translated(home) -> None:
     """Every client check's title has a translation (doctor's view shows it translated)."""
     code = ("from taotoken_cli.core.base import i18n; i18n.use('zh'); "
             "from taotoken_cli.cmd.doctor.registry import all_checks; "
-            "import json; print(json.dumps({c.id: [c.run.__module__, i18n._(c.title)] for c in all_checks()}))")
+            "import json; "
+            "print(json.dumps({c.id: [c.run.__module__, c.title, i18n._(c.title)] for c in all_checks()}))")
     titles = json.loads(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                                        cwd=REPO).stdout)
-    mine = {check_id: title for check_id, (module, title) in titles.items() if _mine(module)}
+    mine = {check_id: (source, title) for check_id, (module, source, title) in titles.items() if _mine(module)}
     assert len(mine) == 27, sorted(mine)
-    assert mine["codex.profiles"] == "Codex 的旧式配置档（profile）"
-    assert all(re.search(r"[\u4e00-\u9fff]", title) for title in mine.values()), mine
+    assert mine["codex.profiles"][1] == "Codex 的旧式配置档（profile）"
+    # translated whole: no title is its English source, none keeps an English phrase (names in brackets may stay)
+    untranslated = {check_id: pair for check_id, pair in mine.items()
+                    if pair[1] == pair[0] or not re.search(r"[\u4e00-\u9fff]", pair[1])
+                    or re.search(r"\b[A-Za-z]{2,} [a-z]{2,} [a-z]{2,}\b", pair[1])}
+    assert not untranslated, untranslated

@@ -110,13 +110,29 @@ def init(flags=0):
 
 # -- OpenCL: the real PoCL CPU device ---------------------------------------------------------
 
-def test_opencl_finds_the_real_pocl_cpu_device_with_real_attributes(pocl_cpu):
+# What pyopencl itself says about each device, read in a subprocess under the same environment as the probe.
+_OPENCL_FACTS = """
+import json, pyopencl as cl
+print(json.dumps([[d.name, d.max_compute_units, d.global_mem_size, d.max_clock_frequency]
+                  for p in cl.get_platforms() for d in p.get_devices()]))
+"""
+
+
+def test_opencl_finds_the_real_pocl_cpu_device_with_real_attributes(pocl_cpu, cpu_only_env):
+    import json
+    import subprocess
+    import sys
+
     platform = next(p for p in pocl_cpu.platforms if "portable computing" in p.name.lower() or "pocl" in p.name.lower())
     cpu = next(d for d in platform.devices if d.type == "CPU")
     assert cpu.name.strip()
-    assert cpu.compute_units is not None and cpu.compute_units >= 1
-    assert cpu.global_mem_bytes is not None and cpu.global_mem_bytes > 0
-    assert cpu.max_clock_mhz is not None and cpu.max_clock_mhz >= 0
+    # the probe's figures are the device's own, as pyopencl reads them (a clock of 0 is what PoCL reports where the
+    # OS does not say; it is then 0 in both)
+    facts = subprocess.run([sys.executable, "-c", _OPENCL_FACTS], capture_output=True, text=True, timeout=120,
+                           env={**os.environ, **cpu_only_env}, check=True).stdout
+    name, units, memory, clock = next(f for f in json.loads(facts) if f[0] == cpu.name)
+    assert (cpu.compute_units, cpu.global_mem_bytes, cpu.max_clock_mhz) == (units, memory, clock)
+    assert cpu.compute_units >= 1 and cpu.global_mem_bytes > 0
     assert cpu.driver_version
     assert "pocl" in (platform.name + platform.vendor + platform.version).lower()
     assert platform.version.startswith("OpenCL ")
@@ -242,7 +258,7 @@ def test_neither_pycuda_nor_a_driver_library_is_no_driver(cpu_only_env):
     report = probe_backend("cuda", timeout_s=60, env={**os.environ, **cpu_only_env})
     assert (report.status, report.pycuda, report.source) == (NO_DRIVER, NOT_INSTALLED, None)
     assert report.message.startswith("no NVIDIA driver library (")
-    assert "cannot open shared object file" in report.message or "libcuda.so.1" in report.message
+    assert "cannot open shared object file" in report.message, report.message  # the loader's own reason
     assert report.message.endswith("; pycuda is not installed either")
     assert "install the NVIDIA driver" in report.fix and "TAOTOKEN_LIBCUDA" in report.fix
 
