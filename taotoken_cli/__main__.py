@@ -11,7 +11,11 @@ def main() -> None:
 
     # The language first: help texts are built when the command modules are imported. The config file's `lang`
     # is read only when neither --json nor TAOTOKEN_LANG decides.
-    i18n.setup(config_lang=configured_language, argv=tuple(sys.argv[1:]))
+    lang = i18n.setup(config_lang=configured_language, argv=tuple(sys.argv[1:]))
+    # No write may crash on a code page (a redirected stdout on Windows is cp1252 or cp936): see core.term.encoding.
+    from taotoken_cli.core.term.encoding import prepare_std_streams
+
+    prepare_std_streams((sys.stdout, sys.stderr), lang)
     # `check` runs at shell start-up: plain invocations skip Typer (see taotoken_cli.cmd.check.fastpath).
     if len(sys.argv) > 1 and sys.argv[1] == "check":
         from taotoken_cli.cmd.check.fastpath import main_fast

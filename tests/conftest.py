@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from taotoken_cli.core.platform.system import sandbox_env
+
 # CI runs the fuzz tests derandomized: a red build must be reproducible, not a new random draw.
 # Locally Hypothesis explores fresh examples on every run.
 try:
@@ -110,8 +112,11 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     for name in list(os.environ):
         if name in _SCRUB or name.startswith(_SCRUB_PREFIXES):
             monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("HOME", str(home_dir))
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(home_dir / ".config"))
+    # Every per-user location of this OS points into the temporary HOME: HOME and XDG_CONFIG_HOME (taotoken's
+    # own config dir follows it on every OS), and on Windows USERPROFILE, APPDATA and LOCALAPPDATA, which
+    # platformdirs and the clients read there.
+    for name, value in sandbox_env(home_dir).items():
+        monkeypatch.setenv(name, value)
     monkeypatch.setenv("NO_COLOR", "1")
     monkeypatch.setenv("COLUMNS", "120")
     monkeypatch.chdir(home_dir)

@@ -198,3 +198,32 @@ def test_no_import_cycles() -> None:
 def test_no_module_is_longer_than_a_newcomer_can_read() -> None:
     long = {m: n for m, p in MODULES.items() if (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_LINES}
     assert not long, long
+
+
+# Asking which OS this is belongs to core.platform (system.current() and its facts). The one exception: the device
+# probe's backends.py runs as a standalone script in its own interpreter and imports nothing from the package.
+OS_TESTS = {("os", "name"), ("sys", "platform"), ("platform", "system"), ("platform", "platform")}
+OS_TEST_EXCEPTIONS = {"taotoken_cli.core.devices.backends"}
+
+
+def os_tests_in(source: str) -> list[str]:
+    """`os.name`, `sys.platform`, `platform.system(...)` read in `source` (as `module.attribute`)."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) \
+                and (node.value.id, node.attr) in OS_TESTS:
+            found.append(f"{node.value.id}.{node.attr} (line {node.lineno})")
+    return found
+
+
+def test_only_the_platform_wing_asks_which_os_this_is() -> None:
+    scattered = {module: hits for module, path in MODULES.items()
+                 if not module.startswith("taotoken_cli.core.platform") and module not in OS_TEST_EXCEPTIONS
+                 and (hits := os_tests_in(path.read_text(encoding="utf-8")))}
+    assert not scattered, f"ask taotoken_cli.core.platform.system.current() instead: {scattered}"
+
+
+def test_the_os_test_finder_finds_what_it_looks_for() -> None:
+    source = "import os, sys\nx = os.name == 'nt' or sys.platform.startswith('win')\n"
+    assert sorted(os_tests_in(source)) == ["os.name (line 2)", "sys.platform (line 2)"]
+    assert os_tests_in("name = options.name\n") == []

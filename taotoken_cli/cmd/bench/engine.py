@@ -21,7 +21,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import sys
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -32,6 +31,7 @@ from taotoken_cli.cmd.bench.exchange import Exchange, as_httpx_error, decoded
 from taotoken_cli.cmd.bench.plan import BodyTemplate, Plan, Share, Tally, prepare, split
 from taotoken_cli.cmd.bench.stats import SeriesStats, window_width
 from taotoken_cli.core.base.i18n import _, current, use
+from taotoken_cli.core.platform import system
 
 _perf = time.perf_counter
 LATE_TOLERANCE_S = 0.005  # an open-loop start later than this past its schedule counts as late
@@ -395,7 +395,7 @@ def _mp_context():
     import multiprocessing
 
     # fork is fast and needs no re-import; elsewhere (macOS, Windows) spawn is the safe choice
-    return multiprocessing.get_context("fork" if sys.platform.startswith("linux") else "spawn")
+    return multiprocessing.get_context(system.current().mp_start)
 
 
 @dataclass

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from taotoken_cli.core.base.i18n import ENV_LANG, choose
 from taotoken_cli.core.base.masking import Redactor, mask_unknown_keys
+from taotoken_cli.core.platform.system import sandbox_env
 
 # Variables that would point a step at the real machine's configs, keys or proxies.
 _SCRUB_PREFIXES = ("TAOTOKEN_", "OPENAI_", "ANTHROPIC_", "CLAUDE_", "CODEX_", "CLINE_", "CC_SWITCH", "XDG_")
@@ -80,10 +81,11 @@ class Sandbox:
         env = {name: value for name, value in base.items()
                if not name.startswith(_SCRUB_PREFIXES) and name.lower() not in _SCRUB_NAMES}
         home = str(self.home)
+        # Every per-user location of this OS (HOME, XDG_*, and on Windows USERPROFILE, APPDATA, LOCALAPPDATA):
+        # taotoken's own config dir follows XDG_CONFIG_HOME on every OS, so the user's real one is never touched.
+        env.update(sandbox_env(self.home))
         env.update({
-            "HOME": home, "USERPROFILE": home,
-            "XDG_CONFIG_HOME": str(self.home / ".config"), "XDG_CACHE_HOME": str(self.home / ".cache"),
-            "XDG_DATA_HOME": str(self.home / ".local/share"), "XDG_STATE_HOME": str(self.home / ".local/state"),
+            "USERPROFILE": home,
             "TMPDIR": str(self.tmp), "TEMP": str(self.tmp), "TMP": str(self.tmp),
             "NO_PROXY": "127.0.0.1,localhost,::1", "no_proxy": "127.0.0.1,localhost,::1",
             # Read existing bytecode, write none: the package directory stays untouched.

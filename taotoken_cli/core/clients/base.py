@@ -25,6 +25,7 @@ from taotoken_cli.core.files import gitrepo
 from taotoken_cli.core.files.fileplan import FileChange, Plan
 from taotoken_cli.core.files.fsutil import resolve_target
 from taotoken_cli.core.formats.jsonedit import dumps_like, edit_json, parse_json
+from taotoken_cli.core.platform import system
 
 
 @dataclass(frozen=True)
@@ -75,7 +76,7 @@ class Machine:
     def system_root(self) -> Path:
         if self.env.get(ENV_SYSTEM_ROOT):
             return Path(self.env[ENV_SYSTEM_ROOT])
-        return Path(os.environ.get("SYSTEMDRIVE", "C:") + "\\") if os.name == "nt" else Path("/")
+        return system.system_root(self.env)
 
     @functools.cached_property
     def git_root(self) -> Path | None:

@@ -15,7 +15,6 @@ import copy
 import os
 import shlex
 import subprocess
-import sys
 import time
 from urllib.parse import quote, urlsplit
 
@@ -37,7 +36,7 @@ from taotoken_cli.core.clients.base import (
 )
 from taotoken_cli.core.clients.ccswitch_store import APP_LABELS, APPS, CCSwitchPaths, Store, paths_under, read_store
 from taotoken_cli.core.files.fileplan import Plan
-from taotoken_cli.core.platform import processes
+from taotoken_cli.core.platform import processes, system
 
 NAME = "cc-switch"
 LABEL = "CC Switch"
@@ -145,14 +144,15 @@ def pending_links(triple: Triple, machine: Machine, only: str | None = None) -> 
 
 def open_link(url: str) -> str | None:
     """Hand a link to the desktop's URL opener; returns an error message or None."""
-    if sys.platform.startswith("win"):
+    opener = system.current().opener
+    if not opener:
         try:  # not `cmd /c start`: cmd.exe would cut the link at its first `&`
             os.startfile(url)  # type: ignore[attr-defined]  # Windows only
         except OSError as exc:
             return _("Windows could not open the link ({error})").format(  # never the link
                 error=exc.strerror or type(exc).__name__)
         return None
-    command = ["open", url] if sys.platform == "darwin" else ["xdg-open", url]
+    command = [*opener, url]
     try:
         proc = subprocess.run(command, capture_output=True, timeout=15, check=False)
     except FileNotFoundError:

@@ -11,7 +11,6 @@ each variable the highest `env` block that sets it wins, and any `env` block win
 from __future__ import annotations
 
 import copy
-import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,6 +31,7 @@ from taotoken_cli.core.clients.base import (
 )
 from taotoken_cli.core.files import gitrepo
 from taotoken_cli.core.files.fileplan import Plan
+from taotoken_cli.core.platform import system
 
 NAME = "claude-code"
 LABEL = "Claude Code"
@@ -49,8 +49,6 @@ ONBOARDING = "hasCompletedOnboarding"
 SETTINGS_ROLES = ("managed", "project_local", "project_settings", "settings")
 PROJECT_ROLES = ("project_local", "project_settings")  # their env applies only after the workspace trust prompt
 SHELL = "shell"
-_MANAGED_UNDER_ROOT = {"darwin": "Library/Application Support/ClaudeCode/managed-settings.json",
-                       "win32": "Program Files/ClaudeCode/managed-settings.json"}
 
 
 @dataclass(frozen=True)
@@ -78,7 +76,7 @@ def paths(machine: Machine) -> ClaudePaths:
         config_dir, config_dir / "settings.json", global_config, repo,
         repo / ".claude" / "settings.json" if repo else None,
         repo / ".claude" / "settings.local.json" if repo else None,
-        machine.system_root / _MANAGED_UNDER_ROOT.get(sys.platform, "etc/claude-code/managed-settings.json"),
+        machine.system_root / system.current().managed_claude,
     )
 
 

@@ -28,6 +28,7 @@ from taotoken_cli.core.base.i18n import _, ngettext
 from taotoken_cli.core.base.masking import SECRETS, Redactor, mask_unknown_keys
 from taotoken_cli.core.files import gitrepo
 from taotoken_cli.core.files.fsutil import SECRET_MODE, atomic_write, resolve_target
+from taotoken_cli.core.platform import locks, permissions
 
 LOCK_NAME = "taotoken.lock"
 BACKUPS_DIR = "backups"
@@ -167,11 +168,6 @@ def add_git_warnings(plan: Plan) -> None:
 @contextlib.contextmanager
 def run_lock(config_dir: Path, timeout: float = LOCK_TIMEOUT_S) -> Iterator[None]:
     """One taotoken run writes at a time: a second one waits up to `timeout` s, then refuses."""
-    try:
-        import fcntl
-    except ImportError:  # pragma: no cover - Windows: no advisory locks, run unlocked
-        yield
-        return
     lock_path = config_dir / LOCK_NAME
     try:
         config_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
@@ -186,18 +182,16 @@ def run_lock(config_dir: Path, timeout: float = LOCK_TIMEOUT_S) -> Iterator[None
     try:
         deadline = time.monotonic() + timeout
         while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            if locks.try_lock(fd):
                 break
-            except BlockingIOError:
-                if time.monotonic() >= deadline:
-                    raise TaotokenError(
-                        _("another taotoken run is writing config files (lock {path} is held)").format(
-                            path=lock_path),
-                        _("wait for it to finish and run the command again (the lock is released when that "
-                          "process exits, so a crashed run never leaves it stuck)"),
-                        Exit.FAILURE, code="init.locked") from None
-                time.sleep(0.05)
+            if time.monotonic() >= deadline:
+                raise TaotokenError(
+                    _("another taotoken run is writing config files (lock {path} is held)").format(
+                        path=lock_path),
+                    _("wait for it to finish and run the command again (the lock is released when that "
+                      "process exits, so a crashed run never leaves it stuck)"),
+                    Exit.FAILURE, code="init.locked") from None
+            time.sleep(0.05)
         yield
     finally:
         os.close(fd)  # closing releases the lock
@@ -239,12 +233,16 @@ def _new_backup_dir(config_dir: Path) -> Path:
 
 
 def _write_private(path: Path, data: bytes) -> None:
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, SECRET_MODE)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_BINARY", 0), SECRET_MODE)
+    try:
+        permissions.make_private(path)  # before the content: a backup may hold the key
+    except OSError:
+        os.close(fd)
+        raise
     with os.fdopen(fd, "wb") as handle:
         handle.write(data)
         handle.flush()
         os.fsync(handle.fileno())
-    os.chmod(path, SECRET_MODE)
 
 
 def _write_manifest(backup_dir: Path, manifest: dict) -> None:

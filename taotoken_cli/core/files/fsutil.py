@@ -10,7 +10,8 @@ import stat
 import tempfile
 from pathlib import Path
 
-SECRET_MODE = 0o600
+from taotoken_cli.core.platform import permissions
+from taotoken_cli.core.platform.permissions import SECRET_MODE
 
 
 def resolve_target(path: Path) -> Path:
@@ -42,7 +43,7 @@ def atomic_write(path: Path, data: bytes | str, *, secret: bool = False, mode: i
         new_mode = SECRET_MODE if secret else (mode if mode is not None else 0o644)
     fd, tmp_name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
     try:
-        os.fchmod(fd, new_mode)
+        permissions.set_mode(fd, Path(tmp_name), new_mode, secret=secret)
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             handle.flush()
@@ -66,10 +67,13 @@ def _fsync_dir(directory: Path) -> None:
 
 
 def is_world_readable(path: Path) -> bool:
-    try:
-        return bool(stat.S_IMODE(path.stat().st_mode) & 0o044)
-    except OSError:
-        return False
+    """Can another account read `path`? The mode on POSIX, the ACL on Windows (core.platform.permissions)."""
+    return permissions.others_can_read(path)
+
+
+def private_fix(path: Path) -> str:
+    """The command that makes `path` readable by its user alone (`chmod 600 …`, or icacls on Windows)."""
+    return permissions.private_fix(path)
 
 
 def newline_of(text: str) -> str:

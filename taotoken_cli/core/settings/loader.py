@@ -34,6 +34,7 @@ from taotoken_cli.core.base.errors import ConfigFileError, InputError, TaotokenE
 from taotoken_cli.core.base.exitcodes import Exit
 from taotoken_cli.core.base.i18n import N_, _
 from taotoken_cli.core.base.masking import remember_secret
+from taotoken_cli.core.platform import system
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -145,12 +146,14 @@ def config_path(env: Mapping[str, str] | None = None) -> Path:
 
 
 def user_config_dir(env: Mapping[str, str] | None = None) -> Path:
-    """platformdirs' user config dir for the app; honours XDG_CONFIG_HOME from `env`."""
+    """taotoken's config dir: $XDG_CONFIG_HOME/taotoken when that is set, on every OS (as gh does: the one way
+    to move it, and what the demo's sandbox and the tests rely on), else platformdirs' user config dir
+    (~/.config/taotoken, ~/Library/Application Support/taotoken, %LOCALAPPDATA%\\taotoken)."""
     env = os.environ if env is None else env
-    if sys.platform.startswith("linux") and env.get("XDG_CONFIG_HOME"):
+    if env.get("XDG_CONFIG_HOME"):
         return Path(env["XDG_CONFIG_HOME"]) / APP_NAME
     # On Linux this is exactly what platformdirs computes; skipping its import keeps `check` fast.
-    if sys.platform.startswith("linux") and env.get("HOME"):
+    if system.current().kind == system.LINUX and env.get("HOME"):
         return Path(env["HOME"]) / ".config" / APP_NAME
     import platformdirs
 
@@ -175,8 +178,10 @@ def read_config_file(path: Path) -> dict[str, Any]:
         raise ConfigFileError(str(path), None, None, _("is not UTF-8 text ({reason})").format(reason=exc.reason),
                               _("save the file as UTF-8")) from None
     except PermissionError:
+        from taotoken_cli.core.platform.permissions import private_fix
+
         raise ConfigFileError(str(path), None, None, _("cannot be read (permission denied)"),
-                              _("fix its permissions: {command}").format(command=f"chmod 600 {path}")) from None
+                              _("fix its permissions: {command}").format(command=private_fix(path))) from None
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:

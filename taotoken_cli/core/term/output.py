@@ -15,6 +15,7 @@ from typing import IO, Any
 
 from taotoken_cli.core.base.fix import Fix
 from taotoken_cli.core.base.masking import SECRETS, Redactor
+from taotoken_cli.core.term.encoding import encodable
 from taotoken_cli.core.term.layout import terminal_width, wrap
 
 
@@ -69,7 +70,8 @@ class RedactingStream:
         self._redact = redactor
 
     def write(self, text: str) -> int:
-        self._stream.write(self._redact(text))
+        # A code page without ✓ or █ (cp1252, ASCII) gets lookalikes: a write never fails (core.term.encoding).
+        self._stream.write(encodable(self._redact(text), getattr(self._stream, "encoding", None)))
         return len(text)
 
     def flush(self) -> None:

@@ -14,7 +14,7 @@ from taotoken_cli.core.base.errors import ConfigFileError, InputError, TaotokenE
 from taotoken_cli.core.base.i18n import N_, _
 from taotoken_cli.core.base.masking import mask_key
 from taotoken_cli.core.files.fileplan import FileChange
-from taotoken_cli.core.files.fsutil import is_world_readable
+from taotoken_cli.core.files.fsutil import is_world_readable, private_fix
 from taotoken_cli.core.net import hygiene
 from taotoken_cli.core.settings import ENV_API_KEY, ENV_MODEL, Value
 from taotoken_cli.core.settings.edit import render_config_update
@@ -80,7 +80,7 @@ def config_file(ctx: DoctorContext) -> Result:
                                profile=s.profile, profiles=names)])
     if is_world_readable(s.config_path) and s.api_key.origin.kind == "file":
         return Result.warn(_("{path} holds the key and is readable by other users").format(path=s.config_path),
-                           details=details, fixes=[f"chmod 600 {s.config_path}"])
+                           details=details, fixes=[private_fix(s.config_path)])
     return Result.ok(_("{path} (profile {profile})").format(path=s.config_path, profile=s.profile), details=details)
 
 

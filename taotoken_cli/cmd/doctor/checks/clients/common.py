@@ -16,7 +16,7 @@ from taotoken_cli.core.base.errors import InputError
 from taotoken_cli.core.base.i18n import N_, _
 from taotoken_cli.core.clients import CLIENTS
 from taotoken_cli.core.clients.base import ClientState, ConfigFile
-from taotoken_cli.core.files.fsutil import is_world_readable
+from taotoken_cli.core.files.fsutil import is_world_readable, private_fix
 from taotoken_cli.core.net import hygiene
 
 SECTION = "Clients"
@@ -87,7 +87,7 @@ def strip_key(value: Any) -> str | None:
 def permissions(issues: Issues, file, holds_key: bool) -> None:
     if holds_key and file.exists and is_world_readable(file.path):
         issues.warn(_("{path} holds the key and is readable by other users").format(path=file.path),
-                    fixes=[f"chmod 600 {file.path}"])
+                    fixes=[private_fix(file.path)])
 
 
 def client_check(check_id: str, title: str, resolve: Callable[[DoctorContext], Found | Result], *,

@@ -1,0 +1,99 @@
+"""What differs between operating systems, as data: features ask `current()` instead of testing `os.name` or
+`sys.platform` themselves (tests/app/test_layers.py refuses those tests outside core/platform).
+
+Per OS: how environment variables reach the programs a user starts (`env_targets`: shell start-up files; the
+Windows user environment and PowerShell profiles; macOS `launchctl setenv` for apps started from the Dock),
+the permission model that keeps a file private (POSIX modes, or a Windows ACL), how a link is opened, how
+processes are found, where system-wide managed files live, and which multiprocessing start method is safe.
+`for_kind("windows")` gives another OS's facts, so they are tested on any machine.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+LINUX, MACOS, WINDOWS, POSIX = "linux", "macos", "windows", "posix"  # POSIX: the BSDs and other Unixes
+
+
+@dataclass(frozen=True)
+class Platform:
+    kind: str
+    env_targets: tuple[str, ...]  # init targets that make variables reach new programs, the usual one first
+    permissions: str  # "mode" (chmod 600 keeps a file private) | "acl" (only an ACL does: modes are always 0o666)
+    opener: tuple[str, ...]  # the command a link is handed to; () = os.startfile (Windows: no shell, `&` survives)
+    processes: str  # "proc" (/proc) | "pgrep" | "tasklist"
+    locks: str  # "fcntl" | "msvcrt"
+    managed_claude: str  # Claude Code's managed settings, under the system root
+    mp_start: str  # multiprocessing start method: fork where it is safe and fast, else spawn
+    libcuda: str  # the CUDA driver library's file name
+    dns_check: str  # a command that resolves a host name as the system does ({host})
+
+    @property
+    def windows(self) -> bool:
+        return self.kind == WINDOWS
+
+    @property
+    def macos(self) -> bool:
+        return self.kind == MACOS
+
+
+_POSIX_COMMON = {"permissions": "mode", "locks": "fcntl", "dns_check": "getent hosts {host}"}
+_FACTS = {
+    LINUX: Platform(LINUX, ("shell",), opener=("xdg-open",), processes="proc",
+                    managed_claude="etc/claude-code/managed-settings.json", mp_start="fork", libcuda="libcuda.so.1",
+                    **_POSIX_COMMON),
+    POSIX: Platform(POSIX, ("shell",), opener=("xdg-open",), processes="pgrep",
+                    managed_claude="etc/claude-code/managed-settings.json", mp_start="spawn", libcuda="libcuda.so.1",
+                    **_POSIX_COMMON),
+    MACOS: Platform(MACOS, ("shell", "launchctl"), opener=("open",), processes="pgrep",
+                    managed_claude="Library/Application Support/ClaudeCode/managed-settings.json", mp_start="spawn",
+                    libcuda="libcuda.dylib", permissions="mode", locks="fcntl",
+                    dns_check="dscacheutil -q host -a name {host}"),
+    WINDOWS: Platform(WINDOWS, ("windows-env", "powershell"), opener=(), processes="tasklist",
+                      managed_claude="Program Files/ClaudeCode/managed-settings.json", mp_start="spawn",
+                      libcuda="nvcuda.dll", permissions="acl", locks="msvcrt", dns_check="Resolve-DnsName {host}"),
+}
+
+
+def kind_of(platform_name: str) -> str:
+    """`sys.platform` -> one of LINUX, MACOS, WINDOWS, POSIX."""
+    if platform_name.startswith("linux"):
+        return LINUX
+    if platform_name == "darwin":
+        return MACOS
+    if platform_name == "win32":  # cygwin and msys Pythons are POSIX programs
+        return WINDOWS
+    return POSIX
+
+
+def for_kind(kind: str) -> Platform:
+    return _FACTS[kind]
+
+
+@functools.lru_cache(maxsize=1)
+def current() -> Platform:
+    return _FACTS[kind_of(sys.platform)]
+
+
+def system_root(env: Mapping[str, str]) -> Path:
+    """The file system root that system-wide files are found under: C:\\ on Windows, / elsewhere."""
+    if current().windows:
+        return Path((env.get("SYSTEMDRIVE") or os.environ.get("SYSTEMDRIVE", "C:")) + "\\")
+    return Path("/")
+
+
+def sandbox_env(home: Path) -> dict[str, str]:
+    """The variables that point every per-user location at `home` on this OS (the demo's sandbox, the tests):
+    HOME and XDG_* everywhere (taotoken's own config dir follows XDG_CONFIG_HOME on every OS), and on Windows the
+    profile folders that platformdirs and the clients read (USERPROFILE, APPDATA, LOCALAPPDATA)."""
+    env = {"HOME": str(home), "XDG_CONFIG_HOME": str(home / ".config"), "XDG_CACHE_HOME": str(home / ".cache"),
+           "XDG_DATA_HOME": str(home / ".local" / "share"), "XDG_STATE_HOME": str(home / ".local" / "state")}
+    if current().windows:
+        env.update({"USERPROFILE": str(home), "APPDATA": str(home / "AppData" / "Roaming"),
+                    "LOCALAPPDATA": str(home / "AppData" / "Local")})
+    return env

@@ -1,0 +1,141 @@
+"""The platform wing: each OS's facts as data, the shell syntax of hints, private files and locks.
+
+Another OS's facts are asked for by replacing `system.current` (the one function the features ask); what only a
+real Windows can show (ACL enforcement, the registry) runs in the Windows run (scripts/windows, docs/windows.md).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from taotoken_cli.core.files.fsutil import atomic_write, is_world_readable, private_fix
+from taotoken_cli.core.platform import locks, permissions, shells, system
+from taotoken_cli.core.settings.loader import user_config_dir
+
+POSIX_ONLY = pytest.mark.skipif(system.current().windows, reason="POSIX modes: Windows keeps files private by ACL")
+
+
+@pytest.fixture
+def on(monkeypatch: pytest.MonkeyPatch):
+    """on("windows"): the features see that OS's facts for the rest of the test."""
+    def switch(kind: str) -> system.Platform:
+        facts = system.for_kind(kind)
+        monkeypatch.setattr(system, "current", lambda: facts)
+        return facts
+    return switch
+
+
+@pytest.mark.parametrize(("name", "kind"), [("linux", "linux"), ("darwin", "macos"), ("win32", "windows"),
+                                            ("cygwin", "posix"), ("freebsd14", "posix")])
+def test_each_sys_platform_maps_to_one_kind(name: str, kind: str) -> None:
+    assert system.kind_of(name) == kind
+
+
+def test_the_facts_differ_where_the_systems_do() -> None:
+    linux, mac, windows = (system.for_kind(k) for k in ("linux", "macos", "windows"))
+    assert (linux.permissions, mac.permissions, windows.permissions) == ("mode", "mode", "acl")
+    assert windows.env_targets == ("windows-env", "powershell") and "launchctl" in mac.env_targets
+    assert (linux.opener, mac.opener, windows.opener) == (("xdg-open",), ("open",), ())
+    assert (linux.locks, windows.locks) == ("fcntl", "msvcrt")
+    assert windows.managed_claude.startswith("Program Files") and mac.managed_claude.startswith("Library")
+    assert linux.mp_start == "fork" and mac.mp_start == windows.mp_start == "spawn"
+
+
+def test_sandbox_env_points_every_per_user_location_at_home(on, tmp_path: Path) -> None:
+    on("windows")
+    env = system.sandbox_env(tmp_path)
+    assert env["HOME"] == env["USERPROFILE"] == str(tmp_path)
+    assert env["XDG_CONFIG_HOME"] == str(tmp_path / ".config")
+    assert Path(env["APPDATA"]).parent == Path(env["LOCALAPPDATA"]).parent == tmp_path / "AppData"
+    on("linux")
+    assert "APPDATA" not in system.sandbox_env(tmp_path)
+
+
+@pytest.mark.parametrize("kind", ["linux", "macos", "windows"])
+def test_taotoken_s_config_dir_follows_xdg_config_home_on_every_os(on, kind: str, tmp_path: Path) -> None:
+    on(kind)
+    assert user_config_dir({"XDG_CONFIG_HOME": str(tmp_path), "HOME": "/elsewhere"}) == tmp_path / "taotoken"
+
+
+@pytest.mark.parametrize(("env", "expected"), [
+    ({}, "powershell"),
+    ({"PSModulePath": r"C:\Program Files\WindowsPowerShell\Modules"}, "powershell"),
+    ({"PROMPT": "$P$G", "PSModulePath": r"C:\Program Files\WindowsPowerShell\Modules"}, "cmd"),
+    ({"PROMPT": "$P$G", "PSModulePath": r"C:\Users\a\Documents\PowerShell\Modules;C:\Program Files\PowerShell\7"},
+     "powershell"),
+    ({"SHELL": "/usr/bin/bash"}, "posix"),
+])
+def test_the_shell_on_windows(on, env: dict, expected: str) -> None:
+    on("windows")
+    assert shells.syntax(env) == expected
+
+
+def test_the_shell_elsewhere(on) -> None:
+    on("linux")
+    assert shells.syntax({}) == "posix" and shells.syntax({"SHELL": "/usr/bin/fish"}) == "fish"
+    assert shells.syntax({"PROMPT": "$P$G"}) == "posix"
+
+
+def test_each_shell_gets_its_own_syntax() -> None:
+    value = "it's $x"
+    assert shells.set_var("OPENAI_API_KEY", value, "powershell") == "$env:OPENAI_API_KEY = 'it''s $x'"
+    assert shells.set_var("OPENAI_API_KEY", "v", "cmd") == 'set "OPENAI_API_KEY=v"'
+    assert shells.set_var("OPENAI_API_KEY", value, "posix") == "export OPENAI_API_KEY='it'\"'\"'s $x'"
+    assert shells.set_var("X", "v", "fish") == "set -gx X v"
+    assert shells.unset_var("X", "powershell") == "Remove-Item Env:X" and shells.unset_var("X", "posix") == "unset X"
+    assert shells.load_file(Path("/c/env.ps1"), "powershell") == ". '/c/env.ps1'"
+    assert shells.load_file(Path("/c/env.sh"), "posix") == ". /c/env.sh"
+    assert shells.env_file_name("powershell") == "env.ps1" and shells.env_file_name("posix") == "env.sh"
+
+
+def test_the_fix_for_a_readable_key_file_is_the_os_s_own(on, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = Path("/somewhere/config.toml")
+    on("linux")
+    assert private_fix(path) == f"chmod 600 {path}"
+    on("windows")
+    monkeypatch.delenv("PROMPT", raising=False)
+    monkeypatch.delenv("SHELL", raising=False)
+    assert private_fix(path) == f'icacls "{path}" /inheritance:r /grant:r "${{env:USERNAME}}:F"'
+    monkeypatch.setenv("PROMPT", "$P$G")
+    monkeypatch.setenv("PSModulePath", "")
+    assert private_fix(path) == f'icacls "{path}" /inheritance:r /grant:r "%USERNAME%:F"'
+
+
+@POSIX_ONLY
+def test_a_secret_is_private_from_its_first_byte(tmp_path: Path) -> None:
+    path = atomic_write(tmp_path / "env.sh", "export OPENAI_API_KEY=x\n", secret=True)
+    assert permissions.mode_of(path) == 0o600 and not is_world_readable(path)
+    plain = atomic_write(tmp_path / "plain.txt", "x\n")
+    assert permissions.mode_of(plain) == 0o644 and is_world_readable(plain)
+    permissions.make_private(plain)
+    assert not is_world_readable(plain)
+
+
+def test_a_second_lock_on_the_file_is_refused_until_the_first_is_closed(tmp_path: Path) -> None:
+    first = os.open(tmp_path / "lock", os.O_RDWR | os.O_CREAT)
+    second = os.open(tmp_path / "lock", os.O_RDWR | os.O_CREAT)
+    try:
+        assert locks.try_lock(first)
+        assert not locks.try_lock(second)
+        os.close(first)
+        first = -1
+        assert locks.try_lock(second)
+    finally:
+        for fd in (first, second):
+            if fd >= 0:
+                os.close(fd)
+
+
+@pytest.mark.skipif(not system.current().windows, reason="the Win32 security API: Windows only")
+def test_windows_a_secret_file_s_acl_names_the_user_alone(tmp_path: Path) -> None:
+    from taotoken_cli.core.platform import winacl
+
+    plain = atomic_write(tmp_path / "plain.txt", "x\n")
+    secret = atomic_write(tmp_path / "secret.txt", "key\n", secret=True)
+    assert winacl.readers_besides_user(secret) == [] and not is_world_readable(secret)
+    permissions.make_private(plain)
+    assert winacl.readers_besides_user(plain) == []
+    assert winacl.user_sid_string().startswith("S-1-5-")
