@@ -15,7 +15,11 @@ import pytest
 from taotoken_cli.core.base.errors import TaotokenError
 from taotoken_cli.core.files import fileplan
 from taotoken_cli.core.files.fileplan import FileChange, Plan
+from taotoken_cli.core.files.fsutil import is_world_readable
+from taotoken_cli.core.platform import system
 from tests.conftest import SENTINEL_KEY
+
+MODES_MEAN_NOTHING = system.current().permissions == "acl"
 
 
 def snapshot(root: Path, skip: tuple[str, ...] = ()) -> dict[str, tuple]:
@@ -28,10 +32,22 @@ def snapshot(root: Path, skip: tuple[str, ...] = ()) -> dict[str, tuple]:
         if path.is_symlink():
             state[rel] = ("link", os.readlink(path))
         elif path.is_dir():
-            state[rel] = ("dir", stat.S_IMODE(path.stat().st_mode))
+            state[rel] = ("dir", mode(path))
         else:
-            state[rel] = ("file", path.read_bytes(), stat.S_IMODE(path.stat().st_mode))
+            state[rel] = ("file", path.read_bytes(), mode(path))
     return state
+
+
+def mode(path: Path) -> int | None:
+    """The permission bits where they mean something (POSIX); None on Windows, where an ACL decides."""
+    return None if MODES_MEAN_NOTHING else stat.S_IMODE(path.stat().st_mode)
+
+
+def private(path: Path) -> bool:
+    """Readable by the user alone: mode 0600 (0700 for a directory) on POSIX, the ACL on Windows."""
+    if MODES_MEAN_NOTHING:
+        return path.is_dir() or not is_world_readable(path)  # directories inherit the profile's ACL there
+    return mode(path) == (0o700 if path.is_dir() else 0o600)
 
 
 def change_for(path: Path, after: str, secret: bool = False) -> FileChange:
@@ -42,10 +58,10 @@ def change_for(path: Path, after: str, secret: bool = False) -> FileChange:
 def files(home: Path) -> dict[str, Path]:
     (home / "a").mkdir()
     paths = {"one": home / "a" / "one.json", "two": home / "a" / "two.toml", "three": home / "a" / "three.txt"}
-    paths["one"].write_text('{"x": 1}\n')
-    paths["two"].write_text("x = 1\n")
+    paths["one"].write_text('{"x": 1}\n', encoding="utf-8", newline="\n")
+    paths["two"].write_text("x = 1\n", encoding="utf-8", newline="\n")
     os.chmod(paths["two"], 0o640)
-    paths["three"].write_text("three\n")
+    paths["three"].write_text("three\n", encoding="utf-8", newline="\n")
     return paths
 
 
@@ -57,14 +73,14 @@ def test_apply_backs_up_writes_and_undo_restores_exactly(home: Path, files: dict
                  change_for(home / "new" / "dir" / "created.env", "NEW=1\n", secret=True)])
     result = fileplan.apply(plan, own)
     assert files["one"].read_text() == '{"x": 2}\n'
-    assert stat.S_IMODE(files["one"].stat().st_mode) == 0o644  # existing mode kept
-    assert stat.S_IMODE(files["two"].stat().st_mode) == 0o600  # a file now holding a key loses group bits
-    assert stat.S_IMODE((home / "new" / "dir" / "created.env").stat().st_mode) == 0o600
+    assert mode(files["one"]) in (0o644, None)  # existing mode kept
+    assert private(files["two"])  # a file now holding a key loses group bits (Windows: gets a private ACL)
+    assert private(home / "new" / "dir" / "created.env")
     backups = sorted(p.name for p in result.backup_dir.iterdir())
     assert backups == ["000-one.json", "001-two.toml", "manifest.json"]
     for name in backups:
-        assert stat.S_IMODE((result.backup_dir / name).stat().st_mode) == 0o600
-    assert stat.S_IMODE(result.backup_dir.stat().st_mode) == 0o700
+        assert private(result.backup_dir / name)
+    assert private(result.backup_dir)
     undone = fileplan.undo_last(own)
     assert undone.deleted == [home / "new" / "dir" / "created.env"]
     assert snapshot(home, skip=(".config",)) == before  # contents, modes, and the created dirs are gone
@@ -105,7 +121,7 @@ def test_real_write_failure_half_way_leaves_every_file_as_before(home: Path, fil
     plan = Plan([change_for(files["one"], "1\n"), change_for(files["two"], "2\n"),
                  change_for(home / "blocked" / "sub" / "x.json", "{}\n"), change_for(files["three"], "3\n")])
     before = snapshot(home)
-    (home / "blocked").write_text("I am a file now\n")
+    (home / "blocked").write_text("I am a file now\n", encoding="utf-8", newline="\n")
     before["blocked"] = ("file", b"I am a file now\n", 0o644)
     with pytest.raises(TaotokenError, match="nothing was changed"):
         fileplan.apply(plan, home / "cfg")
@@ -114,7 +130,7 @@ def test_real_write_failure_half_way_leaves_every_file_as_before(home: Path, fil
 
 def test_file_changed_between_plan_and_apply_stops_without_writing(home: Path, files: dict[str, Path]) -> None:
     plan = Plan([change_for(files["one"], "1\n"), change_for(files["two"], "2\n")])
-    files["two"].write_text("x = 'edited by the user meanwhile'\n")
+    files["two"].write_text("x = 'edited by the user meanwhile'\n", encoding="utf-8", newline="\n")
     before = snapshot(home)
     with pytest.raises(TaotokenError, match="changed after the plan") as info:
         fileplan.apply(plan, home / "cfg")
@@ -122,6 +138,7 @@ def test_file_changed_between_plan_and_apply_stops_without_writing(home: Path, f
     assert snapshot(home, skip=("cfg",)) == before
 
 
+@pytest.mark.skipif(system.current().windows, reason="symlinks need Developer Mode or an administrator on Windows")
 def test_symlink_is_kept_and_its_target_written(home: Path, files: dict[str, Path]) -> None:
     link = home / "link.json"
     link.symlink_to(files["one"])
@@ -164,7 +181,7 @@ def test_second_run_proceeds_when_the_lock_is_released_in_time(home: Path, files
 def test_undo_refuses_to_discard_later_edits_unless_forced(home: Path, files: dict[str, Path]) -> None:
     cfg = home / "cfg"
     fileplan.apply(Plan([change_for(files["one"], "1\n")]), cfg)
-    files["one"].write_text("user edit\n")
+    files["one"].write_text("user edit\n", encoding="utf-8", newline="\n")
     with pytest.raises(TaotokenError, match="changed after the last run"):
         fileplan.undo_last(cfg)
     fileplan.undo_last(cfg, force=True)
@@ -175,7 +192,7 @@ def test_undo_refuses_to_discard_later_edits_unless_forced(home: Path, files: di
 
 def test_diff_masks_known_and_unknown_keys(home: Path, files: dict[str, Path]) -> None:
     old = "sk-oldSECRETvalue0123456789"
-    files["three"].write_text(f"KEY={old}\n")
+    files["three"].write_text(f"KEY={old}\n", encoding="utf-8", newline="\n")
     plan = Plan([change_for(files["three"], f"KEY={SENTINEL_KEY}\n")], secrets=[SENTINEL_KEY])
     diff = fileplan.plan_diff(plan)
     assert SENTINEL_KEY not in diff and old not in diff

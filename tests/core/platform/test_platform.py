@@ -86,8 +86,8 @@ def test_each_shell_gets_its_own_syntax() -> None:
     assert shells.set_var("OPENAI_API_KEY", value, "posix") == "export OPENAI_API_KEY='it'\"'\"'s $x'"
     assert shells.set_var("X", "v", "fish") == "set -gx X v"
     assert shells.unset_var("X", "powershell") == "Remove-Item Env:X" and shells.unset_var("X", "posix") == "unset X"
-    assert shells.load_file(Path("/c/env.ps1"), "powershell") == ". '/c/env.ps1'"
-    assert shells.load_file(Path("/c/env.sh"), "posix") == ". /c/env.sh"
+    assert shells.load_file(Path("env.ps1"), "powershell") == ". 'env.ps1'"
+    assert shells.load_file(Path("env.sh"), "posix") == ". env.sh"
     assert shells.env_file_name("powershell") == "env.ps1" and shells.env_file_name("posix") == "env.sh"
 
 
