@@ -14,11 +14,13 @@ from taotoken_cli.core.base.errors import InputError, TaotokenError
 from taotoken_cli.core.base.exitcodes import Exit
 from taotoken_cli.core.base.i18n import _
 from taotoken_cli.core.base.masking import mask_key, remember_secret
+from taotoken_cli.core.clients import shell, winshell
 from taotoken_cli.core.clients.base import Machine
 from taotoken_cli.core.clients.copies import OWN, SYNC_COMMAND, Sync, plan_sync, stale_note, triple_of
 from taotoken_cli.core.files import fileplan
 from taotoken_cli.core.files.fileplan import FileChange, Plan, read_current
 from taotoken_cli.core.files.fsutil import atomic_write
+from taotoken_cli.core.platform import system
 from taotoken_cli.core.settings.edit import SETTABLE_KEYS, TOP_LEVEL_KEYS, render_config_update, validate_profile_name
 from taotoken_cli.core.settings.loader import FIELDS, Overrides, clean_value, config_path, load_settings
 from taotoken_cli.core.settings.origins import describe, fix_at_source, tilde
@@ -158,15 +160,24 @@ def _confirm_and_apply(io: IOStreams, plan: Plan, *, yes: bool, command: str, dr
         out.line(_("cancelled: nothing was written"))
         return Exit.FAILURE
     result = fileplan.apply(plan, config_path(io.env).parent, command=command)
+    problem = winshell.sync_registry(config_path(io.env).parent)  # Windows: the user environment follows it
+    if problem:
+        out.error_note(_("warning: {problem}").format(problem=problem))
     for change in result.written:
         out.wrapped(str(change.path), _("wrote "))
     out.wrapped(str(result.backup_dir), _("backups of the previous versions: "), "  ")
     out.wrapped("taotoken init --undo", _("undo everything this run changed: "), "  ")
     if any(change.target == "shell" for change in result.written):
-        env_sh = tilde(config_path(io.env).parent / "env.sh", Path(io.env.get("HOME") or Path.home()))
         out.wrapped(_("open shells still have the old variables: run {command} in each").format(
-            command=f"`. {env_sh}`"), hang="  ")
+            command=f"`{_load_command(io)}`"), hang="  ")
     return Exit.OK
+
+
+def _load_command(io: IOStreams) -> str:
+    """The command that loads the new variables into an open shell, in that shell's syntax."""
+    if system.current().windows:
+        return shell.load_command(Machine.of(io.env, io.cwd))
+    return ". " + tilde(config_path(io.env).parent / "env.sh", Path(io.env.get("HOME") or Path.home()))
 
 
 def _write(path: Path, text: str) -> None:

@@ -59,6 +59,7 @@ def build_plan(report: Report):
 
 
 def offer_repairs(io: IOStreams, report: Report, *, assume_yes: bool) -> FixOutcome:
+    from taotoken_cli.core.clients import winshell
     from taotoken_cli.core.files import fileplan
     from taotoken_cli.core.settings import config_dir
 
@@ -82,6 +83,9 @@ def offer_repairs(io: IOStreams, report: Report, *, assume_yes: bool) -> FixOutc
         out.line(_("--fix: nothing changed"))
         return outcome
     result = fileplan.apply(plan, config_dir(io.env), command="taotoken doctor --fix")
+    problem = winshell.sync_registry(config_dir(io.env))  # Windows: the user environment follows the record
+    if problem:
+        out.error_note(_("warning: {problem}").format(problem=problem))
     outcome.applied = True
     outcome.backup_dir = result.backup_dir
     out.line(_("--fix: repaired {n} file(s); backup in {backup}").format(n=len(result.written),

@@ -8,7 +8,7 @@ from taotoken_cli.cmd.init import view
 from taotoken_cli.cmd.init.plan import InitRequest, build
 from taotoken_cli.core.base.exitcodes import Exit
 from taotoken_cli.core.base.i18n import _
-from taotoken_cli.core.clients import ccswitch
+from taotoken_cli.core.clients import ccswitch, winshell
 from taotoken_cli.core.clients.base import Machine, Triple
 from taotoken_cli.core.files import fileplan
 from taotoken_cli.core.settings import config_dir
@@ -28,7 +28,9 @@ def run(options: InitOptions, io: IOStreams) -> int:
     out = io.out
     own_dir = config_dir(io.env)
     if options.undo:
+        before = winshell.before_undo(own_dir)  # Windows: the user environment that run replaced
         view.render_undo(out, fileplan.undo_last(own_dir, force=options.force))
+        _warn(out, winshell.after_undo(before))
         return Exit.OK
     try:  # Ctrl-D or Ctrl-C at any question: nothing has been written yet
         planned = build(options.request, io, assume_yes=options.yes)
@@ -51,10 +53,16 @@ def run(options: InitOptions, io: IOStreams) -> int:
         return Exit.FAILURE
     else:
         view.render_applied(out, fileplan.apply(planned.plan, own_dir))
+        _warn(out, winshell.sync_registry(own_dir))
     if options.request.open_links and planned.links:
         open_links(io, planned.triple, options.request.open_app)
     view.render_next_command(out, planned, Machine.of(io.env, io.cwd))
     return Exit.OK
+
+
+def _warn(out, problem: str | None) -> None:
+    if problem:
+        out.error_note(_("warning: {problem}").format(problem=problem))
 
 
 def open_links(io: IOStreams, triple: Triple, only: str | None) -> None:

@@ -13,6 +13,7 @@ from taotoken_cli.core.clients import ccswitch, shell
 from taotoken_cli.core.clients.base import Machine
 from taotoken_cli.core.files import fileplan
 from taotoken_cli.core.files.fileplan import Plan
+from taotoken_cli.core.platform import system
 from taotoken_cli.core.term.layout import cell_width, pad
 from taotoken_cli.core.term.output import Output, split_label
 
@@ -101,10 +102,12 @@ def render_next_command(out: Output, init: InitPlan, machine: Machine) -> None:
     label = _("next: ")
     out.wrapped(_("{command}   (one request: base URL, key and model)").format(command="taotoken check"), label)
     if "shell" in init.targets:
-        paths = shell.paths(machine)
-        fish = machine.env.get("SHELL", "").endswith("fish")
-        source = (f"source {_home_relative(paths.env_fish, machine)}" if fish
-                  else f". {_home_relative(paths.env_sh, machine)}")
+        source = shell.load_command(machine)
+        if not system.current().windows:  # POSIX: the file as ~/…, as the user would type it
+            paths = shell.paths(machine)
+            fish = machine.env.get("SHELL", "").endswith("fish")
+            source = (f"source {_home_relative(paths.env_fish, machine)}" if fish
+                      else f". {_home_relative(paths.env_sh, machine)}")
         out.wrapped(_("{command}   (for Codex and SDK scripts started from this shell; new shells load it "
                       "themselves)").format(command=source), " " * cell_width(label))
 

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from taotoken_cli.core.base.i18n import N_, _
+from taotoken_cli.core.clients import winshell
 from taotoken_cli.core.clients.base import (
     ClientState,
     ConfigFile,
@@ -24,6 +25,7 @@ from taotoken_cli.core.clients.base import (
 )
 from taotoken_cli.core.files.fileplan import Plan
 from taotoken_cli.core.files.fsutil import newline_of
+from taotoken_cli.core.platform import system
 
 NAME = "shell"
 LABEL = N_("shell start-up files")  # shown as _(LABEL)
@@ -133,6 +135,8 @@ def wants_fish(where: ShellPaths, env: Mapping[str, str] | None = None) -> bool:
 
 
 def plan(triple: Triple, machine: Machine, options: PlanOptions = PlanOptions()) -> Plan:
+    if system.current().windows:  # the user environment and PowerShell's profiles: see core.clients.winshell
+        return winshell.plan(exports(triple), machine, with_marked_line)
     env = machine.env
     where = paths(machine)
     result = Plan()
@@ -158,3 +162,13 @@ def plan(triple: Triple, machine: Machine, options: PlanOptions = PlanOptions())
 
 def _rc_change(file: ConfigFile, line: str, summary: str):
     return text_change(file, with_marked_line(file.text or "", line), target=NAME, summary=[summary])
+
+
+def load_command(machine: Machine) -> str:
+    """The command that gives this shell the variables now (new shells load them themselves), in its syntax."""
+    if system.current().windows:
+        return winshell.load_command(machine)
+    where = paths(machine)
+    if Path(machine.env.get("SHELL", "")).name == "fish":
+        return f"source {shlex.quote(str(where.env_fish))}"
+    return f". {shlex.quote(str(where.env_sh))}"

@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+ENV_DOCUMENTS = "TAOTOKEN_DOCUMENTS_DIR"  # Windows: the Documents folder to use instead of Explorer's (sandboxes)
 LINUX, MACOS, WINDOWS, POSIX = "linux", "macos", "windows", "posix"  # POSIX: the BSDs and other Unixes
 
 
@@ -95,5 +96,21 @@ def sandbox_env(home: Path) -> dict[str, str]:
            "XDG_DATA_HOME": str(home / ".local" / "share"), "XDG_STATE_HOME": str(home / ".local" / "state")}
     if current().windows:
         env.update({"USERPROFILE": str(home), "APPDATA": str(home / "AppData" / "Roaming"),
-                    "LOCALAPPDATA": str(home / "AppData" / "Local")})
+                    "LOCALAPPDATA": str(home / "AppData" / "Local"),
+                    # the Documents folder (PowerShell's profiles) is read from the registry, which no variable
+                    # redirects: this one does
+                    ENV_DOCUMENTS: str(home / "Documents")})
     return env
+
+
+def under_wine() -> bool:
+    """Is this Windows Wine (which exports wine_get_version from ntdll)? For the tests and doctor's notes only:
+    Wine is not Windows for ACLs, symlinks and PowerShell."""
+    if not current().windows:
+        return False
+    import ctypes
+
+    try:
+        return hasattr(ctypes.WinDLL("ntdll"), "wine_get_version")  # type: ignore[attr-defined]
+    except OSError:
+        return False

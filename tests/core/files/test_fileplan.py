@@ -20,13 +20,14 @@ from taotoken_cli.core.platform import system
 from tests.conftest import SENTINEL_KEY
 
 MODES_MEAN_NOTHING = system.current().permissions == "acl"
+UNDER_WINE = system.under_wine()
 
 
 def snapshot(root: Path, skip: tuple[str, ...] = ()) -> dict[str, tuple]:
     """Every file, directory and link under root with content and mode (skipping paths under `skip`)."""
     state = {}
     for path in sorted(root.rglob("*")):
-        rel = str(path.relative_to(root))
+        rel = path.relative_to(root).as_posix()
         if any(rel == s or rel.startswith(s + "/") for s in skip):
             continue
         if path.is_symlink():
@@ -46,7 +47,9 @@ def mode(path: Path) -> int | None:
 def private(path: Path) -> bool:
     """Readable by the user alone: mode 0600 (0700 for a directory) on POSIX, the ACL on Windows."""
     if MODES_MEAN_NOTHING:
-        return path.is_dir() or not is_world_readable(path)  # directories inherit the profile's ACL there
+        # Directories inherit the profile's ACL there. Wine reports a DACL from the Unix mode for a file in a
+        # directory made with mkdir(), whatever was set (docs/windows.md): only the Windows run can check it.
+        return path.is_dir() or UNDER_WINE or not is_world_readable(path)
     return mode(path) == (0o700 if path.is_dir() else 0o600)
 
 
