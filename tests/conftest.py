@@ -144,6 +144,47 @@ def run(home: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.Monk
     return invoke
 
 
+@dataclass
+class Parsed:
+    """What `parse` saw: the run as the user sees it, and the options object the command built (None when parsing
+    stopped it: a usage error, --help)."""
+
+    result: Result
+    options: object | None
+
+
+# The commands whose Typer function ends in `run(options, io)` of `taotoken_cli.cmd.<command>.run`.
+PARSEABLE = ("bench", "check", "demo", "doctor", "explain", "init", "mock", "models")
+
+
+@pytest.fixture
+def parse(run, monkeypatch: pytest.MonkeyPatch):
+    """The parse-only seam (gh's `runF`): `taotoken ARGS` through the real app in-process — Typer/Click parsing,
+    option callbacks, the Typer function building its options object — with the command's work, its `run`,
+    replaced by a capture. Usage errors end exactly as they do for users (exit 2, the message, no traceback);
+    a parse that succeeds returns the options instead of contacting anything.
+
+        parsed = parse("bench", "-n", "5"); parsed.options.requests == 5
+    """
+    import importlib
+
+    def invoke(*args: str, input: str = "") -> Parsed:
+        command = next((a for a in args if not a.startswith("-")), None)
+        assert command in PARSEABLE, f"parse() knows {PARSEABLE}; use run() for {command!r}"
+        captured: list[object] = []
+
+        def capture(options, io, **_kwargs) -> int:
+            captured.append(options)
+            return 0
+
+        monkeypatch.setattr(importlib.import_module(f"taotoken_cli.cmd.{command}.run"), "run", capture)
+        result = run(*args, input=input)
+        assert len(captured) <= 1
+        return Parsed(result, captured[0] if captured else None)
+
+    return invoke
+
+
 @pytest.fixture
 def cli(home: Path):
     """Run `taotoken ARGS` in a subprocess with the test's environment."""

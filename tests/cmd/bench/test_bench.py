@@ -281,8 +281,10 @@ def test_text_report_side_by_side(bench):
     (("-c", "0"), "-c/--concurrency"),
     (("--prompt-file", "/nonexistent/prompt.txt"), "cannot read --prompt-file"),
 ])
-def test_bad_options_are_usage_errors(bench, args, message):
-    result = bench("-m", "fixed30", *args)
+def test_bad_options_are_usage_errors(run, server, monkeypatch, args, message):
+    # in-process: these stop before any request (tests/app/test_parse.py: the parse-only seam)
+    monkeypatch.setenv("TAOTOKEN_API_KEY", SENTINEL_KEY)
+    result = run("bench", "--base-url", server, "-m", "fixed30", *args).assert_clean()
     assert result.returncode == 2, result.output
     assert message in result.stderr and "fix:" in result.stderr
 

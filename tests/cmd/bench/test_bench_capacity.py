@@ -200,8 +200,10 @@ def test_n_is_shared_between_workers(bench, tmp_path):
     (("--ramp-up", "soon"), "--ramp-up 'soon' is not a positive duration"),
     (("--csv", "/nonexistent-dir/x.csv"), "cannot write in"),
 ])
-def test_bad_capacity_and_workload_options(bench, args, message):
-    result = bench("-m", "fixed30", *args)
+def test_bad_capacity_and_workload_options(run, server, monkeypatch, args, message):
+    # in-process: these stop before any request (tests/app/test_parse.py: the parse-only seam)
+    monkeypatch.setenv("TAOTOKEN_API_KEY", SENTINEL_KEY)
+    result = run("bench", "--base-url", server, "-m", "fixed30", *args).assert_clean()
     assert result.returncode == 2, result.output
     assert message in result.stderr and "fix:" in result.stderr
 

@@ -44,11 +44,12 @@ def test_ports_and_hosts_that_httpx_accepts_are_kept(raw: str, root: str) -> Non
     httpx.URL(root + "/v1/models")  # what the gateway client will request must parse
 
 
-def test_a_bad_port_is_an_input_error_before_anything_is_written(home, cli) -> None:
-    result = cli("config", "set", "base_url", "https://taotoken.net:abc/api").assert_clean()
+def test_a_bad_port_is_an_input_error_before_anything_is_written(home, run) -> None:
+    # in-process: refused before anything is written (tests/app/test_parse.py: the parse-only seam)
+    result = run("config", "set", "base_url", "https://taotoken.net:abc/api").assert_clean()
     assert result.returncode == 2 and "invalid port 'abc'" in result.stderr and "1 to 65535" in result.stderr
     assert not (home / ".config/taotoken/config.toml").exists()
-    result = cli("init", "--yes", "--base-url", "https://taotoken.net:99999/api", "--key-stdin", "--model", "m",
+    result = run("init", "--yes", "--base-url", "https://taotoken.net:99999/api", "--key-stdin", "--model", "m",
                  input=SENTINEL_KEY).assert_clean()
     assert result.returncode == 2 and "invalid port '99999'" in result.stderr
     assert not (home / ".config").exists()

@@ -185,9 +185,9 @@ def test_export_is_safe_for_eval_in_a_real_bash(cli, home):
     assert plain.stdout.splitlines() == ["export TAOTOKEN_MODEL='nv/qwen:7b;$(id)&'\"'\"'q'\"'\"'`x`|z'"]
 
 
-def test_conflicting_options_are_usage_errors(cli):
+def test_conflicting_options_are_usage_errors(run):
     for args in (("--device", "cpu", "--task", "x"), ("--openai",), ("--export", "--json"), ("--all",)):
-        result = cli("route", *args).assert_clean()
+        result = run("route", *args).assert_clean()  # in-process: refused before anything runs
         assert result.returncode == 2, (args, result.output)
         assert "fix:" in result.stderr
 
