@@ -7,11 +7,13 @@ def main() -> None:
     import sys
 
     from taotoken_cli.core.base import i18n
-    from taotoken_cli.core.settings.loader import configured_language
 
     # The language first: help texts are built when the command modules are imported. The config file's `lang`
     # is read only when neither --json nor TAOTOKEN_LANG decides.
-    lang = i18n.setup(config_lang=configured_language, argv=tuple(sys.argv[1:]))
+    from taotoken_cli.core.platform.language import display_language
+    from taotoken_cli.core.settings.loader import configured_language
+
+    lang = i18n.setup(config_lang=configured_language, argv=tuple(sys.argv[1:]), os_lang=display_language)
     # No write may crash on a code page (a redirected stdout on Windows is cp1252 or cp936): see core.term.encoding.
     from taotoken_cli.core.term.encoding import prepare_std_streams
 

@@ -43,9 +43,12 @@ def _normalise(tag: str) -> str | None:
     return None
 
 
-def choose(env: Mapping[str, str], config_lang: str | Callable[[], str | None] | None = None) -> str:
+def choose(env: Mapping[str, str], config_lang: str | Callable[[], str | None] | None = None,
+           os_lang: Callable[[], str | None] | None = None) -> str:
     """The language for this run: 'en' or 'zh' (see the module docstring for the order). `config_lang` may be
-    a function that reads it: the config file is then read only when TAOTOKEN_LANG does not decide."""
+    a function that reads it: the config file is then read only when TAOTOKEN_LANG does not decide. When no
+    variable names a language, `os_lang` asks the OS's display language (Windows and apps started from the
+    macOS Dock have no LANG; core.platform.language)."""
     explicit = env.get(ENV_LANG, "").strip()
     if explicit:
         return _normalise(explicit) or "en"
@@ -63,6 +66,8 @@ def choose(env: Mapping[str, str], config_lang: str | Callable[[], str | None] |
                     return lang
             continue
         return _normalise(value) or "en"
+    if os_lang is not None:
+        return _normalise(os_lang() or "") or "en"
     return "en"
 
 
@@ -98,11 +103,11 @@ MACHINE_FLAGS = ("--json",)  # output for programs: the same in every language
 
 
 def setup(env: Mapping[str, str] | None = None, config_lang: str | Callable[[], str | None] | None = None,
-          argv: tuple[str, ...] = ()) -> str:
+          argv: tuple[str, ...] = (), os_lang: Callable[[], str | None] | None = None) -> str:
     """Choose and use the language for this process (`config_lang`: `lang` from the config file). A command
     given --json runs in English: its machine output must not change with the language."""
     env = os.environ if env is None else env
-    lang = "en" if any(arg in MACHINE_FLAGS for arg in argv) else choose(env, config_lang)
+    lang = "en" if any(arg in MACHINE_FLAGS for arg in argv) else choose(env, config_lang, os_lang)
     use(lang)
     if lang != "en":
         # Typer's own words ("Options", "Commands", …) come from gettext's default domain, looked up with the

@@ -139,3 +139,28 @@ def test_windows_a_secret_file_s_acl_names_the_user_alone(tmp_path: Path) -> Non
     permissions.make_private(plain)
     assert winacl.readers_besides_user(plain) == []
     assert winacl.user_sid_string().startswith("S-1-5-")
+
+
+def test_the_os_display_language_decides_only_when_no_variable_does() -> None:
+    from taotoken_cli.core.base.i18n import choose
+
+    assert choose({}, None, lambda: "zh-Hans-CN") == "zh"
+    assert choose({}, None, lambda: "zh-CN") == "zh"
+    assert choose({}, None, lambda: "zh-TW") == "en" and choose({}, None, lambda: None) == "en"
+    assert choose({"LANG": "en_US.UTF-8"}, None, lambda: "zh-CN") == "en"
+    assert choose({"TAOTOKEN_LANG": "en"}, None, lambda: "zh-CN") == "en"
+
+
+def test_macos_reads_apple_languages_from_the_global_preferences(on, tmp_path: Path) -> None:
+    import plistlib
+
+    from taotoken_cli.core.platform.language import display_language
+
+    on("macos")
+    prefs = tmp_path / "Library" / "Preferences" / ".GlobalPreferences.plist"
+    assert display_language({"HOME": str(tmp_path)}) is None
+    prefs.parent.mkdir(parents=True)
+    prefs.write_bytes(plistlib.dumps({"AppleLanguages": ["zh-Hans-CN", "en-US"]}, fmt=plistlib.FMT_BINARY))
+    assert display_language({"HOME": str(tmp_path)}) == "zh-Hans-CN"
+    on("linux")
+    assert display_language({"HOME": str(tmp_path)}) is None
