@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import html
 import json
+import math
 from typing import Any
 
 from taotoken_cli.cmd.bench.histogram import Histogram
@@ -33,14 +34,36 @@ th { background: #f3f5f8; }
 
 def distribution_bins(hist: Histogram, factor: float = 1000.0, bins: int = 40) -> tuple[list[float], list[int]]:
     """(bin centres, counts) of equal-width bins from the minimum to the 99.5th percentile; the few
-    samples above it are counted in the last bin, so one outlier cannot squash the picture."""
+    samples above it are counted in the last bin, so one outlier cannot squash the picture. No bin is
+    narrower than the histogram's own bucket there (1/64 of the value): finer bins would draw a comb of
+    spikes and gaps that the data do not hold."""
     if not hist.count:
         return [], []
     low = hist.min
     high = max(hist.percentile(99.5) or hist.max, low)
+    if high > low:
+        bins = max(1, min(bins, int((high - low) / (high / 64))))
     counts = [n for _low, _high, n in hist.buckets(bins, high=high)]
     width = (high - low) / bins
     return [round((low + (i + 0.5) * width) * factor, 3) for i in range(len(counts))], counts
+
+
+MIN_WINDOW_S = 1.0  # throughput over shorter windows is a sawtooth of whole requests, not a rate
+
+
+def throughput_windows(windows: dict) -> tuple[float, list[dict]]:
+    """The series' windows merged into windows of at least MIN_WINDOW_S: (width, rows with start_s,
+    requests_per_s, output_tokens_per_s). A last partial window is left out (it would read low)."""
+    rows, width = windows.get("rows", []), windows.get("width_s", 1.0)
+    k = max(1, math.ceil(MIN_WINDOW_S / width - 1e-9))
+    out = []
+    for first in range(0, len(rows) - k + 1 if len(rows) >= k else 0, k):
+        group = rows[first:first + k]
+        span = width * k
+        out.append({"start_s": group[0]["start_s"],
+                    "requests_per_s": round(sum(r["requests"] for r in group) / span, 3),
+                    "output_tokens_per_s": round(sum(r["output_tokens_per_s"] for r in group) * width / span, 3)})
+    return width * k, out
 
 
 def _series_name(report, s) -> str:
@@ -68,33 +91,53 @@ def figures(report) -> list[tuple[str, Any]]:
                           yaxis_title=_("requests") if attr != "itl" else _("gaps"))
         out.append((_("Distribution: {metric}").format(metric=title), fig))
     fig = go.Figure()
-    for s in report.series:
-        rows = s.windows.get("rows", [])
-        width = s.windows.get("width_s", 1.0)
+    owners: list[int] = []  # the series each over-time trace belongs to (the selector shows one at a time)
+    for number, s in enumerate(report.series):
+        width, rows = throughput_windows(s.windows)
         x = [round(r["start_s"] + width / 2, 3) for r in rows]
+        owners.append(number)
         fig.add_trace(go.Scatter(x=x, y=[r["requests_per_s"] for r in rows], mode="lines+markers",
                                  name=f"{_series_name(report, s)} req/s"))
         if any(r["output_tokens_per_s"] for r in rows):
+            owners.append(number)
             fig.add_trace(go.Scatter(x=x, y=[r["output_tokens_per_s"] for r in rows], mode="lines",
                                      name=f"{_series_name(report, s)} tokens/s", yaxis="y2"))
+    _one_series_at_a_time(report, fig, owners)
     fig.update_layout(xaxis_title=_("seconds since the start"), yaxis_title=_("requests/s"),
                       yaxis2={"title": _("output tokens/s"), "overlaying": "y", "side": "right"})
     out.append((_("Throughput over time"), fig))
     fig = go.Figure()
-    for s in report.series:
+    owners = []
+    for number, s in enumerate(report.series):
         rows = s.windows.get("rows", [])
         width = s.windows.get("width_s", 1.0)
         x = [round(r["start_s"] + width / 2, 3) for r in rows]
         for key, label in (("latency_p50_ms", _("latency p50")), ("latency_p95_ms", _("latency p95")),
                            ("ttft_p50_ms", "TTFT p50")):
             if any(r[key] is not None for r in rows):
+                owners.append(number)
                 fig.add_trace(go.Scatter(x=x, y=[r[key] for r in rows], mode="lines+markers",
                                          name=f"{_series_name(report, s)} {label}"))
+    _one_series_at_a_time(report, fig, owners)
     fig.update_layout(xaxis_title=_("seconds since the start"), yaxis_title="ms")
     out.append((_("Latency over time"), fig))
     if report.sweep is not None:
-        out += _sweep_figures(report)
+        out = _sweep_figures(report) + out  # the capacity question first
     return out
+
+
+def _one_series_at_a_time(report, fig, owners: list[int]) -> None:
+    """Over-time charts of several series (sweep steps, models) are not overlaid on one time axis: a selector
+    shows one series at a time (the first at first)."""
+    count = len(report.series)
+    if count < 2:
+        return
+    for index, trace in enumerate(fig.data):
+        trace.visible = owners[index] == 0
+    buttons = [{"label": _series_name(report, s), "method": "update",
+                "args": [{"visible": [owner == number for owner in owners]}]} for number, s in enumerate(report.series)]
+    fig.update_layout(updatemenus=[{"buttons": buttons, "direction": "down", "x": 0, "xanchor": "left", "y": 1.15,
+                                    "yanchor": "top", "showactive": True}])
 
 
 def _sweep_figures(report) -> list[tuple[str, Any]]:
@@ -106,16 +149,18 @@ def _sweep_figures(report) -> list[tuple[str, Any]]:
     times = go.Figure()
     for model in sweep["models"]:
         loads = [step["load"] for step in model["steps"]]
-        rate.add_trace(go.Scatter(x=loads, y=[s["requests_per_s"] for s in model["steps"]], mode="lines+markers",
+        rate.add_trace(go.Scatter(x=loads, y=[s["requests_per_s"] for s in model["steps"]], mode="markers",
                                   name=_("{model} throughput").format(model=model["model"])))
-        rate.add_trace(go.Scatter(x=loads, y=[s["goodput_per_s"] for s in model["steps"]], mode="lines+markers",
-                                  name=_("{model} goodput").format(model=model["model"]), line={"dash": "dot"}))
+        rate.add_trace(go.Scatter(x=loads, y=[s["goodput_per_s"] for s in model["steps"]], mode="markers",
+                                  name=_("{model} goodput").format(model=model["model"]),
+                                  marker={"symbol": "diamond", "size": 9}))
         if model["knee"] is not None:
             rate.add_vline(x=model["knee"], line_dash="dash",
                            annotation_text=_("knee {model}").format(model=model["model"]))
+            times.add_vline(x=model["knee"], line_dash="dash")
         for key, label in (("latency_p95_ms", _("latency p95")), ("ttft_p95_ms", "TTFT p95")):
             if any(s[key] is not None for s in model["steps"]):
-                times.add_trace(go.Scatter(x=loads, y=[s[key] for s in model["steps"]], mode="lines+markers",
+                times.add_trace(go.Scatter(x=loads, y=[s[key] for s in model["steps"]], mode="markers",
                                            name=f"{model['model']} {label}"))
     for slo in report.slo:
         if slo.metric in ("latency", "ttft"):

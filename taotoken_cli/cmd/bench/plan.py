@@ -184,7 +184,7 @@ class Tally:
                     if self.max_errors is not None and v[2] >= self.max_errors:
                         v[3] = 1
                     elif rate is not None and rate >= 1.0:
-                        if v[6] >= ERROR_RATE_MIN_REQUESTS or (self.limit is not None and v[6] >= self.limit):
+                        if v[6] >= ERROR_RATE_MIN_REQUESTS:
                             v[3] = 2
                     elif rate is not None and v[0] >= ERROR_RATE_MIN_REQUESTS and v[4] >= rate * v[0]:
                         v[3] = 2

@@ -116,19 +116,22 @@ def windows(stats: SeriesStats) -> dict[str, Any]:
     return {"width_s": w.width, "rows": rows}
 
 
+STEADY_MIN_S = 1.0  # a shorter steady window holds too few answers to be a rate
+
+
 def steady(stats: SeriesStats, plan: Plan, repeats: int = 1) -> dict[str, Any] | None:
     """Rates over the steady window: from when the pipeline is full (the median latency after the start)
     to the last start (the drain, when nothing new starts and the last answers trickle in, is left out).
-    Whole time windows only; None when the run is too short for one (then the whole-run rates stand)."""
+    Whole time windows only; None when that leaves under STEADY_MIN_S (then the whole-run rates stand)."""
     w = stats.windows
     if not w.rows or stats.latency.count == 0 and stats.failed == 0:
         return None
     fill = stats.latency.percentile(50) or 0.0
     end = stats.last_start if repeats == 1 else stats.elapsed
     first, last = math.ceil(fill / w.width), int(end / w.width) - 1  # windows [first, last], whole ones
-    if last < first:
-        return None
     span = (last - first + 1) * w.width
+    if span < STEADY_MIN_S:
+        return None
     counts = [0, 0, 0, 0]  # ended, ok, good, started
     for index in range(first, last + 1):
         row = w.rows.get(index)

@@ -263,9 +263,13 @@ def test_csv_and_html_artifacts(bench, tmp_path):
     assert embedded["sweep"]["models"][0]["steps"][0]["load"] == 1
     # the plots carry the run's own figures: the latency histogram counts every request of each step
     figure_calls = [s for s in page.scripts if "Plotly.newPlot" in s]
-    first = figure_calls[0]
+    assert '"mode":"markers"' in figure_calls[0]  # the sweep first: its steps as markers, not joined by lines
+    first = next(s for s in figure_calls if '"opacity":0.75' in s)  # then the latency distribution
     counts = json.loads(re.search(r'"y":(\[[0-9,]+\])', first).group(1))
     assert sum(counts) == 8
+    # over time, one series at a time (a selector), never every step on one axis
+    over_time = [s for s in figure_calls if "updatemenus" in s]
+    assert len(over_time) == 2 and all('"visible":false' in s for s in over_time)
 
 
 # -- layout ---------------------------------------------------------------------------------------
