@@ -15,6 +15,7 @@ from typing import IO, Any
 
 from taotoken_cli.core.base.fix import Fix
 from taotoken_cli.core.base.masking import SECRETS, Redactor
+from taotoken_cli.core.platform.console import is_terminal
 from taotoken_cli.core.term.encoding import encodable
 from taotoken_cli.core.term.layout import terminal_width, wrap
 
@@ -28,11 +29,9 @@ def _encodes(text: str, encoding: str | None) -> bool:
 
 
 def isatty(stream: object) -> bool:
-    """Whether `stream` is a terminal (False for anything without a working isatty, e.g. a closed file)."""
-    try:
-        return bool(stream.isatty())  # type: ignore[attr-defined]
-    except (AttributeError, ValueError):
-        return False
+    """Whether `stream` is a terminal (False for anything without a working isatty, e.g. a closed file, and for
+    NUL on Windows, which says it is one: core.platform.console)."""
+    return is_terminal(stream)
 
 
 def color_enabled(stream: IO[str], env: Mapping[str, str] | None = None, tty: bool | None = None) -> bool:

@@ -164,3 +164,13 @@ def test_macos_reads_apple_languages_from_the_global_preferences(on, tmp_path: P
     assert display_language({"HOME": str(tmp_path)}) == "zh-Hans-CN"
     on("linux")
     assert display_language({"HOME": str(tmp_path)}) is None
+
+
+def test_a_terminal_is_what_says_so_and_on_windows_a_console(tmp_path: Path) -> None:
+    import io
+
+    from taotoken_cli.core.platform.console import is_terminal
+
+    assert not is_terminal(io.StringIO()) and not is_terminal(object())
+    with open(os.devnull) as null:  # NUL says isatty() is True on Windows, and is no console there
+        assert not is_terminal(null)

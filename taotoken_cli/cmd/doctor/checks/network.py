@@ -13,6 +13,7 @@ from taotoken_cli.core.base.i18n import N_, _, ngettext
 from taotoken_cli.core.diagnosis import proxy_answer
 from taotoken_cli.core.net import hygiene
 from taotoken_cli.core.net.proxies import proxy_for, proxy_variables
+from taotoken_cli.core.platform import system
 
 SECTION = "Network"
 
@@ -73,7 +74,8 @@ def dns(ctx: DoctorContext) -> Result:
                            details=[_("see net.via_proxy for whether that works")])
     return Result.fail(_("{host} does not resolve: {error}").format(host=host, error=probe.detail),
                        fixes=[_("check the host name in the base URL ({url})").format(url=ctx.base_url),
-                              _("check DNS: getent hosts {host}   (or try another resolver)").format(host=host)])
+                              _("check DNS: {command}   (or try another resolver)").format(
+                                  command=system.current().dns_check.format(host=host))])
 
 
 @dataclass
