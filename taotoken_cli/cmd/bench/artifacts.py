@@ -14,6 +14,8 @@ import json
 import os
 from typing import Any
 
+from taotoken_cli.core.base.masking import SECRETS, mask_unknown_keys
+
 REQUEST_COLUMNS = ("model", "concurrency", "rate", "repeat", "index", "worker", "start_s", "end_s", "latency_ms",
                    "ttft_ms", "tpot_ms", "late_ms", "status", "ok", "good", "error", "output_tokens",
                    "tokens_source", "input_tokens", "max_tokens")
@@ -44,9 +46,10 @@ class RecordSink:
             for line in lines:
                 line.update(extra)
                 if self.raw is not None:
-                    self.raw.write(json.dumps(line, ensure_ascii=False) + "\n")
+                    self.raw.write(masked(json.dumps(line, ensure_ascii=False)) + "\n")
                 if self.csv is not None:
-                    self.csv.writerow([_cell(line.get(name)) for name in REQUEST_COLUMNS])
+                    self.csv.writerow([masked(cell) if isinstance(cell, str) else cell
+                                       for cell in (_cell(line.get(name)) for name in REQUEST_COLUMNS)])
         finally:
             for fh in files:
                 fh.close()
@@ -57,6 +60,12 @@ class RecordSink:
         for fh in (self.raw, self.csv_file):
             if fh is not None:
                 fh.close()
+
+
+def masked(text: str) -> str:
+    """What a file keeps of a text that may carry a server's echo of the key: the key masked, with or without its
+    prefix (the files are shared more than the terminal is)."""
+    return mask_unknown_keys(SECRETS(text))
 
 
 def _cell(value: Any) -> Any:
@@ -82,7 +91,7 @@ def write_summary_csv(path: str, report) -> None:
                    s.aborted["reason"] if s.aborted else None, s.top_error.code if s.top_error else None]
             for dist in (s.latency, s.ttft, s.itl, s.tpot):
                 row += [getattr(dist, column) if dist is not None else None for column in DIST_COLUMNS]
-            writer.writerow([_cell(v) for v in row])
+            writer.writerow([masked(c) if isinstance(c, str) else c for c in (_cell(v) for v in row)])
 
 
 def check_writable(option: str, path: str) -> str:

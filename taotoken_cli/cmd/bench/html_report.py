@@ -249,6 +249,8 @@ def _knee_html(sweep: dict, model: dict) -> str:
 
 
 def write_html(path: str, report) -> None:
-    text = render(report)
+    from taotoken_cli.cmd.bench.artifacts import masked
+
+    text = masked(render(report))  # an echoed key (with or without its prefix) is masked in the file too
     with open(path, "w", encoding="utf-8") as fh:
         fh.write(text)

@@ -167,6 +167,9 @@ def _confirm_and_apply(io: IOStreams, plan: Plan, *, yes: bool, command: str, dr
         out.wrapped(str(change.path), _("wrote "))
     out.wrapped(str(result.backup_dir), _("backups of the previous versions: "), "  ")
     out.wrapped("taotoken init --undo", _("undo everything this run changed: "), "  ")
+    note = fileplan.ownership_note()
+    if note:
+        out.error_note(_("note: {note}").format(note=note))
     if any(change.target == "shell" for change in result.written):
         out.wrapped(_("open shells still have the old variables: run {command} in each").format(
             command=f"`{_load_command(io)}`"), hang="  ")

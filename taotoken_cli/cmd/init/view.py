@@ -87,6 +87,9 @@ def render_applied(out: Output, result: fileplan.ApplyResult) -> None:
     if result.backup_dir:
         out.wrapped(str(result.backup_dir), _("backups of the previous versions: "), "  ")
         out.wrapped("taotoken init --undo", _("undo everything this run changed: "), "  ")
+    note = fileplan.ownership_note()
+    if note:
+        out.error_note(_("note: {note}").format(note=note))
 
 
 def render_undo(out: Output, result: fileplan.UndoResult) -> None:

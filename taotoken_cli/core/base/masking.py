@@ -21,8 +21,22 @@ def mask_key(key: str | None) -> str:
     return ELLIPSIS
 
 
+# A run of this many characters of a key's secret part (the part after `sk-`, `sk-ant-api03-`, …) identifies it:
+# a gateway that echoes the key without its prefix, or cut short, still must not show it. The masked form shows at
+# most 5 + 4 characters, so it never matches again.
+PARTIAL_RUN = 12
+_PREFIX_RE = re.compile(r"^(?:[A-Za-z]{2,6}-(?:[A-Za-z0-9]{1,8}-)*)")
+_RUN_RE = re.compile(rf"[A-Za-z0-9_\-]{{{PARTIAL_RUN},}}")
+
+
+def secret_part(key: str) -> str:
+    """The key without its vendor prefix: `sk-ant-api03-XYZ…` -> `XYZ…`."""
+    return key[len(m.group(0)):] if (m := _PREFIX_RE.match(key)) and len(key) - len(m.group(0)) >= 8 else key
+
+
 class Redactor:
-    """Replaces known secrets in text with their masked form.
+    """Replaces known secrets in text with their masked form: the whole key, and any run of PARTIAL_RUN characters
+    of its secret part (an echo without the prefix, or cut short).
 
     Every printed line goes through one, because servers echo keys back in error bodies
     (LiteLLM, one-api) and exceptions can carry URLs or headers.
@@ -30,6 +44,7 @@ class Redactor:
 
     def __init__(self, *secrets: str | None) -> None:
         self._secrets: list[str] = []
+        self._runs: dict[str, str] = {}  # every PARTIAL_RUN-long piece of a secret part -> the key it is of
         for secret in secrets:
             self.add(secret)
 
@@ -41,12 +56,26 @@ class Redactor:
             if stripped != secret and len(stripped) >= _MIN_SECRET_LEN:
                 self._secrets.append(stripped)
             self._secrets.sort(key=len, reverse=True)
+            part = secret_part(secret.strip().strip("'\""))
+            for start in range(len(part) - PARTIAL_RUN + 1):
+                self._runs.setdefault(part[start:start + PARTIAL_RUN], secret.strip().strip("'\""))
 
     def __call__(self, text: str) -> str:
         for secret in self._secrets:
             if secret in text:
                 text = text.replace(secret, mask_key(secret))
+        if self._runs:
+            text = _RUN_RE.sub(self._mask_run, text)
         return text
+
+    def _mask_run(self, match: re.Match[str]) -> str:
+        """A word holding PARTIAL_RUN characters of a known key in a row is shown as that key, masked."""
+        word = match.group(0)
+        for start in range(len(word) - PARTIAL_RUN + 1):
+            key = self._runs.get(word[start:start + PARTIAL_RUN])
+            if key is not None:
+                return mask_key(key)
+        return word
 
 
 # Bearer tokens and sk- style keys that we do not know about (e.g. in a file we read).

@@ -27,7 +27,15 @@ from taotoken_cli.core.base.exitcodes import Exit
 from taotoken_cli.core.base.i18n import _, ngettext
 from taotoken_cli.core.base.masking import SECRETS, Redactor, mask_unknown_keys
 from taotoken_cli.core.files import gitrepo
-from taotoken_cli.core.files.fsutil import SECRET_MODE, atomic_write, resolve_target
+from taotoken_cli.core.files.fsutil import (
+    GIVEN,
+    SECRET_MODE,
+    atomic_write,
+    give_owner,
+    make_dirs,
+    owner_for,
+    resolve_target,
+)
 from taotoken_cli.core.platform import locks, permissions
 
 LOCK_NAME = "taotoken.lock"
@@ -170,8 +178,10 @@ def run_lock(config_dir: Path, timeout: float = LOCK_TIMEOUT_S) -> Iterator[None
     """One taotoken run writes at a time: a second one waits up to `timeout` s, then refuses."""
     lock_path = config_dir / LOCK_NAME
     try:
-        config_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+        make_dirs(config_dir, 0o700)
+        owner = owner_for(lock_path)
         fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o600)
+        give_owner(fd, owner)
     except OSError as exc:
         raise TaotokenError(
             _("cannot create the lock file {path}: {error}; nothing was written").format(
@@ -209,6 +219,16 @@ class ApplyResult:
         return not self.written
 
 
+def ownership_note() -> str | None:
+    """Said once by a run that, as root, wrote files belonging to another user (fsutil.owner_for)."""
+    if not GIVEN:
+        return None
+    users = ", ".join(sorted(GIVEN))
+    GIVEN.clear()
+    return _("running as root: the files written were given to {users}, who owns them (owner, group and mode "
+             "kept), so their programs can still read them").format(users=users)
+
+
 def _missing_dirs(path: Path) -> list[Path]:
     """Directories a write to `path` would create, outermost first."""
     missing = []
@@ -221,19 +241,21 @@ def _missing_dirs(path: Path) -> list[Path]:
 
 def _new_backup_dir(config_dir: Path) -> Path:
     root = config_dir / BACKUPS_DIR
-    root.mkdir(parents=True, exist_ok=True, mode=0o700)
+    make_dirs(root, 0o700)
     stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S.%fZ")
     candidate = root / stamp
     suffix = 1
     while candidate.exists():
         candidate = root / f"{stamp}-{suffix}"
         suffix += 1
-    candidate.mkdir(mode=0o700)
+    make_dirs(candidate, 0o700)
     return candidate
 
 
 def _write_private(path: Path, data: bytes) -> None:
+    owner = owner_for(path)
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_BINARY", 0), SECRET_MODE)
+    give_owner(fd, owner)
     try:
         permissions.make_private(path)  # before the content: a backup may hold the key
     except OSError:
@@ -252,6 +274,7 @@ def _write_manifest(backup_dir: Path, manifest: dict) -> None:
 def apply(plan: Plan, config_dir: Path, *, lock_timeout: float = LOCK_TIMEOUT_S,
           command: str = "taotoken init") -> ApplyResult:
     """Write every pending change, or none of them. See the module docstring for the guarantees."""
+    GIVEN.clear()  # ownership_note speaks of this run only
     pending = plan.pending
     if not pending:
         return ApplyResult([], None)
@@ -373,6 +396,7 @@ def runs(config_dir: Path) -> list[tuple[Path, dict]]:
 
 def undo_last(config_dir: Path, *, force: bool = False, lock_timeout: float = LOCK_TIMEOUT_S) -> UndoResult:
     """Restore every file of the last run exactly: old contents and modes back, created files removed."""
+    GIVEN.clear()
     with run_lock(config_dir, lock_timeout):
         history = runs(config_dir)
         if not history:

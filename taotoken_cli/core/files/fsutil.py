@@ -13,6 +13,66 @@ from pathlib import Path
 from taotoken_cli.core.platform import permissions
 from taotoken_cli.core.platform.permissions import SECRET_MODE
 
+# Ownership (POSIX only; Windows keeps its ACLs: this is the one place to extend). Under `sudo` the process is
+# root while HOME is the user's: a file root creates there would be root's, and the user's client could no longer
+# read it. So an edited file keeps its owner and group, and a new file or directory is given to the owner of the
+# nearest directory that exists above it. GIVEN records to whom, so a run can say it once.
+GIVEN: set[str] = set()
+
+
+def _as_root() -> bool:
+    return os.name == "posix" and hasattr(os, "geteuid") and os.geteuid() == 0
+
+
+def owner_for(target: Path) -> tuple[int, int] | None:
+    """(uid, gid) a file written at `target` must have, when that differs from what this process would give it;
+    None when nothing needs changing (not root, or the place is root's own)."""
+    if not _as_root():
+        return None
+    place = target
+    while not place.exists() and place != place.parent:
+        place = place.parent
+    try:
+        info = place.stat()
+    except OSError:
+        return None
+    if info.st_uid == 0 and info.st_gid == 0:
+        return None
+    return info.st_uid, info.st_gid
+
+
+def give_owner(path: Path | int, owner: tuple[int, int] | None) -> None:
+    if owner is None:
+        return
+    with contextlib.suppress(OSError):
+        if isinstance(path, int):
+            os.fchown(path, *owner)
+        else:
+            os.chown(path, *owner)
+        GIVEN.add(_user_name(owner[0]))
+
+
+def _user_name(uid: int) -> str:
+    try:
+        import pwd
+
+        return pwd.getpwuid(uid).pw_name
+    except (ImportError, KeyError):
+        return str(uid)
+
+
+def make_dirs(directory: Path, mode: int = 0o777) -> None:
+    """`mkdir -p`, each directory created given to the owner of the one above it (owner_for)."""
+    owner = owner_for(directory)
+    missing = []
+    place = directory
+    while not place.exists() and place != place.parent:
+        missing.append(place)
+        place = place.parent
+    directory.mkdir(parents=True, exist_ok=True, mode=mode)
+    for created in reversed(missing):
+        give_owner(created, owner)
+
 
 def resolve_target(path: Path) -> Path:
     """The file a write must land in: a symlink's target, so the link itself survives."""
@@ -25,15 +85,17 @@ def resolve_target(path: Path) -> Path:
 def atomic_write(path: Path, data: bytes | str, *, secret: bool = False, mode: int | None = None) -> Path:
     """Write `data` to `path` so that readers see the old or the new file, never half of one.
 
-    Temporary file in the same directory, fsync, rename. An existing file keeps its mode; a new one
-    gets `mode`, or 0600 when it holds a secret. Symlinks are followed. Returns the path written.
+    Temporary file in the same directory, fsync, rename. An existing file keeps its mode, owner and group; a new
+    one gets `mode`, or 0600 when it holds a secret, and (run as root) the owner of its directory. Symlinks are
+    followed. Returns the path written.
     """
     if isinstance(data, str):
         data = data.encode("utf-8")
     target = resolve_target(path)
     if target.is_dir():
         raise IsADirectoryError(f"{target} is a directory")
-    target.parent.mkdir(parents=True, exist_ok=True)
+    owner = owner_for(target)  # the file's own owner, or (new) the owner of the directory above it
+    make_dirs(target.parent)
     if target.exists():
         new_mode = stat.S_IMODE(target.stat().st_mode)
         if secret:
@@ -44,6 +106,7 @@ def atomic_write(path: Path, data: bytes | str, *, secret: bool = False, mode: i
     fd, tmp_name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
     try:
         permissions.set_mode(fd, Path(tmp_name), new_mode, secret=secret)
+        give_owner(fd, owner)
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             handle.flush()
