@@ -22,7 +22,19 @@ def report_error(exc: TaotokenError) -> None:
     lines = wrap(exc.message + (f" [{exc.code}]" if exc.code else ""), width, _("error: "), "  ")
     if exc.fix:
         lines += wrap(exc.fix, width, "  " + _("fix: "))
-    sys.stderr.write(mask_unknown_keys(SECRETS("\n".join(lines))) + "\n")
+    _write_error(mask_unknown_keys(SECRETS("\n".join(lines))) + "\n")
+
+
+def _write_error(text: str) -> None:
+    """stderr, control characters escaped (a server's message may carry them); nothing when stderr is gone."""
+    from taotoken_cli.core.term.output import escape_controls
+
+    try:
+        if sys.stderr is not None:
+            sys.stderr.write(escape_controls(text))
+            sys.stderr.flush()
+    except (OSError, ValueError):  # stderr closed or full: the exit code still says it
+        pass
 
 
 def run_guarded(body: Callable[[], object]) -> None:
@@ -36,7 +48,7 @@ def run_guarded(body: Callable[[], object]) -> None:
         report_error(exc)
         sys.exit(exc.exit_code)
     except KeyboardInterrupt:
-        sys.stderr.write(_("interrupted") + "\n")
+        _write_error(_("interrupted") + "\n")
         sys.exit(Exit.INTERRUPTED)
     except BrokenPipeError:
         # `taotoken … | head`: the reader went away; that is not an error of ours.
@@ -50,7 +62,7 @@ def run_guarded(body: Callable[[], object]) -> None:
         text = _("internal error ({name}: {error})").format(name=type(exc).__name__, error=exc)
         fix = _("run again with TAOTOKEN_DEBUG=1 for the traceback and report it")
         error, fix_label = _("error: "), _("fix: ")
-        sys.stderr.write(mask_unknown_keys(SECRETS(f"{error}{text}\n  {fix_label}{fix}\n")))
+        _write_error(mask_unknown_keys(SECRETS(f"{error}{text}\n  {fix_label}{fix}\n")))
         sys.exit(Exit.FAILURE)
     if isinstance(status, int):
         sys.stdout.flush()

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 from collections.abc import Callable, Mapping
 from typing import IO, Any
@@ -61,15 +62,44 @@ def split_label(note: str) -> tuple[str, str]:
     return "", note
 
 
-class RedactingStream:
-    """A text stream wrapper that masks secrets in everything written through it."""
+# Terminal safety: text from a server or a file may carry control characters that a terminal obeys (ESC ] 0 sets
+# the window title, ESC [ 2 J clears the screen, a C1 CSI does the same without ESC, BEL rings, CR overwrites the
+# line). Every character of C0 but tab and newline, DEL, and C1 is shown escaped (`\x1b`, `\u009b`: valid inside
+# --json strings too). Only taotoken's own colours pass: SGR sequences (ESC [ … m), and only on a stream with
+# colour on; the spinner draws through write_control.
+_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+_SGR_OR_CONTROL = re.compile(r"\x1b\[[0-9;]*m|[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
-    def __init__(self, stream: IO[str], redactor: Redactor) -> None:
+
+def _escape(char: str) -> str:
+    code = ord(char)
+    return f"\\x{code:02x}" if code < 0x20 else f"\\u{code:04x}"  # DEL and C1: as JSON can carry them
+
+
+def escape_controls(text: str, *, keep_colour: bool = False) -> str:
+    """`text` with every control character shown escaped; `keep_colour` lets SGR colour sequences through."""
+    if keep_colour:
+        return _SGR_OR_CONTROL.sub(lambda m: m.group(0) if len(m.group(0)) > 1 else _escape(m.group(0)), text)
+    return _CONTROLS.sub(lambda m: _escape(m.group(0)), text)
+
+
+class RedactingStream:
+    """A text stream wrapper that masks secrets in everything written through it, and shows control characters
+    escaped (escape_controls)."""
+
+    def __init__(self, stream: IO[str], redactor: Redactor, *, colour: bool = False) -> None:
         self._stream = stream
         self._redact = redactor
+        self.colour = colour
 
     def write(self, text: str) -> int:
         # A code page without ✓ or █ (cp1252, ASCII) gets lookalikes: a write never fails (core.term.encoding).
+        self._stream.write(encodable(escape_controls(self._redact(text), keep_colour=self.colour),
+                                     getattr(self._stream, "encoding", None)))
+        return len(text)
+
+    def write_control(self, text: str) -> int:
+        """The spinner's own drawing (CR, cursor and erase codes) and text it built: redacted, not escaped."""
         self._stream.write(encodable(self._redact(text), getattr(self._stream, "encoding", None)))
         return len(text)
 
@@ -99,11 +129,11 @@ class Output:
         self.redactor = redactor or SECRETS
         self._raw_out = stdout or sys.stdout
         self._raw_err = stderr or sys.stderr
-        self.out = RedactingStream(self._raw_out, self.redactor)
-        self.err = RedactingStream(self._raw_err, self.redactor)
         self.env = os.environ if env is None else env
         self.color = color_enabled(self._raw_out, env, out_tty)
         self.err_color = color_enabled(self._raw_err, env, err_tty)
+        self.out = RedactingStream(self._raw_out, self.redactor, colour=self.color)
+        self.err = RedactingStream(self._raw_err, self.redactor, colour=self.err_color)
         self._console = None
         self._err_console = None
 

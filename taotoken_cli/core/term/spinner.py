@@ -63,7 +63,7 @@ class Spinner:
 
     def _write(self, text: str) -> None:
         try:
-            self._stream.write(text)
+            getattr(self._stream, "write_control", self._stream.write)(text)
             self._stream.flush()
         except (OSError, ValueError):  # the terminal went away: nothing left to draw on
             self._stop.set()
