@@ -171,6 +171,10 @@ def read_config_file(path: Path) -> dict[str, Any]:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         return {}
+    except NotADirectoryError:  # HOME (or a directory above the file) is a regular file
+        raise ConfigFileError(str(path), None, None, _("cannot be read: a directory above it is a file"),
+                              _("check HOME and {variable}: they must name directories").format(
+                                  variable=ENV_CONFIG)) from None
     except IsADirectoryError:
         raise ConfigFileError(str(path), None, None, _("is a directory, not a file"),
                               _("remove it or point {variable} at a file").format(variable=ENV_CONFIG)) from None

@@ -5,6 +5,8 @@ raised the error."""
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import os
 import sys
 from collections.abc import Callable
@@ -37,12 +39,60 @@ def _write_error(text: str) -> None:
         pass
 
 
+def _ensure_streams() -> None:
+    """A stream the shell closed (`check -q >&-`, `init --key-stdin <&-`) is None in Python: it becomes the null
+    device, so output is dropped, stdin reads as empty, and the exit status still tells."""
+    for name, mode in (("stdin", "r"), ("stdout", "w"), ("stderr", "w")):
+        if getattr(sys, name) is None:
+            setattr(sys, name, open(os.devnull, mode, encoding="utf-8"))  # noqa: SIM115 - lives as long as the process
+
+
+_OUTPUT_ERRNOS = {errno.ENOSPC, errno.EIO, errno.EBADF, getattr(errno, "EDQUOT", errno.ENOSPC)}
+
+
+def _output_failed() -> OSError | None:
+    """The error writing stdout gives now (a full disk: `>/dev/full`, a vanished terminal), or None."""
+    try:
+        sys.stdout.flush()
+    except OSError as exc:
+        return exc
+    except ValueError:  # closed
+        return None
+    return None
+
+
+def _drop_stdout() -> None:
+    """Nothing more can reach stdout: point it at the null device so exit does not fail on the buffered rest."""
+    with contextlib.suppress(OSError, ValueError):
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+
+
+def _output_error(exc: OSError) -> None:
+    _drop_stdout()
+    _write_error(_("error: ") + _("cannot write the output: {error}").format(error=exc.strerror or exc) + "\n  "
+                 + _("fix: ") + _("write to a file on a disk with space, or to a terminal") + "\n")
+    sys.exit(Exit.FAILURE)
+
+
+def _current_directory() -> None:
+    """A working directory deleted under the shell: say so instead of failing wherever the path is first used."""
+    try:
+        os.getcwd()
+    except FileNotFoundError:
+        raise TaotokenError(_("the current directory no longer exists (it was deleted or moved)"),
+                            _("cd into an existing directory, then run the command again"), Exit.FAILURE,
+                            code="input.no_cwd") from None
+
+
 def run_guarded(body: Callable[[], object]) -> None:
     """Run `body`; expected failures end in a message and a stable exit code, never a traceback.
 
-    An int returned by `body` is the exit status (the fast path); SystemExit passes through.
+    An int returned by `body` is the exit status (the fast path); SystemExit passes through. Closed streams, a full
+    stdout, a deleted working directory and input nested too deep to read are reported like any other failure.
     """
+    _ensure_streams()
     try:
+        _current_directory()
         status = body()
     except TaotokenError as exc:
         report_error(exc)
@@ -54,16 +104,51 @@ def run_guarded(body: Callable[[], object]) -> None:
         # `taotoken … | head`: the reader went away; that is not an error of ours.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         sys.exit(Exit.OK)
+    except SystemExit:
+        failed = _output_failed()
+        if failed is not None:
+            _output_error(failed)
+        raise
+    except RecursionError:  # a server's or a file's JSON nested thousands of levels deep
+        report_error(TaotokenError(_("the input is nested too deeply to read (thousands of levels of JSON)"),
+                                   _("this is not an answer any gateway sends; check the base URL, or the file "
+                                     "named above"), Exit.BAD_RESPONSE, code="resp.not_json"))
+        sys.exit(Exit.BAD_RESPONSE)
+    except NotADirectoryError as exc:  # HOME (or CODEX_HOME, XDG_CONFIG_HOME, …) names a regular file
+        if exc.filename is None:
+            _internal(exc)
+        report_error(TaotokenError(_("{path} cannot be read: a directory above it is a file").format(path=exc.filename),
+                                   _("check HOME and the variables that name directories (XDG_CONFIG_HOME, "
+                                     "CODEX_HOME, TAOTOKEN_CONFIG)"), Exit.CONFIG, code="config.unparsable"))
+        sys.exit(Exit.CONFIG)
+    except OSError as exc:
+        # A write to stdout that failed carries no file name (a file taotoken opened would name it).
+        failed = exc if exc.filename is None and exc.errno in _OUTPUT_ERRNOS else _output_failed()
+        if failed is None and os.environ.get("TAOTOKEN_DEBUG"):
+            raise
+        if failed is not None:
+            _output_error(failed)
+        _internal(exc)
     except Exception as exc:  # an unexpected bug: say so briefly, traceback only on request
         if os.environ.get("TAOTOKEN_DEBUG"):
             raise
-        from taotoken_cli.core.base.masking import SECRETS, mask_unknown_keys
-
-        text = _("internal error ({name}: {error})").format(name=type(exc).__name__, error=exc)
-        fix = _("run again with TAOTOKEN_DEBUG=1 for the traceback and report it")
-        error, fix_label = _("error: "), _("fix: ")
-        _write_error(mask_unknown_keys(SECRETS(f"{error}{text}\n  {fix_label}{fix}\n")))
-        sys.exit(Exit.FAILURE)
+        _internal(exc)
     if isinstance(status, int):
-        sys.stdout.flush()
+        failed = _output_failed()
+        if failed is not None:
+            _output_error(failed)
         sys.exit(status)
+    failed = _output_failed()
+    if failed is not None:
+        _output_error(failed)
+
+
+def _internal(exc: BaseException) -> None:
+    """An unexpected bug: said briefly, traceback only on request."""
+    from taotoken_cli.core.base.masking import SECRETS, mask_unknown_keys
+
+    text = _("internal error ({name}: {error})").format(name=type(exc).__name__, error=exc)
+    fix = _("run again with TAOTOKEN_DEBUG=1 for the traceback and report it")
+    error, fix_label = _("error: "), _("fix: ")
+    _write_error(mask_unknown_keys(SECRETS(f"{error}{text}\n  {fix_label}{fix}\n")))
+    sys.exit(Exit.FAILURE)

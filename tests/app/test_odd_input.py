@@ -1,0 +1,76 @@
+"""No internal error on odd input (issue 22, item 6): closed and full streams, a deleted working directory, HOME a
+regular file, a closed stdin for --key-stdin, an error body nested thousands of levels deep. Each ends in a specific
+message and the documented exit code, never a traceback or "internal error".
+
+Real parts: the real CLI in a subprocess (streams closed or pointed at /dev/full by the shell, as users do), a real
+HTTP server on 127.0.0.1 (pytest-httpserver) for the deep body, a real temporary HOME.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import REPO, SENTINEL_KEY, flat
+
+COMMANDS = [["check", "-q"], ["check", "--json"], ["models"], ["explain", "auth.invalid_key"], ["explain", "--list"],
+            ["doctor", "--offline"], ["config", "show"], ["route", "list"], ["--help"], ["bench", "--help"]]
+
+
+def shell(command: str, home: Path, cwd: Path | None = None, **extra: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": str(REPO), "HOME": str(home), "TAOTOKEN_API_KEY": SENTINEL_KEY,
+           "TAOTOKEN_MODEL": "gpt-4o-mini", "TAOTOKEN_BASE_URL": "http://127.0.0.1:9/api", **extra}
+    return subprocess.run(["bash", "-c", command.replace("TT", f"{sys.executable} -m taotoken_cli")], env=env,
+                          cwd=cwd or home, capture_output=True, text=True, timeout=60)
+
+
+def assert_no_internal_error(proc: subprocess.CompletedProcess[str]) -> None:
+    text = proc.stdout + proc.stderr
+    assert "Traceback" not in text and "internal error" not in text, text
+    assert SENTINEL_KEY not in text
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
+@pytest.mark.parametrize("args", COMMANDS, ids=" ".join)
+def test_every_command_with_stdout_closed_or_full(home: Path, args: list[str]) -> None:
+    words = " ".join(args)
+    closed = shell(f"TT {words} >&-", home)
+    assert_no_internal_error(closed)
+    full = shell(f"TT {words} >/dev/full", home)
+    assert_no_internal_error(full)
+    if full.returncode == 1:
+        assert "cannot write the output: No space left on device" in flat(full.stderr), full.stderr
+    stderr_closed = shell(f"TT {words} 2>&-", home)
+    assert "Traceback" not in stderr_closed.stdout
+
+
+def test_key_stdin_closed_home_a_file_and_a_deleted_cwd(home: Path, tmp_path: Path) -> None:
+    closed = shell("TT init --key-stdin --yes --model m --base-url https://taotoken.net/api <&-", home)
+    assert_no_internal_error(closed)
+    assert closed.returncode == 2 and "--key-stdin was given but stdin was empty" in flat(closed.stderr)
+
+    not_a_dir = tmp_path / "home-file"
+    not_a_dir.write_text("")
+    proc = shell("printf %s sk-abc0123456789abcdefXYZ | TT init --key-stdin --yes --model m "
+                 "--base-url https://taotoken.net/api", not_a_dir, cwd=tmp_path)
+    assert_no_internal_error(proc)
+    assert proc.returncode == 3 and "a directory above it is a file" in flat(proc.stderr), proc.stderr
+
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    proc = shell(f"cd {gone} && rmdir {gone} && TT doctor --offline", home)
+    assert_no_internal_error(proc)
+    assert proc.returncode == 1 and "the current directory no longer exists" in flat(proc.stderr), proc.stderr
+
+
+def test_an_error_body_nested_five_thousand_levels(home: Path, httpserver) -> None:
+    httpserver.expect_request("/api/v1/models").respond_with_data("[" * 5000 + "]" * 5000, status=401,
+                                                                  content_type="application/json")
+    for command in ("TT check", "TT check --json", "TT models"):
+        proc = shell(command, home, TAOTOKEN_BASE_URL=httpserver.url_for("/api"))
+        assert_no_internal_error(proc)
+        assert proc.returncode == 8 and "nested too deeply" in flat(proc.stderr), (command, proc.stderr)
