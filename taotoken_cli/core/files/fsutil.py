@@ -129,6 +129,18 @@ def _fsync_dir(directory: Path) -> None:
             os.close(fd)
 
 
+def stays_inside(directory: Path, path: Path) -> bool:
+    """Whether `path` (a file name derived from user data, e.g. a profile name) is a file directly in `directory`:
+    no `/`, `\\`, `..` or NUL can take a write elsewhere."""
+    name = path.name
+    if path.parent != directory or not name or name in (".", "..") or any(c in name for c in "/\\\0"):
+        return False
+    try:
+        return path.resolve().parent == directory.resolve()
+    except (OSError, ValueError):
+        return False
+
+
 def is_world_readable(path: Path) -> bool:
     """Can another account read `path`? The mode on POSIX, the ACL on Windows (core.platform.permissions)."""
     return permissions.others_can_read(path)

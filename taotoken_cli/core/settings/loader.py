@@ -214,6 +214,17 @@ def profile_table(data: Mapping[str, Any], profile: str) -> dict[str, Any]:
     return dict(table) if isinstance(table, Mapping) else {}
 
 
+def _valid_profile(name: str, origin: str) -> str:
+    """A profile name given on input (flag, environment) is checked at once, the same way for every command: one
+    that could not be stored (`a b`, `../../etc`, 300 characters) stops the run before anything reads or writes."""
+    from taotoken_cli.core.settings.edit import validate_profile_name
+
+    try:
+        return validate_profile_name(name)
+    except InputError as exc:
+        raise InputError(_("{problem} (from {origin})").format(problem=exc.message, origin=origin), exc.fix) from None
+
+
 def load_settings(overrides: Overrides | None = None, env: Mapping[str, str] | None = None, *,
                   text: str | None = None) -> Settings:
     """Resolve the settings; `text` stands in for the config file's content (a change about to be written)."""
@@ -224,9 +235,9 @@ def load_settings(overrides: Overrides | None = None, env: Mapping[str, str] | N
     file_label = str(path)
 
     if overrides.profile:
-        profile, profile_origin = overrides.profile, Origin("flag", "--profile")
+        profile, profile_origin = _valid_profile(overrides.profile, "--profile"), Origin("flag", "--profile")
     elif env.get(ENV_PROFILE):
-        profile, profile_origin = env[ENV_PROFILE], Origin("env", ENV_PROFILE)
+        profile, profile_origin = _valid_profile(env[ENV_PROFILE], ENV_PROFILE), Origin("env", ENV_PROFILE)
     elif isinstance(data.get("default_profile"), str):
         profile, profile_origin = data["default_profile"], Origin("file", f"{file_label} default_profile")
     else:

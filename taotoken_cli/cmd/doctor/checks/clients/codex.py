@@ -152,7 +152,13 @@ def codex_profiles(ctx: DoctorContext, codex: Codex) -> Result:
     fixes.append(_("delete {what} from {path}").format(what=what, path=config.path))
     repairs: list[Repair] = []
     targets = [home / f"{n}.config.toml" for n in names]
-    if names and not any(t.exists() for t in targets) and all(isinstance(profiles[n], dict) for n in names):
+    from taotoken_cli.core.files.fsutil import stays_inside
+
+    inside = all(stays_inside(home, t) for t in targets)  # a name such as ../../x must not write outside CODEX_HOME
+    if not inside:
+        fixes.insert(0, _("rename each profile whose name is not a plain file name (no / \\ or ..), then move it"))
+    if names and inside and not any(t.exists() for t in targets) and all(isinstance(profiles[n], dict)
+                                                                         for n in names):
         repairs = _profile_repairs(config.path, names, targets)
     return Result.fail(_("legacy {what} in {path}: rejected since Codex 0.134").format(what=what, path=config.path),
                        details=[_("profiles are now separate <name>.config.toml files selected with --profile")],
