@@ -103,10 +103,18 @@ def source_line(env_file: Path) -> str:
     return f"[ -f {quoted} ] && . {quoted}  {MARKER} (added by taotoken init)"
 
 
+def commented_out(text: str) -> bool:
+    """Whether the user commented our marked line out (`# [ -f … ] && . …  # taotoken-env`): their choice stands."""
+    return any(MARKER in line and line.lstrip().startswith("#") and not line.lstrip().startswith(MARKER)
+               for line in text.splitlines())
+
+
 def with_marked_line(text: str, line: str) -> str:
     """`text` with our marked line replaced, or appended once; every other byte untouched: the line keeps its
     own ending (CRLF stays CRLF), an appended line uses the file's, and a file that ended without a newline
-    still does."""
+    still does. A marked line the user commented out is left as it is (commented_out)."""
+    if commented_out(text):
+        return text
     lines = text.splitlines(keepends=True)
     for index, existing in enumerate(lines):
         if MARKER in existing:
@@ -144,7 +152,13 @@ def plan(triple: Triple, machine: Machine, options: PlanOptions = PlanOptions())
     result.add(text_change(env_file, env_sh_text(triple), target=NAME, secret=True,
                            summary=[_("export OPENAI_BASE_URL (root + /v1) and OPENAI_API_KEY (mode 0600)")]))
     for rc in rc_files(where, env):
-        result.add(_rc_change(read_text(rc), source_line(where.env_sh),
+        current = read_text(rc)
+        if commented_out(current.text or ""):
+            result.notes.append(_("shell: the line that sources {env} is commented out in {path}: left so (new shells "
+                                  "do not get the variables; remove the leading # to bring them back)").format(
+                env=where.env_sh, path=rc))
+            continue
+        result.add(_rc_change(current, source_line(where.env_sh),
                               _("{command} (one marked line)").format(command=f"source {where.env_sh}")))
     if wants_fish(where, env):
         result.add(text_change(read_text(where.env_fish), env_fish_text(triple), target=NAME, secret=True,

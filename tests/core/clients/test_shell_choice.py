@@ -1,0 +1,30 @@
+"""The user's choices stand (issue 22, item 8): a `source env.sh` line the user commented out in ~/.bashrc was
+silently re-enabled by `config set`. It now stays commented out, and the run says how to bring it back.
+
+Real parts: a real ~/.bashrc in a temporary HOME, the real CLI in-process.
+"""
+
+from __future__ import annotations
+
+from tests.conftest import SENTINEL_KEY, flat
+
+NEW_KEY = "sk-ROTATEDrotated0123456789abcdEFGH"
+
+
+def test_a_commented_out_start_up_line_stays_so(run, home) -> None:
+    bashrc = home / ".bashrc"
+    bashrc.write_text("# my bashrc\nalias ll='ls -l'\n")
+    result = run("init", "--target", "shell", "--yes", "--base-url", "https://taotoken.net/api", "--model", "m",
+                 "--key-stdin", input=SENTINEL_KEY).assert_clean()
+    assert result.returncode == 0, result.output
+    text = bashrc.read_text()
+    line = next(line for line in text.splitlines() if "taotoken-env" in line)
+    bashrc.write_text(text.replace(line, "# " + line))  # the user turns it off
+    before = bashrc.read_bytes()
+    changed = run("config", "set", "api_key", "-", "--yes", input=NEW_KEY).assert_clean(NEW_KEY)
+    assert changed.returncode == 0, changed.output
+    assert bashrc.read_bytes() == before
+    again = run("init", "--target", "shell", "--yes", "--key-stdin", input=NEW_KEY).assert_clean(NEW_KEY)
+    assert again.returncode == 0 and bashrc.read_bytes() == before, again.output
+    assert "is commented out in" in flat(again.output) and "remove the leading # to bring them back" in \
+        flat(again.output)
