@@ -72,7 +72,10 @@ def main(spec_path: str) -> int:
         if "taotoken" in spec:  # the CLI itself (doctor --live, check --client) against the mock
             env = dict(spec["env"], PATH=spec["extra_path"] + os.pathsep + spec["env"]["PATH"],
                        PYTHONPATH=str(Path(__file__).resolve().parents[2]))
-            proc = subprocess.run([sys.executable, "-m", "taotoken_cli", *spec["taotoken"]], env=env,
+            command = [sys.executable, "-m", "taotoken_cli", *spec["taotoken"]]
+            if spec.get("use_shell"):  # typed in a terminal: the shell's start-up files ran first
+                command = [env["SHELL"], "-i", "-c", 'exec "$@"', "taotoken", *command]
+            proc = subprocess.run(command, env=env, stdin=subprocess.DEVNULL, start_new_session=True,
                                   cwd=spec["cwd"], capture_output=True, text=True, timeout=spec.get("timeout_s", 60))
             json.dump({"returncode": proc.returncode, "stdout": proc.stdout, "stderr": proc.stderr,
                        "records": [record.to_dict() for record in mock.requests]}, sys.stdout, default=str)

@@ -9,7 +9,7 @@ import pytest
 
 from taotoken_cli.core.base.masking import mask_key
 from tests.conftest import SENTINEL_KEY, write
-from tests.real_clients.conftest import MODEL, base_env, init, require, run_in_netns
+from tests.real_clients.conftest import MODEL, NODE_BIN, base_env, init, require, run_in_netns
 
 pytestmark = pytest.mark.real_clients
 
@@ -72,3 +72,31 @@ def test_cline_sends_chat_completions_with_the_key_and_model(cli, home, tmp_path
     assert {(r["method"], r["path"]) for r in sent} == {("POST", "/api/v1/chat/completions")}
     assert {(r["auth_kind"], r["key_masked"], r["model"]) for r in sent} == {
         ("bearer", mask_key(SENTINEL_KEY), MODEL)}
+
+
+def test_doctor_live_ties_codexs_401_to_the_bashrc_line_that_exports_the_old_key(cli, home, tmp_path):
+    """doctor --live, typed in a terminal (bash -i: ~/.bashrc ran): Codex reached the gateway and got 401, with the
+    key it sent (masked) and env.openai's failure naming ~/.bashrc and its line as the cause."""
+    require("codex")
+    init(cli, "codex", "shell")
+    rc = home / ".bashrc"
+    lines = rc.read_text().splitlines()
+    write(rc, "\n".join([*lines, f"export OPENAI_API_KEY={OLD_KEY}"]) + "\n", 0o644)
+    line = len(lines) + 1
+    only_codex = tmp_path / "bin"  # the other clients are not installed on this PATH: doctor skips them
+    only_codex.mkdir()
+    (only_codex / "codex").symlink_to(NODE_BIN / "codex")
+    result = run_in_netns(tmp_path, "codex", base_env(home, SHELL="/bin/bash", COLUMNS="1000", NO_COLOR="1"),
+                          cwd=home, use_shell=True, taotoken=["doctor", "--live", "-v"], timeout_s=120,
+                          extra_path=str(only_codex))
+    out = result["stdout"] + result["stderr"]
+    assert "each sends one small request to the configured gateway" in out
+    assert "Codex reached the gateway, which answered HTTP 401" in out
+    assert f"key it used: {mask_key(OLD_KEY)} ($OPENAI_API_KEY)" in out
+    assert f"exported in ~/.bashrc:{line}" in out and "explained by env.openai" in out
+    assert f"delete the line ~/.bashrc:{line}" in out
+    assert OLD_KEY not in out and SENTINEL_KEY not in out
+    assert result["returncode"] == 1
+    # doctor's own gateway probes send the configured key; Codex's requests (its user agent) the old one
+    sent = [r for r in generation(result) if "codex" in r["headers"].get("user-agent", "").lower()]
+    assert sent and {r["key_masked"] for r in sent} == {mask_key(OLD_KEY)}

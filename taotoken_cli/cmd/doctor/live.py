@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from taotoken_cli.cmd.doctor.model import Check, Finding, Report, Result, Status
+from taotoken_cli.core.base.fix import Command, Fix
 from taotoken_cli.core.base.i18n import _
 from taotoken_cli.core.clients import live
 
@@ -62,8 +63,8 @@ def judge(run: live.LiveRun, report: Report | None, cwd: Path) -> Result:
                                  for f in causes]
     fixes = [fix for f in causes for fix in f.result.fixes]
     if not causes:
-        fixes.append(_("no static finding explains it: run the client yourself to see its whole output: "
-                       "{command}").format(command=live.rerun_command(run.client)))
+        fixes.append(Fix.of(_("no static finding explains it: run the client yourself to see its whole output: "
+                              "{command}"), command=Command(live.rerun_command(run.client))))
     return Result.fail(verdict.message, details=details, fixes=list(dict.fromkeys(fixes)))
 
 

@@ -97,6 +97,38 @@ def taotoken_vars(ctx: DoctorContext) -> Result:
     return Result.ok(", ".join(present), details=details)
 
 
+def stale_key_exports(ctx: DoctorContext, variable: str) -> list[str]:
+    """`~/.bashrc:4` for each start-up file line that exports `variable` with a value other than taotoken's key
+    (taotoken's own env.sh exports the right one and is left out)."""
+    from taotoken_cli.core.settings import config_dir
+    from taotoken_cli.core.settings.origins import find_exports
+
+    own = config_dir(ctx.env)
+    places = []
+    for export in find_exports(variable, ctx.env):
+        if export.path.parent == own:
+            continue
+        try:
+            line = export.path.read_text(encoding="utf-8", errors="replace").splitlines()[export.line - 1]
+        except (OSError, IndexError):
+            continue
+        if ctx.api_key is None or ctx.api_key not in line:
+            places.append(export.shown(ctx.home))
+    return places
+
+
+def codex_reads_env_key(ctx: DoctorContext, variable: str) -> bool:
+    """Does Codex's chosen provider take its key from `variable`?"""
+    from taotoken_cli.core.clients import codex
+
+    data = codex.read(ctx.machine).files["config"].data
+    if not isinstance(data, dict):
+        return False
+    providers = data.get("model_providers") if isinstance(data.get("model_providers"), dict) else {}
+    provider = providers.get(data.get("model_provider") or "")
+    return isinstance(provider, dict) and provider.get("env_key") == variable
+
+
 @check("env.openai", SECTION, N_("OPENAI_* variables"))
 def openai_vars(ctx: DoctorContext) -> Result:
     base, key, _model = _setting(ctx)
@@ -104,6 +136,7 @@ def openai_vars(ctx: DoctorContext) -> Result:
     if not names:
         return Result.ok(_("none set"))
     problems: list[str] = []
+    fails: list[str] = []
     fixes: list[str] = []
     details: list[str] = []
     expected = f"{base}/v1" if base else None
@@ -134,15 +167,26 @@ def openai_vars(ctx: DoctorContext) -> Result:
             problems.append(_("OPENAI_API_KEY has whitespace or quotes around it"))
             fixes.append(_("export {var}=sk-…   (no quotes, no newline)").format(var="OPENAI_API_KEY"))
         elif cleaned != key and not points_elsewhere:
-            problems.append(_("{var}={key} differs from the taotoken key {taotoken_key}").format(
-                var="OPENAI_API_KEY", key=mask_key(cleaned), taotoken_key=mask_key(key)))
-            fixes.append(_('export {var}="$TAOTOKEN_API_KEY"   (or unset {var})').format(var="OPENAI_API_KEY"))
+            stale = stale_key_exports(ctx, "OPENAI_API_KEY")
+            if stale and codex_reads_env_key(ctx, "OPENAI_API_KEY"):  # Codex sends it: a failure, named by line
+                fails.append(_("{var}={key}, exported in {places}, differs from the taotoken key {taotoken_key}: "
+                               "Codex sends it (its provider reads ${var}) and the gateway rejects it").format(
+                    var="OPENAI_API_KEY", key=mask_key(cleaned), taotoken_key=mask_key(key),
+                    places=", ".join(stale)))
+                fixes.extend(_("delete the line {place} (export {var}=…): taotoken's env.sh exports the right key")
+                             .format(place=place, var="OPENAI_API_KEY") for place in stale)
+            else:
+                problems.append((_("{var}={key} (exported in {places}) differs from the taotoken key {taotoken_key}")
+                                 if stale else _("{var}={key} differs from the taotoken key {taotoken_key}")).format(
+                    var="OPENAI_API_KEY", key=mask_key(cleaned), taotoken_key=mask_key(key),
+                    places=", ".join(stale)))
+                fixes.append(_('export {var}="$TAOTOKEN_API_KEY"   (or unset {var})').format(var="OPENAI_API_KEY"))
         elif cleaned == key and points_elsewhere:
             problems.append(_("OPENAI_API_KEY holds the TaoToken key but the OpenAI base URL points elsewhere"))
             fixes.append(f"export OPENAI_BASE_URL={expected}")
     details.insert(0, _("set: {names}").format(names=", ".join(names)))
-    if problems:
-        return problems_result([], problems, details, fixes)
+    if problems or fails:
+        return problems_result(fails, problems, details, fixes)
     if points_elsewhere:
         return Result.ok(", ".join(names), details=details)
     return Result.ok(_("{names} agree with the triple").format(names=", ".join(names)), details=details)
@@ -216,8 +260,24 @@ def anthropic_conflict(ctx: DoctorContext) -> Result:
                        fixes=fixes)
 
 
+def client_routes(ctx: DoctorContext, url: str) -> list[tuple[str, str | None, str | None]]:
+    """(label, variable, proxy) for each client found here, by its own proxy rule under the shell's environment
+    (core/clients/proxy_rules.py); proxy None: it goes direct."""
+    from taotoken_cli.core.clients import CLIENTS
+    from taotoken_cli.core.clients.proxy_rules import RULES
+
+    routes = []
+    for name, rule in RULES.items():
+        client = CLIENTS[name]
+        if client.detect(ctx.machine).found:
+            variable = rule.variable_for(url, ctx.env)
+            routes.append((client.LABEL, variable, ctx.env[variable].strip() if variable else None))
+    return routes
+
+
 @check("env.proxy", SECTION, N_("Proxy variables"))
 def proxy_vars(ctx: DoctorContext) -> Result:
+    from taotoken_cli.core.base.fix import Command, Fix
     from taotoken_cli.core.net.proxies import proxy_for, proxy_variables
 
     proxies = proxy_variables(ctx.env)
@@ -261,6 +321,14 @@ def proxy_vars(ctx: DoctorContext) -> Result:
         else:
             route = _("requests to {host} go direct").format(host=host)
         details.insert(0, route)
+        for label, name, proxy in client_routes(ctx, base):  # each client's own rule, checked against it
+            if proxy and proxy != used:
+                warns.append(_("{client} sends requests to {host} through {proxy} (it reads {var}; taotoken's own "
+                               "requests go {route})").format(client=label, host=host, proxy=proxy, var=name,
+                                                             route=_("through {proxy}").format(proxy=used) if used
+                                                             else _("direct")))
+                fixes.append(Fix.of(_("{command}   (every client exempts the gateway then)"),
+                                    command=Command(f"export NO_PROXY={host}")))
     if fails or warns:
         return problems_result(fails, warns, details, fixes)
     if used:

@@ -123,7 +123,24 @@ def proxy_reachable(ctx: DoctorContext) -> Result:
         for e in dead]
     if host:
         fixes.append(_("or bypass it for the gateway: export NO_PROXY={host}").format(host=host))
+    from taotoken_cli.cmd.doctor.checks.environment import client_routes
+    from taotoken_cli.core.base.fix import Command, Fix
+
+    # A dead proxy matters when taotoken's requests use it, or a client found here does by its own rule.
+    users = {e.label: [label for label, _name, proxy in (client_routes(ctx, ctx.base_url) if ctx.base_url else [])
+                       if proxy and probes.host_port(proxy) == (e.host, e.port)] for e in dead}
+    for e in dead:
+        if users[e.label] and not e.used:
+            fixes.insert(0, Fix.of(_("{clients} send the gateway's requests through {proxy}: start it, or {command}"),
+                                   clients=", ".join(users[e.label]), proxy=e.label,
+                                   command=Command(f"export NO_PROXY={host}")))
+    dead = sorted(dead, key=lambda e: not (e.used or users[e.label]))
     first = dead[0]
+    if users[first.label] and not first.used:
+        return Result.fail(_("proxy {proxy}: {error} — {clients} use it for {host}: the classic \"local proxy "
+                             "failed\"").format(proxy=first.label, error=first.probe.detail,
+                                                 clients=", ".join(users[first.label]), host=host),
+                           details=details + [f"{e.label}: {e.probe.detail}" for e in dead[1:]], fixes=fixes)
     dead_matters = any(e.used for e in dead)
     # i18n: "local proxy failed" quotes the error clients show: keep it in English
     message = (_("proxy {proxy}: {error} — the classic \"local proxy failed\"") if dead_matters

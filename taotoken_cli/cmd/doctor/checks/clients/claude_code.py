@@ -370,9 +370,10 @@ def claude_models(ctx: DoctorContext, claude: Claude) -> Result:
     return issues.result(_("model {model} ({where})").format(model=model.value, where=model.where))
 
 
-# Claude Code reads HTTPS_PROXY, HTTP_PROXY and NO_PROXY (in the env block too); not ALL_PROXY, and no SOCKS
-# proxy (code.claude.com/docs/en/network-config). Its NO_PROXY may separate entries by spaces as well.
-_CLAUDE_PROXY_VARS = ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy")
+# Which variables Claude Code reads, and that a loopback gateway is not exempt, is its proxy rule
+# (core/clients/proxy_rules.py, checked against the real client; its docs leave ALL_PROXY out, 2.1.332 reads it).
+# No SOCKS proxy (code.claude.com/docs/en/network-config). Its NO_PROXY may separate entries by spaces as well.
+_CLAUDE_PROXY_VARS = ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy")
 _NO_PROXY_VARS = ("NO_PROXY", "no_proxy")
 
 
@@ -392,6 +393,7 @@ def claude_proxy(ctx: DoctorContext, claude: Claude) -> Result:
 
     from taotoken_cli.cmd.doctor.checks.clients.common import clean_root
     from taotoken_cli.cmd.doctor.checks.network import probe_proxies
+    from taotoken_cli.core.clients.proxy_rules import RULES
     from taotoken_cli.core.net.proxies import proxy_for
 
     own = [item for name, item in claude.env.items()
@@ -400,15 +402,11 @@ def claude_proxy(ctx: DoctorContext, claude: Claude) -> Result:
         return Result.ok(_("Claude Code's settings set no proxy variable: it uses the shell's (see net.proxy)"))
     issues = Issues()
     issues.details.extend(f"{item.name}={item.value} ({item.where})" for item in own)
-    for item in own:
-        if item.name.upper() == "ALL_PROXY":
-            issues.details.append(_("Claude Code does not read {name} ({where}); it uses HTTPS_PROXY").format(
-                name=item.name, where=item.where))
     base = claude.get(claude_code.BASE_URL)
     url = (clean_root(base.value)[0] if base else None) or ctx.base_url
     host = urlsplit(url).hostname if url else None
     env = _proxy_environment(claude)
-    used = proxy_for(url, env) if url else None
+    used = RULES[claude_code.NAME].proxy_for(url, env) if url else None
     in_shell = proxy_for(url, ctx.env) if url else None
     if url:
         issues.details.insert(0, _routes(host, used, in_shell))
