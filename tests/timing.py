@@ -39,3 +39,41 @@ def assert_within(elapsed_s: float, budget_s: float, reference_s: float, factor:
     bound = budget_s + factor * reference_s
     assert elapsed_s <= bound, (f"took {elapsed_s:.2f} s: more than the budget {budget_s} s + {factor} x the reference "
                                 f"{reference_s:.2f} s measured beside it = {bound:.2f} s")
+
+
+_OVERSLEEP = """
+import statistics, sys, time
+late = []
+for _ in range(int(sys.argv[2])):
+    t0 = time.perf_counter()
+    time.sleep(float(sys.argv[1]))
+    late.append(time.perf_counter() - t0 - float(sys.argv[1]))
+print(statistics.median(late) * 1000)
+"""
+
+
+class Oversleep:
+    """How late a process of this machine wakes from a sleep (median, ms), measured in a process of its own while
+    the test does its timed work beside it: the reference for a server in its own process (MockProcess) that sleeps
+    for its latency, taken at the same moments of a load that comes and goes.
+
+        with Oversleep() as late:
+            ... timed requests ...
+        late.ms
+    """
+
+    def __init__(self, seconds: float = 0.05, runs: int = 8) -> None:
+        self.args = [str(seconds), str(runs)]
+        self.ms = float("nan")
+
+    def __enter__(self) -> Oversleep:
+        import subprocess
+        import sys
+
+        self.proc = subprocess.Popen([sys.executable, "-c", _OVERSLEEP, *self.args], stdout=subprocess.PIPE,
+                                     text=True)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        out, _ = self.proc.communicate(timeout=120)
+        self.ms = float(out)
