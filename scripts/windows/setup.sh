@@ -23,9 +23,9 @@ mkdir -p $W/bin $W/dl $W/wheels $W/wheels310 $W/stub
 
 # 1. Wine (the wine64 loader is /usr/lib/wine/wine64; /usr/bin/wine picks it when wine32 is absent), Xvfb
 #    (unused so far: wineboot runs headless), mingw for the one stub DLL, util-linux `script` for a pty.
-if ! command -v wine >/dev/null || ! command -v x86_64-w64-mingw32-gcc >/dev/null; then
+if ! command -v wine >/dev/null || ! command -v x86_64-w64-mingw32-gcc >/dev/null || ! command -v unzip >/dev/null; then
   apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wine wine64 gcc-mingw-w64-x86-64 bsdutils iproute2 >/dev/null
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wine wine64 gcc-mingw-w64-x86-64 bsdutils iproute2 unzip >/dev/null
 fi
 if [ ! -f $WINEPREFIX/system.reg ]; then
   timeout 300 wine wineboot -i >/dev/null 2>&1 || true

@@ -125,7 +125,7 @@ def test_real_write_failure_half_way_leaves_every_file_as_before(home: Path, fil
                  change_for(home / "blocked" / "sub" / "x.json", "{}\n"), change_for(files["three"], "3\n")])
     before = snapshot(home)
     (home / "blocked").write_text("I am a file now\n", encoding="utf-8", newline="\n")
-    before["blocked"] = ("file", b"I am a file now\n", 0o644)
+    before["blocked"] = ("file", b"I am a file now\n", mode(home / "blocked"))
     with pytest.raises(TaotokenError, match="nothing was changed"):
         fileplan.apply(plan, home / "cfg")
     assert snapshot(home, skip=("cfg",)) == before
