@@ -103,7 +103,9 @@ def atomic_write(path: Path, data: bytes | str, *, secret: bool = False, mode: i
             new_mode = (new_mode & 0o700) or SECRET_MODE
     else:
         new_mode = SECRET_MODE if secret else (mode if mode is not None else 0o644)
-    fd, tmp_name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    remove_stale_temps(target)
+    fd, tmp_name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.{TEMP_TAG}-{os.getpid()}-",
+                                    suffix=".tmp")
     try:
         permissions.set_mode(fd, Path(tmp_name), new_mode, secret=secret)
         give_owner(fd, owner)
@@ -118,6 +120,44 @@ def atomic_write(path: Path, data: bytes | str, *, secret: bool = False, mode: i
         raise
     _fsync_dir(target.parent)
     return target
+
+
+# Temporary files are named `.<name>.taotoken-<pid>-<random>.tmp`: a run killed between writing one and renaming
+# it (SIGKILL, power loss) leaves it behind, holding the new content (perhaps the key). A later write to the same
+# file removes those whose process is gone; a name without the tag or with a live pid is another program's, or
+# a run still writing, and is never touched.
+TEMP_TAG = "taotoken"
+
+
+def remove_stale_temps(target: Path) -> list[Path]:
+    """Remove our own leftover temporary files of `target` (their writer has exited); returns those removed."""
+    prefix, removed = f".{target.name}.{TEMP_TAG}-", []
+    try:
+        names = os.listdir(target.parent)
+    except OSError:
+        return removed
+    for name in names:
+        if not (name.startswith(prefix) and name.endswith(".tmp")):
+            continue
+        pid = name[len(prefix):].split("-", 1)[0]
+        if pid.isdigit() and int(pid) != os.getpid() and not _alive(int(pid)):
+            with contextlib.suppress(OSError):
+                os.unlink(target.parent / name)
+                removed.append(target.parent / name)
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    """Whether process `pid` runs (POSIX signal 0). Elsewhere every writer counts as alive: nothing is removed."""
+    if os.name != "posix":
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # it exists, and is another user's
+        return True
+    return True
 
 
 def _fsync_dir(directory: Path) -> None:

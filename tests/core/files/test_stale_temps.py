@@ -1,0 +1,37 @@
+"""Crash leftovers (issue 22, item 9): SIGKILL during init left `.settings.json.XXXX.tmp` files (0600, holding the
+key) that no later run removed. Temporary files now carry taotoken's tag and the writer's pid; a later write to the
+same file removes the ones whose writer is gone, never another program's file nor a live run's.
+
+Real parts: real files in a temporary HOME, real processes (one that has exited, one still running) for the pids,
+the real CLI in-process.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+from taotoken_cli.core.files.fsutil import TEMP_TAG
+from tests.conftest import SENTINEL_KEY, write
+
+
+def test_a_later_run_removes_only_its_own_dead_leftovers(run, home) -> None:
+    settings = write(home / ".claude" / "settings.json", json.dumps({"theme": "dark"}) + "\n")
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    dead_pid = int(dead.stdout)
+    live = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        ours = write(settings.parent / f".settings.json.{TEMP_TAG}-{dead_pid}-k9x2.tmp", SENTINEL_KEY)
+        running = write(settings.parent / f".settings.json.{TEMP_TAG}-{live.pid}-a1b2.tmp", "being written")
+        foreign = write(settings.parent / ".settings.json.x7Yq3.tmp", "another program's")
+        result = run("init", "--target", "claude-code", "--yes", "--base-url", "https://taotoken.net/api",
+                     "--model", "gpt-4o-mini", "--key-stdin", input=SENTINEL_KEY).assert_clean()
+        assert result.returncode == 0, result.output
+        assert not ours.exists(), "a dead run's temporary file (holding the key) is still there"
+        assert running.exists() and foreign.exists()
+        leftovers = [p.name for p in settings.parent.iterdir() if p.name.endswith(".tmp")]
+        assert sorted(leftovers) == sorted([running.name, foreign.name]), leftovers
+    finally:
+        live.kill()
+        live.wait()
