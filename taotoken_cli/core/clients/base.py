@@ -251,7 +251,7 @@ def parse_toml_doc(text: str, path: Path):
     from tomlkit.exceptions import ParseError
 
     try:
-        return tomlkit.parse(text)
+        return tomlkit.parse(text.removeprefix("\ufeff"))  # a byte-order mark (Notepad) is not TOML's business
     except ParseError as exc:
         detail = str(exc).split(" at line ")[0]
         raise ConfigFileError(str(path), exc.line, exc.col, _("invalid TOML: {detail}").format(detail=detail),

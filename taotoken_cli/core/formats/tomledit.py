@@ -21,10 +21,12 @@ from taotoken_cli.core.files.fsutil import endings_like
 
 
 def dumps(doc: Any, original: str) -> str:
-    """tomlkit's text of `doc`, with the line endings of `original` and its (missing) final newline."""
+    """tomlkit's text of `doc`, with the line endings of `original`, its (missing) final newline and its byte-order
+    mark (Windows editors write one; parse_toml_doc reads past it)."""
     import tomlkit
 
-    return endings_like(tomlkit.dumps(doc), original)
+    bom = "\ufeff" if original.startswith("\ufeff") else ""
+    return bom + endings_like(tomlkit.dumps(doc), original.removeprefix("\ufeff")).removeprefix("\ufeff")
 
 
 def _is_inline(item: Any) -> bool:

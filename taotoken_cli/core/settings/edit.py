@@ -51,7 +51,7 @@ def render_config_update(current_text: str, path: Path, profile: str, updates: M
     from taotoken_cli.core.formats import tomledit
 
     try:
-        doc = tomlkit.parse(current_text) if current_text.strip() else tomlkit.document()
+        doc = tomlkit.parse(current_text.removeprefix("\ufeff")) if current_text.strip() else tomlkit.document()
     except ParseError as exc:
         raise ConfigFileError(str(path), exc.line, exc.col, _("invalid TOML: {detail}").format(detail=exc),
                               _("fix the file at that position, or move it away and run `taotoken init`")) from None

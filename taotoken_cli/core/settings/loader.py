@@ -187,7 +187,7 @@ def read_config_file(path: Path) -> dict[str, Any]:
         raise ConfigFileError(str(path), None, None, _("cannot be read (permission denied)"),
                               _("fix its permissions: {command}").format(command=private_fix(path))) from None
     try:
-        data = tomllib.loads(text)
+        data = tomllib.loads(text.removeprefix("\ufeff"))  # a byte-order mark (Notepad) is kept, not parsed
     except tomllib.TOMLDecodeError as exc:
         line, col = toml_error_position(exc)
         detail = re.sub(r"\s*\(at line \d+, column \d+\)", "", str(exc))
@@ -231,7 +231,7 @@ def load_settings(overrides: Overrides | None = None, env: Mapping[str, str] | N
     overrides = overrides or Overrides()
     env = os.environ if env is None else env
     path = config_path(env)
-    data = read_config_file(path) if text is None else tomllib.loads(text)
+    data = read_config_file(path) if text is None else tomllib.loads(text.removeprefix("\ufeff"))
     file_label = str(path)
 
     if overrides.profile:
