@@ -136,8 +136,19 @@ def change_lines(plan: Plan) -> list[str]:
         elif change.secret and _group_or_world_bits(change.path):
             what = _("update {path}  [{target}] (holds the key: mode tightened to 0600)")
         lines.append("  " + what.format(path=change.path, target=change.target))
+        if not change.creates and _read_only(change.path):
+            lines.append("      " + _("the file is read-only (mode {mode}): it is replaced all the same and keeps that "
+                                      "mode; if you made it read-only to keep it as it is, answer no").format(
+                mode=oct(stat.S_IMODE(os.stat(resolve_target(change.path)).st_mode))[2:].zfill(4)))
         lines += [f"      {line}" for line in change.summary]
     return lines
+
+
+def _read_only(path: Path) -> bool:
+    try:
+        return not os.stat(resolve_target(path)).st_mode & stat.S_IWUSR
+    except OSError:
+        return False
 
 
 def render_changes(out, plan: Plan) -> None:

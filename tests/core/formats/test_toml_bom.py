@@ -30,3 +30,14 @@ def test_taotokens_own_config_with_a_bom(run, home) -> None:
     assert run("config", "set", "model", "gpt-4o-mini").assert_clean().returncode == 0
     text = own.read_text(encoding="utf-8")
     assert text.startswith(BOM + "default_profile") and 'model = "gpt-4o-mini"' in text, text
+
+
+def test_a_read_only_settings_file_is_named_before_it_is_replaced(run, home) -> None:
+    """Issue 22, item 10: a 0444 settings.json was rewritten without a word."""
+    import json
+
+    settings = write(home / ".claude" / "settings.json", json.dumps({"theme": "dark"}) + "\n", mode=0o444)
+    dry = run("init", "--target", "claude-code", "--dry-run", "--base-url", "https://taotoken.net/api", "--model",
+              "gpt-4o-mini", "--key-stdin", input=SENTINEL_KEY).assert_clean()
+    assert "the file is read-only (mode 0444)" in " ".join(dry.output.split()), dry.output
+    assert json.loads(settings.read_text()) == {"theme": "dark"}
