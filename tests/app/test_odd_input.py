@@ -8,6 +8,7 @@ HTTP server on 127.0.0.1 (pytest-httpserver) for the deep body, a real temporary
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -65,6 +66,11 @@ def test_key_stdin_closed_home_a_file_and_a_deleted_cwd(home: Path, tmp_path: Pa
     proc = shell(f"cd {gone} && rmdir {gone} && TT doctor --offline", home)
     assert_no_internal_error(proc)
     assert proc.returncode == 1 and "the current directory no longer exists" in flat(proc.stderr), proc.stderr
+    gone.mkdir()
+    proc = shell(f"cd {gone} && rmdir {gone} && TT doctor --offline --json", home)
+    assert_no_internal_error(proc)
+    error = json.loads(proc.stdout)  # under --json the error is a JSON object on stdout
+    assert error["code"] == "input.no_cwd" and error["exit_code"] == proc.returncode == 1 and not error["ok"], error
 
 
 def test_an_error_body_nested_five_thousand_levels(home: Path, httpserver) -> None:

@@ -25,6 +25,28 @@ def report_error(exc: TaotokenError) -> None:
     if exc.fix:
         lines += wrap(exc.fix, width, "  " + _("fix: "))
     _write_error(mask_unknown_keys(SECRETS("\n".join(lines))) + "\n")
+    _json_error(exc.code or "error", exc.exit_code, exc.message, exc.fix)
+
+
+def _json_wanted() -> bool:
+    """`--json` among the arguments (before a `--`): a script reads stdout, so an error is a JSON object there too."""
+    args = sys.argv[1:]
+    return "--json" in (args[:args.index("--")] if "--" in args else args)
+
+
+def _json_error(code: str, exit_code: int, message: str, fix: object) -> None:
+    """Under --json, the error as one object on stdout (the same in every language but for message and fix)."""
+    if not _json_wanted():
+        return
+    import json
+
+    from taotoken_cli.core.base.masking import SECRETS, mask_unknown_keys
+
+    data = {"ok": False, "code": code, "exit_code": int(exit_code), "message": str(message),
+            "fix": None if fix is None else str(fix)}
+    with contextlib.suppress(OSError, ValueError):
+        sys.stdout.write(mask_unknown_keys(SECRETS(json.dumps(data, ensure_ascii=True))) + "\n")
+        sys.stdout.flush()
 
 
 def _write_error(text: str) -> None:
@@ -151,4 +173,5 @@ def _internal(exc: BaseException) -> None:
     fix = _("run again with TAOTOKEN_DEBUG=1 for the traceback and report it")
     error, fix_label = _("error: "), _("fix: ")
     _write_error(mask_unknown_keys(SECRETS(f"{error}{text}\n  {fix_label}{fix}\n")))
+    _json_error("internal", Exit.FAILURE, text, fix)
     sys.exit(Exit.FAILURE)
