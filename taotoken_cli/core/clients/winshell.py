@@ -156,3 +156,12 @@ def _set(values: Mapping[str, str | None]) -> str | None:
         return _("could not set the Windows user environment ({error})").format(error=exc.strerror or exc)
     return None
 
+
+
+def user_env_value(name: str) -> str | None:
+    """`name` in the Windows user environment (HKCU\\Environment), None when unset or there is no registry."""
+    if not _has_registry():
+        return None
+    from taotoken_cli.core.platform import winenv
+
+    return winenv.get(name)

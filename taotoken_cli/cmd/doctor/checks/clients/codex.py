@@ -27,7 +27,9 @@ from taotoken_cli.cmd.doctor.registry import check
 from taotoken_cli.core.base.i18n import N_, _
 from taotoken_cli.core.base.masking import mask_key
 from taotoken_cli.core.clients import codex as codex_client
+from taotoken_cli.core.clients import winshell
 from taotoken_cli.core.clients.base import ClientState, ConfigFile
+from taotoken_cli.core.platform import system
 
 
 @dataclass(frozen=True)
@@ -237,6 +239,19 @@ def codex_env_key(ctx: DoctorContext, codex: Codex) -> Result:
         return Result.fail(_("{table} has no env_key, experimental_bearer_token or requires_openai_auth: Codex sends "
                              "no key").format(table=f"[model_providers.{provider_id}]"), fixes=["taotoken init"])
     value = ctx.env.get(var)
+    if not value and system.current().windows:
+        registered = winshell.user_env_value(var)  # set by init in HKCU\Environment: new windows have it
+        if registered:
+            return Result.warn(_("{name} is set in your Windows user environment ({value}) but not in this window: "
+                                 "programs started from here do not see it").format(name=var,
+                                                                                   value=mask_key(registered)),
+                               fixes=[_("open a new terminal window (programs started from the Start menu get it)")])
+    if not value and system.current().windows:
+        return Result.fail(_("env_key = {quoted} but {name} is not set in this shell: Codex stops with a missing "
+                             "environment variable error").format(quoted=repr(var), name=var),
+                           fixes=[_("{command}   (sets it in your Windows user environment and PowerShell profile, "
+                                    "so IDE-launched Codex sees it too)").format(
+                                        command="taotoken init --target shell")])
     if not value:
         return Result.fail(_("env_key = {quoted} but {name} is not set in this shell: Codex stops with a missing "
                              "environment variable error").format(quoted=repr(var), name=var),
