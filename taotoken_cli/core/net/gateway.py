@@ -102,11 +102,31 @@ class Observation:
             return None
         try:
             return json.loads(self.body)
-        except (ValueError, UnicodeDecodeError):
+        except UnicodeDecodeError:
+            try:
+                return json.loads(self.decoded())  # e.g. a GBK error body from a gateway in China
+            except ValueError:
+                return None
+        except ValueError:
             return None
 
+    def decoded(self) -> str:
+        """The body as text: the charset the Content-Type names, else UTF-8, else GB18030 (GBK's superset: gateways
+        and nginx pages in China send it) when the bytes are valid in it, else UTF-8 with replacement characters."""
+        charset = next((part.split("=", 1)[1].strip().strip('"') for part in
+                        self.headers.get("content-type", "").split(";")[1:] if part.strip().lower().startswith(
+                            "charset=")), None)
+        for encoding in (charset, "utf-8", "gb18030"):
+            if not encoding:
+                continue
+            try:
+                return self.body.decode(encoding)
+            except (UnicodeDecodeError, LookupError):
+                continue
+        return self.body.decode("utf-8", errors="replace")
+
     def text(self, limit: int = 300) -> str:
-        text = self.body.decode("utf-8", errors="replace").strip()
+        text = self.decoded().strip()
         return text if len(text) <= limit else text[:limit] + "…"
 
 
