@@ -184,10 +184,24 @@ def header_version(db: Path) -> int | None:
     return int.from_bytes(header[60:64], "big")
 
 
+def read_only_query(db: Path) -> str:
+    """The URI query that opens `db` for reading without leaving anything behind. A WAL-mode database opened with
+    `mode=ro` alone gets `-wal` and `-shm` files created next to it, left there after we close it. When no `-wal`
+    exists, every committed page is in the file itself: `immutable=1` reads it without those files (and without
+    locks). When one exists, CC Switch has (or had) it open: those files are its own, and the normal read-only mode
+    with its locking is used; so is it for a rollback-journal database, which a reader leaves no file for."""
+    try:
+        with open(db, "rb") as handle:
+            wal_mode = handle.read(20)[18:19] == b"\x02"  # the header's write version: 2 = WAL
+    except OSError:
+        wal_mode = False
+    return "?mode=ro&immutable=1" if wal_mode and not Path(str(db) + "-wal").exists() else "?mode=ro"
+
+
 def _read_database(paths: CCSwitchPaths) -> Store:
     db = paths.db
     try:
-        conn = sqlite3.connect(db.resolve().as_uri() + "?mode=ro", uri=True, timeout=LOCK_WAIT_S)
+        conn = sqlite3.connect(db.resolve().as_uri() + read_only_query(db), uri=True, timeout=LOCK_WAIT_S)
     except sqlite3.Error as exc:
         return Store(paths, "sqlite", header_version(db),
                      problem=_("the database cannot be opened ({error})").format(error=exc))

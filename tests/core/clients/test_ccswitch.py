@@ -448,3 +448,16 @@ def test_doctor_checks_what_the_taotoken_provider_stores(cli, home: Path) -> Non
     assert "'TaoToken' (taotoken-2) model = gpt-5 (taotoken's model is gpt-4o-mini)" in codex["details"]
     assert "in CC Switch, edit the Codex provider 'TaoToken' (taotoken-2): API endpoint https://taotoken.net/api/v1" \
         in codex["fixes"]
+
+
+def test_reading_a_wal_mode_database_leaves_no_wal_or_shm_behind(cli, home: Path) -> None:
+    """Issue 22, item 10: opening a WAL-mode cc-switch.db read-only left -wal/-shm files next to it."""
+    db = make_db(home, 9, [claude_row("taotoken-1", "TaoToken", ROOT)])
+    conn = sqlite3.connect(db)
+    assert conn.execute("PRAGMA journal_mode=WAL").fetchone()[0] == "wal"
+    conn.close()  # a clean close checkpoints and removes -wal and -shm
+    before = sorted(p.name for p in db.parent.iterdir())
+    store = read_store(paths_under(home))
+    assert store.schema == 9 and store.problem is None, store
+    doctor(cli)
+    assert sorted(p.name for p in db.parent.iterdir()) == before
