@@ -45,6 +45,9 @@ class Redactor:
     def __init__(self, *secrets: str | None) -> None:
         self._secrets: list[str] = []
         self._runs: dict[str, str] = {}  # every PARTIAL_RUN-long piece of a secret part -> the key it is of
+        # Aligned pieces of half that length: every PARTIAL_RUN-long window of a secret part holds one whole, so a
+        # text holding none of them (plain substring tests, fast) cannot hold a partial echo.
+        self._anchors: set[str] = set()
         for secret in secrets:
             self.add(secret)
 
@@ -59,12 +62,15 @@ class Redactor:
             part = secret_part(secret.strip().strip("'\""))
             for start in range(len(part) - PARTIAL_RUN + 1):
                 self._runs.setdefault(part[start:start + PARTIAL_RUN], secret.strip().strip("'\""))
+            half = PARTIAL_RUN // 2
+            if len(part) >= PARTIAL_RUN:
+                self._anchors.update(part[start:start + half] for start in range(0, len(part) - half + 1, half))
 
     def __call__(self, text: str) -> str:
         for secret in self._secrets:
             if secret in text:
                 text = text.replace(secret, mask_key(secret))
-        if self._runs:
+        if self._runs and any(anchor in text for anchor in self._anchors):
             text = _RUN_RE.sub(self._mask_run, text)
         return text
 
