@@ -1,25 +1,24 @@
 """`taotoken config set` and `taotoken config sync`: change the triple once, and every copy `init` wrote follows.
 
-A change is planned over taotoken's config and every recorded copy (taotoken_cli.core.clients.copies), shown, confirmed
-(`--yes` for scripts) and applied through fileplan (backups; `taotoken init --undo` reverts). Without a terminal
-and without `--yes`, `config set` changes only taotoken's own file, as it always did, and names the copies that
-are now stale and the one command that brings them in step.
+A change is planned over taotoken's config and every recorded copy (taotoken_cli.core.clients.copies) and goes
+through the apply flow (core.files.applyflow: shown, confirmed or `--yes`, backed up; `taotoken init --undo`
+reverts). Without a terminal and without `--yes`, `config set` changes only taotoken's own file, as it always
+did, and names the copies that are now stale and the one command that brings them in step.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from taotoken_cli.core.base.errors import InputError, TaotokenError
+from taotoken_cli.core.base.errors import InputError
 from taotoken_cli.core.base.exitcodes import Exit
 from taotoken_cli.core.base.i18n import _
 from taotoken_cli.core.base.masking import mask_key, remember_secret
 from taotoken_cli.core.clients import shell, winshell
 from taotoken_cli.core.clients.base import Machine
 from taotoken_cli.core.clients.copies import OWN, SYNC_COMMAND, Sync, plan_sync, stale_note, triple_of
-from taotoken_cli.core.files import fileplan
+from taotoken_cli.core.files import applyflow
 from taotoken_cli.core.files.fileplan import FileChange, Plan, read_current
-from taotoken_cli.core.files.fsutil import atomic_write
 from taotoken_cli.core.platform import system
 from taotoken_cli.core.settings.edit import SETTABLE_KEYS, TOP_LEVEL_KEYS, render_config_update, validate_profile_name
 from taotoken_cli.core.settings.loader import FIELDS, Overrides, clean_value, config_path, load_settings
@@ -80,22 +79,18 @@ def set_value(io: IOStreams, key: str, value: str, profile: str | None, *, yes: 
         copies = plan_sync(triple_of(after), after.profile, Machine.of(io.env, io.cwd))
         if settings.value(key).origin.kind == "env":
             out.error_note(_("warning: {text}").format(text=fix_at_source(settings, key, shown, io.env)))
-    if not copies.stale:
-        if own.changed:
-            _write(path, new_text)
+    if not copies.stale or not (yes or io.prompter.interactive):
+        # taotoken's own file alone, or a script without --yes: only the own file, as before; say what is stale
+        if applyflow.write_own(own):
             out.wrapped(_("{setting} ({path})").format(setting=setting, path=path), hang="  ")
-        else:
+        elif not copies.stale:
             out.wrapped(_("{key} is already {value} — nothing changed").format(key=key, value=shown), hang="  ")
-        return Exit.OK
-    if not (yes or io.prompter.interactive):  # a script: taotoken's own file only, as before; say what is stale
-        if own.changed:
-            _write(path, new_text)
-            out.wrapped(_("{setting} ({path})").format(setting=setting, path=path), hang="  ")
-        _name_stale(out, copies, io.env)
+        if copies.stale:
+            _name_stale(out, copies, io.env)
         return Exit.OK
     plan = Plan([own], notes=copies.plan.notes, warnings=copies.plan.warnings, secrets=copies.plan.secrets)
     plan.extend(Plan(copies.stale))
-    return _confirm_and_apply(io, plan, yes=yes, command=f"taotoken config set {key}")
+    return _apply(io, plan, applyflow.Flow(f"taotoken config set {key}", yes=yes, notes=False))
 
 
 def sync(io: IOStreams, profile: str | None, *, yes: bool = False, dry_run: bool = False) -> int:
@@ -124,13 +119,9 @@ def sync(io: IOStreams, profile: str | None, *, yes: bool = False, dry_run: bool
             profile=repr(settings.profile), targets=targets), hang="  ")
         _name_gone(out, copies, io.env)
         return Exit.OK
-    if dry_run:
-        _show(out, copies.plan)
-        out.line(fileplan.plan_diff(copies.plan).rstrip("\n"))
-        out.line(_("dry run: nothing was written"))
-        return Exit.OK
     _name_gone(out, copies, io.env)
-    return _confirm_and_apply(io, copies.plan, yes=yes, command=SYNC_COMMAND, dry_run_hint=True)
+    return _apply(io, copies.plan, applyflow.Flow(SYNC_COMMAND, yes=yes, dry_run=dry_run, offers_dry_run=True,
+                                                  notes=False))
 
 
 def _name_gone(out: Output, copies: Sync, env) -> None:
@@ -146,34 +137,15 @@ def _name_stale(out: Output, copies: Sync, env) -> None:
         command=f"{SYNC_COMMAND} --yes"), "  " + _("bring them in step: "))
 
 
-def _show(out: Output, plan: Plan) -> None:
-    out.line(_("changes:"))
-    fileplan.render_changes(out, plan)
-    for warning in plan.warnings:  # the clients' notes explain a first init; a sync needs only the warnings
-        out.error_wrapped(warning, _("warning: "))
-
-
-def _confirm_and_apply(io: IOStreams, plan: Plan, *, yes: bool, command: str, dry_run_hint: bool = False) -> int:
-    out = io.out
-    _show(out, plan)
-    if not io.prompter.confirm(_("Apply these changes?"), assume_yes=yes, dry_run_hint=dry_run_hint):
-        out.line(_("cancelled: nothing was written"))
-        return Exit.FAILURE
-    result = fileplan.apply(plan, config_path(io.env).parent, command=command)
-    problem = winshell.sync_registry(config_path(io.env).parent)  # Windows: the user environment follows it
-    if problem:
-        out.error_note(_("warning: {problem}").format(problem=problem))
-    for change in result.written:
-        out.wrapped(str(change.path), _("wrote "))
-    out.wrapped(str(result.backup_dir), _("backups of the previous versions: "), "  ")
-    out.wrapped("taotoken init --undo", _("undo everything this run changed: "), "  ")
-    note = fileplan.ownership_note()
-    if note:
-        out.error_note(_("note: {note}").format(note=note))
-    if any(change.target == "shell" for change in result.written):
-        out.wrapped(_("open shells still have the old variables: run {command} in each").format(
+def _apply(io: IOStreams, plan: Plan, flow: applyflow.Flow) -> int:
+    """The apply flow; after a write, open shells still hold the old variables when env.sh changed."""
+    own_dir = config_path(io.env).parent
+    flow.after_apply = lambda: winshell.sync_registry(own_dir)  # Windows: the user environment follows the record
+    outcome = applyflow.run(io, plan, flow, own_dir)
+    if outcome.result and any(change.target == "shell" for change in outcome.result.written):
+        io.out.wrapped(_("open shells still have the old variables: run {command} in each").format(
             command=f"`{_load_command(io)}`"), hang="  ")
-    return Exit.OK
+    return outcome.exit_code
 
 
 def _load_command(io: IOStreams) -> str:
@@ -181,12 +153,3 @@ def _load_command(io: IOStreams) -> str:
     if system.current().windows:
         return shell.load_command(Machine.of(io.env, io.cwd))
     return ". " + tilde(config_path(io.env).parent / "env.sh", Path(io.env.get("HOME") or Path.home()))
-
-
-def _write(path: Path, text: str) -> None:
-    try:
-        atomic_write(path, text, secret=True)
-    except OSError as exc:
-        raise TaotokenError(_("cannot write {path}: {error}").format(path=path, error=exc.strerror or exc),
-                            _("check that {directory} is writable").format(directory=path.parent)) from None
-

@@ -1,5 +1,6 @@
 """`doctor --fix`: gather the safe repairs the checks offered into one fileplan Plan, show the diff,
-confirm, back up and apply — the same machinery as `init`, so `taotoken init --undo` reverts it.
+confirm, back up and apply — the apply flow `init` uses (core.files.applyflow), so `taotoken init --undo`
+reverts it.
 
 Repairs are mechanical (a URL normalised, whitespace stripped, a duplicate or dead entry removed, a
 legacy Codex setting rewritten). Nothing here invents a key or a model.
@@ -9,17 +10,23 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from taotoken_cli.cmd.doctor.model import Repair, Report, Status
 from taotoken_cli.core.base.errors import TaotokenError
 from taotoken_cli.core.base.i18n import _
 from taotoken_cli.core.term.iostreams import IOStreams
 
+if TYPE_CHECKING:
+    from taotoken_cli.core.files.fileplan import ApplyResult
+    from taotoken_cli.core.term.output import Output
+
 
 @dataclass
 class FixOutcome:
     planned: int = 0  # files with a pending change
     applied: bool = False
+    interrupted: bool = False  # Ctrl-C at the question: nothing was written
     backup_dir: Path | None = None
     skipped: list[str] = field(default_factory=list)  # repairs that could not be planned, with the reason
 
@@ -60,7 +67,7 @@ def build_plan(report: Report):
 
 def offer_repairs(io: IOStreams, report: Report, *, assume_yes: bool) -> FixOutcome:
     from taotoken_cli.core.clients import winshell
-    from taotoken_cli.core.files import fileplan
+    from taotoken_cli.core.files import applyflow
     from taotoken_cli.core.settings import config_dir
 
     out = io.out
@@ -74,21 +81,20 @@ def offer_repairs(io: IOStreams, report: Report, *, assume_yes: bool) -> FixOutc
                  _("--fix: nothing to repair automatically (the remaining problems need the fixes above)"))
         return outcome
     # "file(s)" as before: the tests of other areas read these lines (Chinese needs no plural form)
-    out.line(_("--fix will change {n} file(s) (a backup is kept; undo: taotoken init --undo):").format(
-        n=len(plan.pending)))
-    for line in fileplan.change_lines(plan):
-        out.line(line)
-    out.line(fileplan.plan_diff(plan).rstrip("\n"))
-    if not io.prompter.confirm(_("Apply these changes?"), assume_yes=assume_yes):
-        out.line(_("--fix: nothing changed"))
-        return outcome
-    result = fileplan.apply(plan, config_dir(io.env), command="taotoken doctor --fix")
-    problem = winshell.sync_registry(config_dir(io.env))  # Windows: the user environment follows the record
-    if problem:
-        out.error_note(_("warning: {problem}").format(problem=problem))
-    outcome.applied = True
-    outcome.backup_dir = result.backup_dir
+    heading = _("--fix will change {n} file(s) (a backup is kept; undo: taotoken init --undo):").format(
+        n=len(plan.pending))
+    flow = applyflow.Flow("taotoken doctor --fix", yes=assume_yes, diff=True, heading=heading,
+                          declined=_("--fix: nothing changed"), report=_report,
+                          after_apply=lambda: winshell.sync_registry(config_dir(io.env)))  # Windows: the registry
+    done = applyflow.run(io, plan, flow, config_dir(io.env))
+    outcome.interrupted = done.step is applyflow.Step.INTERRUPTED
+    if done.result is not None:
+        outcome.applied = True
+        outcome.backup_dir = done.result.backup_dir
+    return outcome
+
+
+def _report(out: Output, result: ApplyResult) -> None:
     out.line(_("--fix: repaired {n} file(s); backup in {backup}").format(n=len(result.written),
                                                                          backup=result.backup_dir))
     out.line(_("--fix: run `taotoken doctor` again to confirm; `taotoken init --undo` restores the old files"))
-    return outcome

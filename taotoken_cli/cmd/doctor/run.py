@@ -67,5 +67,6 @@ def run(options: DoctorOptions, io: IOStreams) -> int:
     if options.fix:
         from taotoken_cli.cmd.doctor.fix import offer_repairs
 
-        offer_repairs(io, report, assume_yes=options.yes)
+        if offer_repairs(io, report, assume_yes=options.yes).interrupted:
+            return Exit.INTERRUPTED
     return report.exit_code

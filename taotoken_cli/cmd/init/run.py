@@ -1,4 +1,5 @@
-"""`taotoken init` from options to exit status: undo, or plan → show → confirm → apply → hand over links."""
+"""`taotoken init` from options to exit status: undo, or plan → the apply flow (core.files.applyflow) → hand over
+links."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from taotoken_cli.core.base.exitcodes import Exit
 from taotoken_cli.core.base.i18n import _
 from taotoken_cli.core.clients import ccswitch, winshell
 from taotoken_cli.core.clients.base import Machine, Triple
-from taotoken_cli.core.files import fileplan
+from taotoken_cli.core.files import applyflow, fileplan
 from taotoken_cli.core.settings import config_dir
 from taotoken_cli.core.term.iostreams import IOStreams
 
@@ -32,28 +33,19 @@ def run(options: InitOptions, io: IOStreams) -> int:
         view.render_undo(out, fileplan.undo_last(own_dir, force=options.force))
         _warn(out, winshell.after_undo(before))
         return Exit.OK
+    flow = applyflow.Flow("taotoken init", yes=options.yes, dry_run=options.dry_run, offers_dry_run=True,
+                          after_apply=lambda: winshell.sync_registry(own_dir))  # Windows: the user environment
     try:  # Ctrl-D or Ctrl-C at any question: nothing has been written yet
         planned = build(options.request, io, assume_yes=options.yes)
-        view.render_plan(out, planned, dry_run=options.dry_run)
-        view.render_notes(out, planned.plan)
-        if planned.blocker is not None and not options.dry_run:
-            raise planned.blocker
-        apply = not planned.plan.is_noop and not options.dry_run and io.prompter.confirm(
-            _("Apply these changes?"), assume_yes=options.yes, dry_run_hint=True)
     except KeyboardInterrupt:
-        out.error_line("\n" + _("cancelled: nothing was written"))
+        applyflow.cancelled(out)
         return Exit.INTERRUPTED
-    if planned.plan.is_noop:
+    view.render_plan(out, planned)
+    outcome = applyflow.run(io, planned.plan, flow, own_dir, blocker=planned.blocker)
+    if outcome.step is applyflow.Step.NOOP:
         out.wrapped(_("already up to date: every file already has these values; nothing was written"), hang="  ")
-    elif options.dry_run:
-        out.line(_("dry run: nothing was written"))
-        return Exit.OK
-    elif not apply:
-        out.line(_("cancelled: nothing was written"))
-        return Exit.FAILURE
-    else:
-        view.render_applied(out, fileplan.apply(planned.plan, own_dir))
-        _warn(out, winshell.sync_registry(own_dir))
+    elif outcome.step is not applyflow.Step.APPLIED:
+        return outcome.exit_code
     if options.request.open_links and planned.links:
         open_links(io, planned.triple, options.request.open_app)
     view.render_next_command(out, planned, Machine.of(io.env, io.cwd))

@@ -1,9 +1,8 @@
-"""Rendering `taotoken init`: the plan (masked diffs with --dry-run), notes and warnings, what was written,
-and what --undo restored."""
+"""Rendering `taotoken init`: the triple and the targets, the CC Switch links, what --undo restored and what to
+run next (the changes, their diffs and what was written are the apply flow's: core.files.applyflow)."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 from taotoken_cli.cmd.init.plan import InitPlan
@@ -12,13 +11,13 @@ from taotoken_cli.core.base.masking import mask_key
 from taotoken_cli.core.clients import ccswitch, shell
 from taotoken_cli.core.clients.base import Machine
 from taotoken_cli.core.files import fileplan
-from taotoken_cli.core.files.fileplan import Plan
 from taotoken_cli.core.platform import system
 from taotoken_cli.core.term.layout import cell_width, pad
 from taotoken_cli.core.term.output import Output, split_label
 
 
-def render_plan(out: Output, init: InitPlan, *, dry_run: bool) -> None:
+def render_plan(out: Output, init: InitPlan) -> None:
+    """The triple, the targets and why, and the CC Switch links; the changes themselves are the apply flow's."""
     triple = init.triple
     out.line(_("taotoken init — profile {profile}").format(profile=repr(init.profile)))
     labels = (_("base URL"), _("API key"), _("model"))
@@ -39,22 +38,8 @@ def render_plan(out: Output, init: InitPlan, *, dry_run: bool) -> None:
         out.wrapped(_("CC Switch import links (key masked; use --open to hand them to CC Switch):"), hang="  ")
         for app, link in init.links.items():
             out.wrapped(ccswitch.mask_link(link, triple.api_key), f"  {app}: ")
-    if init.plan.is_noop:
-        return
-    out.line("")
-    if dry_run:
-        out.line(fileplan.plan_diff(init.plan).rstrip("\n"))
+    if not init.plan.is_noop:
         out.line("")
-    out.line(_("changes:"))
-    fileplan.render_changes(out, init.plan)
-
-
-def render_notes(out: Output, plan: Plan) -> None:
-    """Notes explain what the changes mean, so they are shown only when something changes; warnings always."""
-    for note in [] if plan.is_noop else plan.notes:
-        out.wrapped(note, _("note: "))
-    for warning in plan.warnings:
-        out.error_wrapped(warning, _("warning: "))
 
 
 def render_link_notes(out: Output, notes: list[str]) -> None:
@@ -78,18 +63,6 @@ def render_next_link(out: Output, app: str, next_app: str) -> None:
                   "over the {next_app} link with: {command}").format(
         app=ccswitch.APP_LABELS[app], next_app=ccswitch.APP_LABELS[next_app],
         command=f"taotoken init --target cc-switch --open-app {next_app}"), hang="  ")
-
-
-def render_applied(out: Output, result: fileplan.ApplyResult) -> None:
-    for change in result.written:
-        out.wrapped(str(change.path) + (f" -> {os.path.realpath(change.path)}"
-                                        if Path(change.path).is_symlink() else ""), _("wrote "))
-    if result.backup_dir:
-        out.wrapped(str(result.backup_dir), _("backups of the previous versions: "), "  ")
-        out.wrapped("taotoken init --undo", _("undo everything this run changed: "), "  ")
-    note = fileplan.ownership_note()
-    if note:
-        out.error_note(_("note: {note}").format(note=note))
 
 
 def render_undo(out: Output, result: fileplan.UndoResult) -> None:

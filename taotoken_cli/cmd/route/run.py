@@ -10,7 +10,8 @@ from taotoken_cli.cmd.route import PROBE_TIMEOUT_S, view
 from taotoken_cli.core.base.errors import InputError, TaotokenError
 from taotoken_cli.core.base.exitcodes import Exit
 from taotoken_cli.core.base.i18n import _
-from taotoken_cli.core.devices.routing import RouteEdit, choose_for_settings, parse_assignments, save_routes
+from taotoken_cli.core.devices.routing import RouteEdit, choose_for_settings, parse_assignments, plan_routes
+from taotoken_cli.core.files import applyflow
 from taotoken_cli.core.settings import Overrides, load_settings
 from taotoken_cli.core.term.iostreams import IOStreams
 
@@ -100,7 +101,8 @@ def set_routes(io: IOStreams, assignments: list[str], profile: str | None, *, ch
     for edit in edits:
         for note in edit.notes:
             out.error_wrapped(note, _("note: "))
-    result = save_routes(edits, profile, io.env)
+    result = plan_routes(edits, profile, io.env)
+    applyflow.write_own(result.change)  # the command line named the change: no question, no backup
     for edit in result.applied:
         out.wrapped(_("removed route {key}").format(key=edit.key) if edit.model is None
                     else _("set route {key} = {model}").format(key=edit.key, model=edit.model), hang="  ")

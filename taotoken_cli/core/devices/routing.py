@@ -14,12 +14,15 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from taotoken_cli.core.base.errors import InputError, TaotokenError
 from taotoken_cli.core.base.exitcodes import Exit
 from taotoken_cli.core.base.i18n import _
 from taotoken_cli.core.devices.probe import PRESENT, DeviceReport
+
+if TYPE_CHECKING:
+    from taotoken_cli.core.files.fileplan import FileChange
 
 DEVICE_KINDS = ("cuda", "gpu", "opencl", "accelerator", "cpu")
 KNOWN_VENDORS = ("nvidia", "intel", "amd", "apple", "arm", "qualcomm", "imagination", "mesa")
@@ -212,16 +215,22 @@ def key_kind(key: str) -> str:
 
 
 @dataclass
-class SaveResult:
-    path: str
+class RoutePlan:
+    """What `route set` changes: taotoken's own file (`change`), and which edits change something."""
+
+    change: FileChange
     profile: str
     applied: list[RouteEdit]
     unchanged: list[RouteEdit]
 
+    @property
+    def path(self) -> str:
+        return str(self.change.path)
 
-def save_routes(edits: list[RouteEdit], profile: str | None = None, env: Mapping[str, str] | None = None) -> SaveResult:
-    """Write `edits` into [profiles.<profile>.routes] atomically (mode 0600: the file may hold the key)."""
-    from taotoken_cli.core.files.fsutil import atomic_write
+
+def plan_routes(edits: list[RouteEdit], profile: str | None = None, env: Mapping[str, str] | None = None) -> RoutePlan:
+    """`edits` in [profiles.<profile>.routes] of the config file, planned (the file may hold the key: 0600)."""
+    from taotoken_cli.core.files.fileplan import FileChange, read_current
     from taotoken_cli.core.settings import Overrides, load_settings, read_config_file
     from taotoken_cli.core.settings.edit import render_config_update, validate_profile_name
 
@@ -229,7 +238,8 @@ def save_routes(edits: list[RouteEdit], profile: str | None = None, env: Mapping
     validate_profile_name(settings.profile)
     path = settings.config_path
     read_config_file(path)
-    text = path.read_text(encoding="utf-8") if path.exists() else ""
+    before = read_current(path)
+    text = (before or b"").decode("utf-8")  # bytes: a CRLF file keeps its line endings
     existing = {normalize_key(k): k for k in settings.routes}
     updates: dict[str, str | None] = {}
     applied, unchanged = [], []
@@ -248,14 +258,10 @@ def save_routes(edits: list[RouteEdit], profile: str | None = None, env: Mapping
                 updates[current_key] = None  # a hand-written 'CUDA' becomes 'cuda'
             updates[edit.key] = edit.model
         applied.append(edit)
-    if updates:
-        new_text = render_config_update(text, path, settings.profile, {}, routes=updates)
-        try:
-            atomic_write(path, new_text, secret=True)
-        except OSError as exc:
-            raise TaotokenError(_("cannot write {path}: {error}").format(path=path, error=exc.strerror or exc),
-                                _("check that {folder} is writable").format(folder=path.parent), Exit.CONFIG) from None
-    return SaveResult(str(path), settings.profile, applied, unchanged)
+    after = render_config_update(text, path, settings.profile, {}, routes=updates) if updates else text
+    change = FileChange(path, before, after.encode("utf-8") if updates else (before or b""), secret=True,
+                        target="own")
+    return RoutePlan(change, settings.profile, applied, unchanged)
 
 
 def choose_for_settings(settings, *, device: str | None = None, task: str | None = None,

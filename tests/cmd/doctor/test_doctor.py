@@ -505,6 +505,21 @@ def test_fix_repairs_then_rerun_is_clean(cli, home, gateway):
     assert 'wire_api = "chat"' in codex.read_text()
 
 
+def test_fix_ctrl_d_at_the_question_exits_130_with_nothing_written(home, gateway):
+    from taotoken_cli.cmd.doctor.run import DoctorOptions, run
+    from taotoken_cli.core.term.iostreams import IOStreams
+
+    config = own_config(home, gateway, key=SENTINEL_KEY + "\n")
+    before = config.read_bytes()
+    io = IOStreams.memory("", env={**os.environ, "COLUMNS": "200"}, cwd=home, tty=True)  # input ends at the question
+    assert run(DoctorOptions(only=["config"], offline=True, fix=True), io) == 130  # was the checks' status
+    out, err = io.written()
+    assert "--fix will change 1 file(s)" in out and "Apply these changes? [y/N] " in err
+    assert err.rstrip().endswith("cancelled: nothing was written")  # as init says it (was "interrupted")
+    assert config.read_bytes() == before and not (home / ".config" / "taotoken" / "backups").exists()
+    assert SENTINEL_KEY not in out + err
+
+
 def test_fix_moves_legacy_codex_profile_into_its_own_file(cli, home, gateway):
     config = codex_config(home, gateway + "/v1", extra='profile = "tao"\n')
     config.write_text(config.read_text() + '\n[profiles.tao]\nmodel = "gpt-4.1"\nmodel_reasoning_effort = "high"\n')

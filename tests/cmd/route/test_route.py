@@ -19,6 +19,7 @@ from itertools import count
 import pytest
 from werkzeug import Request, Response
 
+from taotoken_cli.core.base.errors import TaotokenError
 from tests.conftest import SENTINEL_KEY, flat, hidden_package, python_path
 from tests.rawserver import closed_port
 
@@ -111,6 +112,29 @@ def test_set_keeps_comments_and_rejects_bad_input_without_writing(cli, home):
     set_routes(cli, "cpu=cpu-m")
     text = path.read_text()
     assert "# my notes" in text and "# keep me" in text and 'cpu = "cpu-m"' in text
+
+
+def test_set_keeps_crlf_line_endings_and_a_failed_write_is_exit_one(home, monkeypatch):
+    from taotoken_cli.cmd.route.run import set_routes as run_set
+    from taotoken_cli.core.files import applyflow
+    from taotoken_cli.core.term.iostreams import IOStreams
+
+    path = home / ".config" / "taotoken" / "config.toml"
+    path.parent.mkdir(parents=True)
+    path.write_bytes(b'default_profile = "default"\r\n\r\n[profiles.default]\r\nmodel = "m"\r\n')
+    io = IOStreams.memory(env=dict(os.environ), cwd=home)
+    assert run_set(io, ["cpu=cpu-m"], None, check_models=False) == 0
+    data = path.read_bytes()
+    assert b'cpu = "cpu-m"\r\n' in data and data.count(b"\n") == data.count(b"\r\n")  # was rewritten with LF
+
+    def full_disk(*_args, **_kwargs):  # the outermost boundary: the disk refuses the write
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(applyflow, "atomic_write", full_disk)
+    with pytest.raises(TaotokenError) as failed:
+        run_set(io, ["cpu=other"], None, check_models=False)
+    assert failed.value.exit_code == 1 and "No space left on device" in failed.value.message  # was exit 3
+    assert failed.value.fix and str(path.parent) in failed.value.fix and b"other" not in path.read_bytes()
 
 
 def test_set_warns_about_a_model_the_gateway_does_not_list(cli, httpserver):
