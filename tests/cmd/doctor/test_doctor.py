@@ -511,7 +511,7 @@ def test_fix_ctrl_d_at_the_question_exits_130_with_nothing_written(home, gateway
 
     config = own_config(home, gateway, key=SENTINEL_KEY + "\n")
     before = config.read_bytes()
-    io = IOStreams.memory("", env={**os.environ, "COLUMNS": "200"}, cwd=home, tty=True)  # input ends at the question
+    io = IOStreams.memory("", env={**os.environ, "COLUMNS": "1000"}, cwd=home, tty=True)  # input ends at the question
     assert run(DoctorOptions(only=["config"], offline=True, fix=True), io) == 130  # was the checks' status
     out, err = io.written()
     assert "--fix will change 1 file(s)" in out and "Apply these changes? [y/N] " in err

@@ -35,7 +35,7 @@ def plan_for(home: Path) -> tuple[Plan, Path, Path]:
 
 def io_for(home: Path, answer: str | None = None) -> IOStreams:
     """Memory streams; `answer` is typed at the question on a terminal (None: no terminal)."""
-    return IOStreams.memory(answer or "", env={"HOME": str(home), "COLUMNS": "200"}, cwd=home,
+    return IOStreams.memory(answer or "", env={"HOME": str(home), "COLUMNS": "1000"}, cwd=home,
                             tty=answer is not None)
 
 
