@@ -48,6 +48,9 @@ def run(options: InitOptions, io: IOStreams) -> int:
         return outcome.exit_code
     if options.request.open_links and planned.links:
         open_links(io, planned.triple, options.request.open_app)
+    if planned.plan.broken:  # never "next: check" while a client it wrote is known not to work
+        view.render_broken(out, planned.plan.broken)
+        return Exit.FAILURE
     view.render_next_command(out, planned, Machine.of(io.env, io.cwd))
     return Exit.OK
 

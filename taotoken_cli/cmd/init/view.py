@@ -73,6 +73,12 @@ def render_undo(out: Output, result: fileplan.UndoResult) -> None:
     out.wrapped(str(result.backup_dir), _("undid the run saved in "), "  ")
 
 
+def render_broken(out: Output, broken: list[str]) -> None:
+    """Why the setup does not work yet, in place of the next command."""
+    for line in broken:
+        out.error_wrapped(line, _("not working yet: "))
+
+
 def render_next_command(out: Output, init: InitPlan, machine: Machine) -> None:
     """What to run next: check the setup; and in this shell, load env.sh when it was written."""
     label = _("next: ")

@@ -142,9 +142,20 @@ def plan(triple: Triple, machine: Machine, options: PlanOptions = PlanOptions())
         _add_provider_table(doc, wanted)
 
     if "profile" in doc or "profiles" in doc:
-        result.warnings.append(_("{path} has a legacy `profile`/`[profiles]` entry: Codex 0.134+ refuses to start "
-                                 "with it; move each profile to $CODEX_HOME/<name>.config.toml").format(
-            path=where.config))
+        moved = _move_legacy_profiles(doc, where, config.text or "")
+        if moved is None:
+            result.warnings.append(_("{path} has a legacy `profile`/`[profiles]` entry: Codex 0.134+ refuses to "
+                                     "start with it; move each profile to $CODEX_HOME/<name>.config.toml").format(
+                path=where.config))
+            result.broken.append(_("Codex will refuse to start: {path} keeps its legacy `profile`/`[profiles]` "
+                                   "entry (see the warning above; `taotoken doctor --fix` repairs what it can)").format(
+                path=where.config))
+        else:
+            for change in moved:
+                result.add(change)
+            summary.append(_("moved the legacy [profiles] to {files} and removed profile = (Codex 0.134+ refuses "
+                             "to start with them; start a profile with `codex --profile NAME`)").format(
+                files=", ".join(change.path.name for change in moved)))
     if auth_mode == "env":
         result.notes.append(_("Codex reads the key from {variable} in the environment that starts it (the shell "
                               "target exports it; GUI/IDE-launched Codex needs it in that environment too)").format(
@@ -159,6 +170,32 @@ def plan(triple: Triple, machine: Machine, options: PlanOptions = PlanOptions())
     if auth_mode == "auth-json":
         result.extend(_plan_auth_json(triple, where))
     return result
+
+
+def _move_legacy_profiles(doc, where: CodexPaths, text: str) -> list | None:
+    """The FileChanges that move each [profiles.NAME] to $CODEX_HOME/NAME.config.toml (the form Codex 0.134+
+    reads), after which `profile`/`profiles` are removed from `doc`; None when that cannot be done safely (a
+    name that is not a plain file name, a target that exists, a profile that is not a table)."""
+    from taotoken_cli.core.files.fileplan import FileChange
+    from taotoken_cli.core.files.fsutil import endings_like, stays_inside
+
+    profiles = doc.get("profiles")
+    profiles = profiles if isinstance(profiles, Mapping) else {}
+    targets = {name: where.home / f"{name}.config.toml" for name in profiles}
+    if any(not isinstance(table, Mapping) for table in profiles.values()) or any(
+            not stays_inside(where.home, target) or target.exists() for target in targets.values()):
+        return None
+    changes = []
+    for name, target in targets.items():
+        # The header is part of the file, not a message: English whatever the language of the run.
+        header = f"# moved from [profiles.{name}] of {where.config} by taotoken init\n"
+        body = endings_like(header + tomledit.table_text(doc, ("profiles", name)), text)
+        changes.append(FileChange(target, None, body.encode("utf-8"), secret=True, target=NAME,
+                                  summary=[_("created from [profiles.{name}] of {path}").format(
+                                      name=name, path=where.config)]))
+    tomledit.remove_in(doc, ("profiles",))
+    tomledit.remove_in(doc, ("profile",))
+    return changes
 
 
 def _add_provider_table(doc, wanted: dict[str, object]) -> None:

@@ -71,6 +71,9 @@ class Plan:
     notes: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     secrets: list[str] = field(default_factory=list)  # extra values to mask in diffs (e.g. an old key)
+    # What will still not work once the plan is applied (a client that will refuse to start), said instead of
+    # "next: taotoken check"
+    broken: list[str] = field(default_factory=list)
 
     def add(self, change: FileChange) -> None:
         self.changes.append(change)
@@ -80,6 +83,7 @@ class Plan:
         self.notes.extend(other.notes)
         self.warnings.extend(other.warnings)
         self.secrets.extend(other.secrets)
+        self.broken.extend(other.broken)
 
     @property
     def pending(self) -> list[FileChange]:
