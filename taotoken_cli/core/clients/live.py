@@ -16,7 +16,6 @@ import re
 import shutil
 import signal
 import subprocess
-import sys
 import tempfile
 import threading
 import time
@@ -25,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from taotoken_cli.core.base.masking import mask_unknown_keys
+from taotoken_cli.core.platform import system
 
 # One short prompt: each client sends one small request for it (the commands say so before running).
 PROMPT = "Reply with the single word OK."
@@ -238,7 +238,7 @@ def shell_of(env: Mapping[str, str]) -> str | None:
 
 def _through_shell(shell: str, env_file: str, argv: list[str]) -> list[str]:
     """argv run by an interactive `shell` (start-up files first), which also saves its environment."""
-    login = ["-l"] if sys.platform == "darwin" else []  # macOS terminals start login shells
+    login = ["-l"] if system.current().macos else []  # macOS terminals start login shells
     if Path(shell).name == "fish":
         return [shell, *login, "-i", "-c", "env -0 > $argv[1]; and exec $argv[2..-1]", env_file, *argv]
     return [shell, *login, "-i", "-c", 'env -0 > "$0" && exec "$@"', env_file, *argv]

@@ -10,7 +10,7 @@ import stat
 import tempfile
 from pathlib import Path
 
-from taotoken_cli.core.platform import permissions
+from taotoken_cli.core.platform import permissions, system
 from taotoken_cli.core.platform.permissions import SECRET_MODE
 
 # Ownership (POSIX only; Windows keeps its ACLs: this is the one place to extend). Under `sudo` the process is
@@ -21,7 +21,7 @@ GIVEN: set[str] = set()
 
 
 def _as_root() -> bool:
-    return os.name == "posix" and hasattr(os, "geteuid") and os.geteuid() == 0
+    return not system.current().windows and hasattr(os, "geteuid") and os.geteuid() == 0
 
 
 def owner_for(target: Path) -> tuple[int, int] | None:
@@ -149,7 +149,7 @@ def remove_stale_temps(target: Path) -> list[Path]:
 
 def _alive(pid: int) -> bool:
     """Whether process `pid` runs (POSIX signal 0). Elsewhere every writer counts as alive: nothing is removed."""
-    if os.name != "posix":
+    if system.current().windows:  # os.kill(pid, 0) would end the process there (TerminateProcess)
         return True
     try:
         os.kill(pid, 0)
