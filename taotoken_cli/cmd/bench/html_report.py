@@ -239,6 +239,18 @@ def _knee_html(sweep: dict, model: dict) -> str:
     knee, name, rule = model["knee"], f"<b>{html.escape(model['model'])}</b>", html.escape(_(sweep["knee_rule"]))
     if knee is not None:
         text = html.escape(_("{model}: knee {knee} ({rule})")).format(model=name, knee=f"{knee:g}", rule=rule)
+        if model.get("knee_goodput_per_s") is not None:
+            from taotoken_cli.cmd.bench.view import _BOUNDS
+
+            label = step_label(sweep["parameter"], knee)
+            bound = model.get("bounded_by")
+            detail = _("{load}: {rate} req/s goodput").format(load=label, rate=f"{model['knee_goodput_per_s']:,.1f}")
+            if bound is not None:
+                detail = _("{knee}; bounded by {load}: {why}").format(
+                    knee=detail, load=step_label(sweep["parameter"], bound["load"]),
+                    why=_(_BOUNDS.get(bound["why"], bound["why"])))
+            # i18n: two clauses of one line: "model: knee 4 (…); stopped early: …"
+            text = _("{first}; {second}").format(first=text, second=html.escape(detail))
     else:
         text = html.escape(_("{model}: knee none ({rule})")).format(model=name, rule=rule)
     if model["stop_reason"]:
