@@ -16,8 +16,11 @@ import pytest
 
 from taotoken_cli.core.base import i18n
 from taotoken_cli.core.base.exitcodes import Exit
+from taotoken_cli.core.base.fix import Where, texts
 from taotoken_cli.core.diagnosis.catalogue import CATALOGUE, CONDITIONS, get
-from taotoken_cli.core.diagnosis.classify import Diagnosis, at_source
+from taotoken_cli.core.diagnosis.classify import Diagnosis
+from taotoken_cli.core.diagnosis.context import DiagnosisContext, context_for
+from taotoken_cli.core.settings.origins import Source
 from taotoken_cli.core.term.iostreams import IOStreams
 from taotoken_cli.core.term.layout import cell_width
 from tests.conftest import SENTINEL_KEY, Result
@@ -39,6 +42,12 @@ COMMAND_ONLY = {"taotoken init", "taotoken config show --origin", "taotoken conf
                 "export TAOTOKEN_API_KEY=sk-…"}
 
 
+def steps() -> list:
+    """Every fix of the catalogue, the `otherwise` ones too."""
+    found = [step for entry in CATALOGUE.values() for step in entry.fixes]
+    return found + [step.otherwise for step in found if step.otherwise]
+
+
 def own_config(home: Path, base_url: str, *, model: str = MODEL, key: str = SENTINEL_KEY) -> None:
     path = home / ".config/taotoken/config.toml"
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -47,8 +56,8 @@ def own_config(home: Path, base_url: str, *, model: str = MODEL, key: str = SENT
 
 def catalogue_texts() -> list[str]:
     """Every English text of the catalogue and the failure lines' labels."""
-    texts = [text for entry in CATALOGUE.values() for text in (entry.title, *entry.causes, *entry.fixes)]
-    texts += [fix.otherwise for entry in CATALOGUE.values() for fix in entry.fixes if getattr(fix, "otherwise", None)]
+    texts = [text for entry in CATALOGUE.values() for text in (entry.title, *entry.causes)]
+    texts += [step.text for step in steps() if step.text != "{command}"]  # a bare command is no text
     texts += [text for pair in CONDITIONS.values() for text in pair]
     return [str(text) for text in texts] + list(LABELS)
 
@@ -140,7 +149,7 @@ def test_check_model_not_listed_in_chinese(cli, home, httpserver) -> None:
 
 
 def test_check_model_from_a_variable_gets_the_export_inside_the_chinese_fix(cli, home, httpserver) -> None:
-    """at_source rewrites the catalogue's `taotoken config set model <id>` in the translated text too."""
+    """The catalogue's `taotoken config set model <id>` becomes the export inside the translated text too."""
     httpserver.expect_request(MODELS_PATH).respond_with_json(MODELS_OK)
     own_config(home, httpserver.url_for("/api"))
     result = cli("check", env={**ZH, "TAOTOKEN_MODEL": "qwen-mxa"}).assert_clean()
@@ -348,56 +357,74 @@ def test_every_explained_entry_fits_80_columns_in_chinese(home, chinese) -> None
 
 # ------------------------------------------------------------------------- the catalogue in Chinese
 
-def test_every_catalogue_text_is_translated_except_bare_commands(chinese) -> None:
+def test_every_catalogue_text_is_translated_and_bare_commands_are_not_texts(chinese) -> None:
     untranslated = {str(text) for text in catalogue_texts() if i18n._(text) == text}
-    assert untranslated == COMMAND_ONLY
-
-
-_COMMAND = re.compile(r"taotoken config set (?:base_url|api_key|model) [^\s)\u2e80-\u9fff\uff00-\uffef]+")
+    assert untranslated == set()
+    bare = {step.commands[0][1].line for step in steps() if step.text == "{command}"}
+    assert bare == COMMAND_ONLY
 
 
 @pytest.mark.parametrize("code", sorted(CATALOGUE))
-def test_translated_fixes_keep_commands_options_and_placeholders(code) -> None:
+def test_translated_fixes_keep_options_and_placeholders_and_hold_no_command(code) -> None:
+    """A fix's commands are `{command}` fields, never in the text a translator sees; the fields and the options
+    prose names stay the same in Chinese."""
     before = i18n.current()
     try:
-        for fix in [text for text in get(code).fixes] + [f.otherwise for f in get(code).fixes
-                                                          if getattr(f, "otherwise", None)]:
+        for step in [s for s in steps() if s in get(code).fixes or s in [f.otherwise for f in get(code).fixes]]:
             i18n.use("zh")
-            chinese = i18n._(fix)
+            chinese = i18n._(step.text)
             i18n.use("en")
-            assert _COMMAND.findall(chinese) == _COMMAND.findall(fix), (fix, chinese)
-            assert re.findall(r"--[a-z-]+", chinese) == re.findall(r"--[a-z-]+", fix), (fix, chinese)
-            assert sorted(re.findall(r"\{\w+\}", chinese)) == sorted(re.findall(r"\{\w+\}", fix)), (fix, chinese)
+            assert re.findall(r"--[a-z-]+", chinese) == re.findall(r"--[a-z-]+", step.text), (step.text, chinese)
+            assert sorted(re.findall(r"\{\w+\}", chinese)) == sorted(re.findall(r"\{\w+\}", step.text)), chinese
+            assert {name for name, _command in step.commands} <= set(re.findall(r"\{(\w+)\}", step.text))
+            assert not any(command.line in step.text for _name, command in step.commands), step.text
     finally:
         i18n.use(before)
 
 
-@pytest.mark.parametrize("code, name, expected", [
+SHELL_ONLY = "   （它是在当前 shell 中设置的，taotoken 没有在任何启动文件中找到它）"
+
+
+@pytest.mark.parametrize("code, name, expected, command", [
     ("model.no_channel", "model",
-     "选一个列表中的模型（taotoken models m 会显示相近的 ID），然后运行：export TAOTOKEN_MODEL=<id>"),
+     "选一个列表中的模型（taotoken models m 会显示相近的 ID），然后运行：export TAOTOKEN_MODEL=<id>" + SHELL_ONLY,
+     "export TAOTOKEN_MODEL=<id>"),
     ("model.not_found", "model",
-     "设置一个列表中的 ID：export TAOTOKEN_MODEL=<id>   （用 `taotoken models m` 查看相近的 ID）"),
-    ("auth.missing_key", "api_key", "taotoken init   （或：export TAOTOKEN_API_KEY=sk-…）"),
-    ("url.doubled_v1", "base_url", "保存不带 /v1 的根地址：export TAOTOKEN_BASE_URL=https://g.example/api"),
+     "设置一个列表中的 ID：export TAOTOKEN_MODEL=<id>" + SHELL_ONLY + "   （用 `taotoken models m` 查看相近的 ID）",
+     "export TAOTOKEN_MODEL=<id>"),
+    ("auth.missing_key", "api_key", "taotoken init   （或：export TAOTOKEN_API_KEY=sk-…" + SHELL_ONLY + "）",
+     "export TAOTOKEN_API_KEY=sk-…"),
+    ("url.doubled_v1", "base_url",
+     "保存不带 /v1 的根地址：export TAOTOKEN_BASE_URL=https://g.example/api" + SHELL_ONLY,
+     "export TAOTOKEN_BASE_URL=https://g.example/api"),
     ("auth.invalid_key", "api_key",
-     "从 TaoToken 控制台的「令牌管理」重新复制 API 密钥，然后运行：export TAOTOKEN_API_KEY=sk-…"),
+     "从 TaoToken 控制台的「令牌管理」重新复制 API 密钥，然后运行：export TAOTOKEN_API_KEY=sk-…" + SHELL_ONLY,
+     "export TAOTOKEN_API_KEY=sk-…"),
 ])
-def test_at_source_rewrites_the_command_inside_a_translated_fix(chinese, code, name, expected) -> None:
-    setter = {"model": "export TAOTOKEN_MODEL={value}", "api_key": "export TAOTOKEN_API_KEY=sk-…",
-              "base_url": "export TAOTOKEN_BASE_URL={value}"}[name]
-    context = {"model": "m", "base": "https://g.example/api", f"set:{name}": setter}
-    assert expected in Diagnosis(code, get(code), context=context).fixes()
-    # the value ends where the Chinese text starts, full-width marks included
-    rewritten = at_source("运行：taotoken config set model x（示例）", {"set:model": "export M={value}"})
-    assert rewritten == "运行：export M=x（示例）"
-    english = at_source("taotoken init   (or: taotoken config set api_key -)", {"set:api_key": "export K=sk-…"})
-    assert english == "taotoken init   (or: export K=sk-…)"  # the parenthesis closes in English too
+def test_at_source_replaces_the_command_inside_a_translated_fix(chinese, code, name, expected, command) -> None:
+    """The catalogue's `taotoken config set NAME VALUE` is a command part marked as setting NAME: where NAME comes
+    from a variable, the instruction that sets the variable takes its place, and the Chinese around it stays."""
+    variable = {"model": "TAOTOKEN_MODEL", "api_key": "TAOTOKEN_API_KEY", "base_url": "TAOTOKEN_BASE_URL"}[name]
+    context = context_for(base="https://g.example/api", model="m")
+    context.sources = {name: Source(name, Where("env", variable))}
+    fixes = Diagnosis(code, get(code), context=context).fixes()
+    [fix] = [fix for fix in fixes if str(fix) == expected]
+    assert command in [c.line for c in fix.commands]
+    assert not any("taotoken config set" in c.line for c in fix.commands)
+    assert fix.where == Where("env", variable)
+
+
+def test_at_source_leaves_the_config_file_instruction_where_the_value_comes_from_the_file(chinese) -> None:
+    context = context_for(base="https://g.example/api", model="m")
+    [fix] = Diagnosis("auth.invalid_key", get("auth.invalid_key"), context=context).fixes()[:1]
+    assert [c.line for c in fix.commands] == ["taotoken config set api_key -"]
+    assert str(fix) == "从 TaoToken 控制台的「令牌管理」重新复制 API 密钥，然后运行：taotoken config set api_key -"
 
 
 def test_diagnosis_text_follows_the_language_it_is_produced_in(chinese) -> None:
-    diagnosis = Diagnosis("rate.limited", get("rate.limited"), context={"retry_after": "20"})
+    diagnosis = Diagnosis("rate.limited", get("rate.limited"), context=DiagnosisContext(retry_after="20"))
     assert diagnosis.title == "触发速率限制（请放慢请求）"
-    assert diagnosis.fixes()[0] == "等 20 秒（网关的 Retry-After）后再试"
+    assert texts(diagnosis.fixes())[0] == "等 20 秒（网关的 Retry-After）后再试"
     assert diagnosis.to_dict()["causes"][0] == "该 API 密钥、账户或 IP 每分钟的请求数或 token 数过多"
     i18n.use("en")
     assert diagnosis.title == "Rate limit reached (slow down)"

@@ -15,6 +15,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from taotoken_cli.core.base.errors import InputError
+from taotoken_cli.core.base.fix import Fix
 from taotoken_cli.core.clients import codex
 from taotoken_cli.core.clients.base import Machine, PlanOptions, Triple
 from taotoken_cli.core.diagnosis.catalogue import CATALOGUE
@@ -134,6 +135,7 @@ def test_classifier_never_crashes_and_names_a_catalogue_code(status, headers, bo
         return
     assert diagnosis.code in CATALOGUE
     # every diagnosis tells the user what to do: at least one fix, each a filled-in text (no "{placeholder}" left)
+    assert all(isinstance(fix, Fix) for fix in diagnosis.fixes())
     fixes = [str(fix) for fix in diagnosis.fixes()]
     assert fixes and all(fix.strip() and not re.search(r"\{[a-z_]+\}", fix) for fix in fixes), fixes
     shown = json.loads(json.dumps(diagnosis.to_dict()))

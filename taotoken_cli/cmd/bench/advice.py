@@ -7,6 +7,7 @@ import re
 from collections.abc import Callable
 from typing import TypeVar
 
+from taotoken_cli.core.base.fix import Command, Fix
 from taotoken_cli.core.base.i18n import _, current, use
 
 T = TypeVar("T")
@@ -37,35 +38,40 @@ def in_english(make: Callable[[], T]) -> T:
         use(lang)
 
 
-def fitted_fixes(code: str, fixes: list[str], *, concurrency: int, rate: float | None, timeout: float,
-                 ok_per_s: float | None, retry_after_s: float | None, server_message: str | None) -> list[str]:
+def _replaced(fix: Fix | str) -> bool:
+    """A catalogue fix bench replaces by its own: one whose command is a `taotoken bench` or a longer check."""
+    return any(c.line.startswith(("taotoken bench", "taotoken check --timeout")) for c in Fix.coerce(fix).commands)
+
+
+def fitted_fixes(code: str, fixes: list[Fix], *, concurrency: int, rate: float | None, timeout: float,
+                 ok_per_s: float | None, retry_after_s: float | None, server_message: str | None) -> list[Fix]:
     # the catalogue's generic load advice is replaced, the rest kept
-    rest = [f for f in fixes if "taotoken bench" not in f and "taotoken check --timeout" not in f]
+    rest = [f for f in fixes if not _replaced(f)]
     if code == "rate.limited":
         if rate:
-            first = _("lower the rate: taotoken bench --rate {half:g}   (this run: --rate {rate:g})").format(
-                half=rate / 2, rate=rate)
+            first = Fix.of(_("lower the rate: {command}   (this run: --rate {rate:g})"),
+                           command=Command(f"taotoken bench --rate {rate / 2:g}"), rate=rate)
         elif concurrency > 1:
-            first = _("lower the concurrency: taotoken bench -c {half}   (this run: -c {concurrency})").format(
-                half=max(1, concurrency // 2), concurrency=concurrency)
+            first = Fix.of(_("lower the concurrency: {command}   (this run: -c {concurrency})"),
+                           command=Command(f"taotoken bench -c {max(1, concurrency // 2)}"), concurrency=concurrency)
         else:
             pace = (ok_per_s * 0.8 if ok_per_s else (1.0 / retry_after_s if retry_after_s else 1.0))
-            first = _("even one request at a time exceeds the limit: pace the requests, "
-                      "e.g. taotoken bench --rate {pace:.2g} -c 1").format(pace=pace)
+            first = Fix.of(_("even one request at a time exceeds the limit: pace the requests, e.g. {command}"),
+                           command=Command(f"taotoken bench --rate {pace:.2g} -c 1"))
         return [first, *rest]
     if code == "rate.concurrency":
         limit = concurrency_limit(server_message)
         if limit is not None and limit < concurrency:
-            first = _("stay within the gateway's limit of {limit} in flight: taotoken bench -c {limit}").format(
-                limit=limit)
+            first = Fix.of(_("stay within the gateway's limit of {limit} in flight: {command}"), limit=limit,
+                           command=Command(f"taotoken bench -c {limit}"))
         elif concurrency > 1:
-            first = _("lower the concurrency: taotoken bench -c {half}   (this run: -c {concurrency})").format(
-                half=concurrency // 2, concurrency=concurrency)
+            first = Fix.of(_("lower the concurrency: {command}   (this run: -c {concurrency})"),
+                           command=Command(f"taotoken bench -c {concurrency // 2}"), concurrency=concurrency)
         else:
-            first = _("this run already sends one request at a time: other clients are using this key's "
-                      "slots; stop them or use another key")
+            first = Fix.prose(_("this run already sends one request at a time: other clients are using this key's "
+                                "slots; stop them or use another key"))
         return [first, *rest]
     if code in ("net.timeout", "net.connect_timeout"):
-        return [*rest, _("allow more time: taotoken bench --timeout {longer:g}   (this run: {timeout:g} s)").format(
-            longer=timeout * 2, timeout=timeout)]
+        return [*rest, Fix.of(_("allow more time: {command}   (this run: {timeout:g} s)"),
+                              command=Command(f"taotoken bench --timeout {timeout * 2:g}"), timeout=timeout)]
     return fixes

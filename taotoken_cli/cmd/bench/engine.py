@@ -22,7 +22,7 @@ import asyncio
 import json
 import os
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from taotoken_cli.cmd.bench import http1
@@ -31,6 +31,7 @@ from taotoken_cli.cmd.bench.exchange import Exchange, as_httpx_error, decoded
 from taotoken_cli.cmd.bench.plan import BodyTemplate, Plan, Share, Tally, prepare, split
 from taotoken_cli.cmd.bench.stats import SeriesStats, window_width
 from taotoken_cli.core.base.i18n import _, current, use
+from taotoken_cli.core.diagnosis.context import context_for
 from taotoken_cli.core.platform import system
 
 _perf = time.perf_counter
@@ -59,8 +60,7 @@ class Runner:
         self.measuring = False
         self.hold_until = 0.0  # open loop: no start before this (a Retry-After)
         self.seq = 0
-        self.context = {"base": plan.root, "openai_base": plan.root.rstrip("/") + "/v1", "model": plan.model,
-                        "host": self.target.host}
+        self.context = context_for(base=plan.root, model=plan.model)
 
     async def request(self, g: int, t_ref: float, scheduled: float | None = None) -> float | None:
         """Request number `g`; `t_ref` is where latency is measured from (the scheduled start in open loop).
@@ -240,7 +240,7 @@ class Runner:
             obs.error = as_httpx_error(error, connecting)
         from taotoken_cli.core.diagnosis.classify import classify
 
-        diagnosis = classify(obs, expect="stream" if plan.stream else "chat", context=dict(self.context))
+        diagnosis = classify(obs, expect="stream" if plan.stream else "chat", context=replace(self.context))
         if diagnosis is None:
             return None, None
         example: dict[str, Any] = {"status": ex.status, "retry_after_s": diagnosis.retry_after_s}

@@ -15,6 +15,7 @@ from taotoken_cli.cmd.bench.histogram import Histogram
 from taotoken_cli.cmd.bench.plan import Plan
 from taotoken_cli.cmd.bench.stats import SeriesStats
 from taotoken_cli.cmd.bench.sweep import SLO, evaluate
+from taotoken_cli.core.base.fix import Fix, texts
 
 SCHEMA_VERSION = 1
 
@@ -55,12 +56,14 @@ class ErrorLine:
     status: int | None  # HTTP status of the first such failure (None: no response)
     server_message: str | None
     retry_after_s: float | None
-    fixes: list[str] = field(default_factory=list)  # in English: data, as --json shows it
-    shown_fixes: list[str] = field(default_factory=list)  # the same, in the reader's language (not in the JSON)
+    fixes: list[Fix] = field(default_factory=list)  # in English: data, as --json shows it
+    shown_fixes: list[Fix] = field(default_factory=list)  # the same, in the reader's language (not in the JSON)
 
     def to_dict(self) -> dict[str, Any]:
         out = dict(self.__dict__)
         del out["shown_fixes"]
+        out["fixes"] = texts(self.fixes)
+        out["fix_steps"] = [Fix.coerce(fix).to_dict() for fix in self.fixes]
         return out
 
 
@@ -213,7 +216,7 @@ class SeriesReport:
             "tokens_source": self.tokens_source,
             "status_codes": dict(sorted(self.status_codes.items())),
             "errors": [e.to_dict() for e in self.errors],
-            "top_error_fix": (self.top_error.fixes[0] if self.top_error and self.top_error.fixes else None),
+            "top_error_fix": (str(self.top_error.fixes[0]) if self.top_error and self.top_error.fixes else None),
             "late_starts": self.late_starts, "lateness_mean_ms": self.lateness_mean_ms,
             "lateness_max_ms": self.lateness_max_ms, "connections": self.connections,
             "concurrency": self.concurrency, "rate": self.rate, "input_tokens": self.input_tokens,
@@ -298,7 +301,7 @@ def series_report(plan: Plan, stats: SeriesStats, *, aborted: str | None = None,
     else:
         source = None
     ok_per_s = stats.ok / elapsed if elapsed > 0 else None
-    def fit(code: str, e: dict[str, Any], fixes: list[str]) -> list[str]:
+    def fit(code: str, e: dict[str, Any], fixes: list[Fix]) -> list[Fix]:
         return fitted_fixes(code, fixes, concurrency=plan.concurrency, rate=plan.rate, timeout=plan.timeout,
                             ok_per_s=ok_per_s, retry_after_s=e.get("retry_after_s"),
                             server_message=e.get("server_message"))

@@ -423,8 +423,11 @@ def _refuse_plain_http(root: str, has_key: bool, env: Mapping[str, str]) -> None
     refusal = plain_http_refusal(root, env) if has_key else None
     if refusal is not None:
         from taotoken_cli.core.diagnosis.catalogue import get
+        from taotoken_cli.core.diagnosis.classify import Diagnosis
+        from taotoken_cli.core.diagnosis.context import context_for
 
         entry = get("url.plain_http")
-        # the catalogue's words in the reader's language (translated here if the catalogue left them English)
+        # the catalogue's words in the reader's language: its last fix is the opt-in
+        fix = Diagnosis(entry.code, entry, context=context_for(base=root)).fixes()[-1]
         raise TaotokenError(_("{refusal}: {title}").format(refusal=refusal, title=_(entry.title)),
-                            _(entry.fixes[-1]), entry.exit, code=entry.code)
+                            fix, entry.exit, code=entry.code)

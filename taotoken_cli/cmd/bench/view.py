@@ -11,6 +11,7 @@ from functools import partial, reduce
 from taotoken_cli.cmd.bench.histogram import Histogram
 from taotoken_cli.cmd.bench.report import BenchReport, Distribution, ErrorLine, SeriesReport
 from taotoken_cli.cmd.bench.sweep import step_label
+from taotoken_cli.core.base.fix import Fix
 from taotoken_cli.core.base.i18n import N_, _, ngettext
 from taotoken_cli.core.term.layout import cell_width, pad, table, wrap
 
@@ -288,17 +289,17 @@ def error_lines(s: SeriesReport, width: int) -> list[str]:
     top = s.top_error
     fixes = _shown_fixes(top)
     if top is not None and fixes:
-        lines += wrap(_("fix ({code}): {fix}").format(code=top.code, fix=fixes[0]), width, "  ", "       ")
+        lines += wrap(Fix.of(_("fix ({code}): {fix}"), code=top.code, fix=fixes[0]), width, "  ", "       ")
         for fix in fixes[1:3]:
             lines += wrap(fix, width, "       ", "         ")
     return lines
 
 
-def _shown_fixes(error: ErrorLine | None) -> list[str]:
-    """An error's fixes in the reader's language (`_()` also translates a catalogue fix left in English)."""
+def _shown_fixes(error: ErrorLine | None) -> list[Fix]:
+    """An error's fixes in the reader's language (made in it: `shown_fixes`)."""
     if error is None:
         return []
-    return [_(fix) for fix in (error.shown_fixes or error.fixes)]
+    return [Fix.coerce(fix) for fix in (error.shown_fixes or error.fixes)]
 
 
 def sweep_lines(report: BenchReport, model: dict, width: int) -> list[str]:
@@ -356,8 +357,8 @@ def sweep_lines(report: BenchReport, model: dict, width: int) -> list[str]:
         if top is not None:
             fixes = _shown_fixes(top)
             text = (_("{load}: {code} x{count}; fix: {fix}") if fixes else _("{load}: {code} x{count}"))
-            lines += wrap(text.format(load=label(step["load"]), code=top.code, count=top.count,
-                                      fix=fixes[0] if fixes else ""), width, "  ", "    ")
+            lines += wrap(Fix.of(text, load=label(step["load"]), code=top.code, count=top.count,
+                                 fix=fixes[0] if fixes else ""), width, "  ", "    ")
     return lines
 
 

@@ -15,9 +15,11 @@ from typing import Any
 from taotoken_cli.cmd.check import DEFAULT_TIMEOUT_S
 from taotoken_cli.cmd.check.model import CheckResult, Probe
 from taotoken_cli.core.base.errors import TaotokenError
+from taotoken_cli.core.base.fix import Command, Fix, config_set
 from taotoken_cli.core.base.i18n import _, ngettext
 from taotoken_cli.core.diagnosis.catalogue import get
 from taotoken_cli.core.diagnosis.classify import Diagnosis, classify
+from taotoken_cli.core.diagnosis.context import DiagnosisContext, context_for
 from taotoken_cli.core.diagnosis.listing import config_diagnosis, fetch_model_list
 from taotoken_cli.core.diagnosis.model_ids import close_model_matches
 from taotoken_cli.core.settings import LABELS
@@ -65,22 +67,22 @@ def run_check(options: CheckOptions, env: dict[str, str] | None = None) -> Check
         result.notes.extend(settings.value(name).notes)
         result.labelled_notes.extend(settings.value(name).labelled_notes(LABELS[name]))
 
-    from taotoken_cli.core.settings.origins import setters
+    from taotoken_cli.core.settings.origins import outside_config
 
-    _ask_gateway(options, env, base, key, {"model": result.model or ""}, result)
+    _ask_gateway(options, env, base, key, context_for(base=base, settings=settings, model=result.model or ""),
+                 result)
     if result.diagnosis is not None:
         # Where each value comes from (this reads the shell start-up files): only when a fix will be shown.
-        result.diagnosis.context.update(setters(settings, env if env is not None else os.environ))
+        result.diagnosis.context.sources = outside_config(settings, env if env is not None else os.environ)
     return result
 
 
 def _ask_gateway(options: CheckOptions, env: dict[str, str] | None, base: str, key: str | None,
-                 context: dict[str, str], result: CheckResult) -> None:
+                 context: DiagnosisContext, result: CheckResult) -> None:
     """The models request (and the chat when asked); a failure is left in `result.diagnosis`."""
     from taotoken_cli.core.net.gateway import budgeted
 
     with budgeted(base, key, options.timeout_s, trust_env=not options.no_proxy, env=env) as gateway:
-        context.update({"base": base, "openai_base": gateway.endpoints.openai_base})
         listing = fetch_model_list(gateway, context)
         models = listing.observation
         result.proxy = models.proxy
@@ -116,7 +118,7 @@ def _ask_gateway(options: CheckOptions, env: dict[str, str] | None, base: str, k
             result.chat_reply = chat.stream.text[:80] if chat.stream is not None else chat_text(chat.json())
 
 
-def model_not_listed(result: CheckResult, context: dict[str, str]) -> Diagnosis:
+def model_not_listed(result: CheckResult, context: DiagnosisContext) -> Diagnosis:
     if result.models_count:
         details = [ngettext("{model!r} is not among the {count} model this key lists",
                             "{model!r} is not among the {count} models this key lists", result.models_count).format(
@@ -127,8 +129,8 @@ def model_not_listed(result: CheckResult, context: dict[str, str]) -> Diagnosis:
     if result.close_matches:
         details.append(_("close matches: {models}").format(models=", ".join(result.close_matches)))
     details.append(_("a gateway that serves models it does not list: taotoken check --allow-unlisted"))
-    first_fix = (f"taotoken config set model {result.close_matches[0]}" if result.close_matches
-                 else _("see the models this key can use: taotoken models"))
+    first_fix = (Fix.run(config_set("model", result.close_matches[0])) if result.close_matches
+                 else Fix.of(_("see the models this key can use: {command}"), command=Command("taotoken models")))
     return Diagnosis("model.not_found", get("model.not_found"), None, None, details, context, first_fix=first_fix)
 
 

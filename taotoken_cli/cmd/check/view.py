@@ -8,6 +8,7 @@ user's language; scripts read `--json`, `--code` or the exit status, which never
 from __future__ import annotations
 
 from taotoken_cli.cmd.check.model import CheckResult
+from taotoken_cli.core.base.fix import Fix
 from taotoken_cli.core.base.i18n import _, ngettext
 from taotoken_cli.core.diagnosis.text import failure_lines
 from taotoken_cli.core.term.output import Output
@@ -44,9 +45,8 @@ def render_quiet(out: Output, result: CheckResult) -> None:
     elif diagnosis.details:
         text = _("{line} ({detail})").format(line=text, detail=diagnosis.details[0])
     fixes = diagnosis.fixes()
-    if fixes:
-        text = _("{line} — fix: {fix}").format(line=text, fix=fixes[0])
-    out.error_line(" ".join(text.split()))
+    line = Fix.of(_("{line} — fix: {fix}"), line=text, fix=fixes[0]) if fixes else Fix.prose(text)
+    out.error_line(" ".join(str(line).split()))  # one line: a pipe or a log reads it, nothing wraps it
 
 
 def _model_part(result: CheckResult) -> str:

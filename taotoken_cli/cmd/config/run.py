@@ -78,7 +78,7 @@ def set_value(io: IOStreams, key: str, value: str, profile: str | None, *, yes: 
         after = load_settings(Overrides(profile=profile), io.env, text=new_text)
         copies = plan_sync(triple_of(after), after.profile, Machine.of(io.env, io.cwd))
         if settings.value(key).origin.kind == "env":
-            out.error_note(_("warning: {text}").format(text=fix_at_source(settings, key, shown, io.env)))
+            out.error_wrapped(fix_at_source(settings, key, shown, io.env), _("warning: "))
     if not copies.stale or not (yes or io.prompter.interactive):
         # taotoken's own file alone, or a script without --yes: only the own file, as before; say what is stale
         if applyflow.write_own(own):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from taotoken_cli.core.base.fix import Fix
 from taotoken_cli.core.base.i18n import _
 from taotoken_cli.core.base.masking import mask_key
 from taotoken_cli.core.settings import FIELDS, Overrides, Settings, load_settings
@@ -57,7 +58,7 @@ def render_settings(out: Output, settings: Settings, with_origin: bool) -> None:
         for note in item.notes:
             out.wrapped(note, indent + _("note: "))
         if item.error:
-            out.wrapped(_("{error} — fix: {fix}").format(error=item.error, fix=item.fix) if item.fix else item.error,
+            out.wrapped(Fix.of(_("{error} — fix: {fix}"), error=item.error, fix=item.fix) if item.fix else item.error,
                         indent + _("error: "))
     if settings.routes:
         out.line(_("routes"))

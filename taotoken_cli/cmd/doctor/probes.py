@@ -10,7 +10,9 @@ from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
 from taotoken_cli.cmd.doctor.context import DoctorContext
+from taotoken_cli.core.base.fix import Fix
 from taotoken_cli.core.base.i18n import _
+from taotoken_cli.core.diagnosis.context import DiagnosisContext
 from taotoken_cli.core.net.gateway import Gateway, Observation
 
 
@@ -151,21 +153,18 @@ class Problem:
 
     message: str
     code: str | None = None
-    fixes: list[str] = field(default_factory=list)
+    fixes: list[Fix] = field(default_factory=list)
     details: list[str] = field(default_factory=list)
     server_message: str | None = None  # what the server (or the proxy) said, trimmed
 
 
-def _context(ctx: DoctorContext) -> dict[str, str]:
-    from urllib.parse import urlsplit
-
+def _context(ctx: DoctorContext) -> DiagnosisContext:
+    from taotoken_cli.core.diagnosis.context import context_for
     from taotoken_cli.core.net.proxies import proxy_for
-    from taotoken_cli.core.settings.origins import setters
 
     base = ctx.base_url or ""
-    return {**setters(ctx.settings, ctx.env), "base": base, "openai_base": base + "/v1", "model": ctx.model or "",
-            "host": urlsplit(base).hostname or "", "config": str(ctx.settings.config_path),
-            "proxy": (proxy_for(base, ctx.env) if base else "") or ""}
+    return context_for(base=base, settings=ctx.settings, env=ctx.env, model=ctx.model or "",
+                       proxy=(proxy_for(base, ctx.env) if base else "") or "")
 
 
 def diagnose(ctx: DoctorContext, obs: Observation, expect: str) -> Problem | None:

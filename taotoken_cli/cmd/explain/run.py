@@ -13,6 +13,7 @@ from taotoken_cli.core.base.exitcodes import Exit
 from taotoken_cli.core.base.i18n import _
 from taotoken_cli.core.diagnosis.catalogue import CATALOGUE, STATUS_MEANINGS, close_codes
 from taotoken_cli.core.diagnosis.classify import Diagnosis, codes_for_message
+from taotoken_cli.core.diagnosis.context import DiagnosisContext, context_for
 from taotoken_cli.core.term.iostreams import IOStreams
 
 
@@ -32,23 +33,15 @@ class Candidates:
     codes: list[str]
 
 
-def profile_context(env: Mapping[str, str]) -> dict[str, str]:
+def profile_context(env: Mapping[str, str]) -> DiagnosisContext:
     """{base}, {openai_base}, {model}, {host} from the active profile, when it loads; else none."""
     try:
-        from urllib.parse import urlsplit
-
         from taotoken_cli.core.settings import load_settings
 
         settings = load_settings(env=env)
     except Exception:  # explain must work even with a broken config; placeholders then stay visible
-        return {}
-    context: dict[str, str] = {}
-    base = settings.base_url.value
-    if base:
-        context.update(base=base, openai_base=base + "/v1", host=urlsplit(base).hostname or "")
-    if settings.model.value:
-        context["model"] = settings.model.value
-    return context
+        return DiagnosisContext()
+    return context_for(settings=settings)
 
 
 def lookup(code: str, env: Mapping[str, str]) -> Diagnosis | Candidates:

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from taotoken_cli.core.base.exitcodes import Exit
+from taotoken_cli.core.base.fix import Fix
 from taotoken_cli.core.base.i18n import _
 from taotoken_cli.core.diagnosis.classify import Diagnosis
 from taotoken_cli.core.diagnosis.listing import ListedModel
@@ -42,11 +43,12 @@ class Unlisted:
     route: str | None
     model: str
     close_matches: list[str] = field(default_factory=list)
-    fix: str = ""  # the instruction that changes it where it is set (`route set`, or where the model comes from)
+    # the instruction that changes it where it is set (`route set`, or where the model comes from)
+    fix: Fix = field(default_factory=lambda: Fix.prose(""))
 
     def to_dict(self) -> dict[str, Any]:
         return {"use": self.use, "route": self.route, "model": self.model, "close_matches": self.close_matches,
-                "fix": self.fix}
+                "fix": str(self.fix), "fix_step": self.fix.to_dict()}
 
 
 @dataclass

@@ -9,7 +9,9 @@ from dataclasses import dataclass
 from taotoken_cli.cmd.models import DEFAULT_TIMEOUT_S
 from taotoken_cli.cmd.models.model import ModelRow, ModelsReport, Unlisted
 from taotoken_cli.core.base.errors import TaotokenError
+from taotoken_cli.core.base.fix import Command, Fix
 from taotoken_cli.core.base.i18n import _
+from taotoken_cli.core.diagnosis.context import context_for
 from taotoken_cli.core.diagnosis.listing import GLOB_CHARACTERS, config_diagnosis, fetch_model_list, match_models
 from taotoken_cli.core.diagnosis.model_ids import close_model_matches
 from taotoken_cli.core.settings import LABELS, Overrides, load_settings
@@ -48,8 +50,7 @@ def collect(options: ModelsOptions, env: Mapping[str, str]) -> ModelsReport:
 
     with budgeted(base, settings.api_key.value, options.timeout_s, trust_env=not options.no_proxy,
                   env=env) as gateway:
-        listing = fetch_model_list(gateway, {"base": base, "openai_base": gateway.endpoints.openai_base,
-                                             "model": report.configured_model or ""})
+        listing = fetch_model_list(gateway, context_for(base=base, settings=settings))
     obs = listing.observation
     report.url, report.status, report.proxy = obs.url, obs.status, obs.proxy
     report.latency_ms = obs.elapsed_s * 1000
@@ -69,7 +70,7 @@ def collect(options: ModelsOptions, env: Mapping[str, str]) -> ModelsReport:
         if model not in ids:
             close = close_model_matches(model, ids, limit=3)
             target = close[0] if close else _("<a listed ID>")
-            fix = (f"taotoken route set {route}={target}" if route is not None
+            fix = (Fix.run(Command(f"taotoken route set {route}={target}")) if route is not None
                    else fix_at_source(settings, "model", target, env))
             report.unlisted.append(Unlisted(use, route, model, close, fix))
     return report

@@ -6,6 +6,7 @@ user's language, so widths are display widths (a Chinese character takes two col
 from __future__ import annotations
 
 from taotoken_cli.cmd.models.model import ModelsReport, Unlisted
+from taotoken_cli.core.base.fix import Fix
 from taotoken_cli.core.base.i18n import N_, _, ngettext
 from taotoken_cli.core.diagnosis.text import failure_lines
 from taotoken_cli.core.term.iostreams import IOStreams
@@ -119,7 +120,7 @@ def render_table(out: Output, report: ModelsReport, *, width: int = 80) -> None:
         out.error_note(note)
 
 
-def _unlisted_text(item: Unlisted) -> str:
+def _unlisted_text(item: Unlisted) -> Fix:
     close = ", ".join(item.close_matches)
     if item.use == "model":
         text = (_("the configured model {model!r} is not listed (close: {close}); fix: {fix}") if close
@@ -127,7 +128,7 @@ def _unlisted_text(item: Unlisted) -> str:
     else:
         text = (_("route {route} -> {model!r} is not listed (close: {close}); fix: {fix}") if close
                 else _("route {route} -> {model!r} is not listed; fix: {fix}"))
-    return text.format(model=item.model, route=item.route, close=close, fix=item.fix)
+    return Fix.of(text, model=item.model, route=item.route, close=close, fix=item.fix)
 
 
 def _table(out: Output, report: ModelsReport, width: int) -> None:

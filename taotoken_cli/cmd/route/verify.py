@@ -19,7 +19,9 @@ from typing import Any
 
 from taotoken_cli.cmd.route import PROBE_TIMEOUT_S
 from taotoken_cli.core.base.exitcodes import Exit
+from taotoken_cli.core.base.fix import Command, Fix, config_set
 from taotoken_cli.core.base.i18n import N_, _
+from taotoken_cli.core.diagnosis.context import DiagnosisContext, context_for
 
 # Headers that identify the gateway or the upstream that answered (lower-case, as Observation has them).
 IDENTIFYING_HEADERS = (
@@ -86,6 +88,12 @@ class Sample:
     response_id: str | None = None
     system_fingerprint: str | None = None
     diagnosis: dict[str, Any] | None = None  # Diagnosis.to_dict() when the request failed
+    fixes: list[Fix] = field(default_factory=list, repr=False)  # its fixes, typed, for the text view (not JSON)
+
+    def to_dict(self) -> dict[str, Any]:
+        out = asdict(self)
+        del out["fixes"]
+        return out
 
 
 @dataclass
@@ -129,7 +137,7 @@ class RouteVerification:
     def to_dict(self) -> dict[str, Any]:
         return {"route": self.route, "model": self.model, "verdict": self.verdict,
                 "verdict_label": MATCH_LABEL[self.verdict], "distribution": self.distribution,
-                "exit_code": self.exit_code, "samples": [asdict(s) for s in self.samples]}
+                "exit_code": self.exit_code, "samples": [s.to_dict() for s in self.samples]}
 
 
 @dataclass
@@ -151,22 +159,14 @@ class VerifyReport:
                 "routes": [r.to_dict() for r in self.routes]}
 
 
-def route_fix(fix: str, route: str | None) -> str:
-    """A fix that sets the profile's model, aimed at the route instead when a route chose the model."""
-    if route is None:
-        return fix
-    return re.sub(r"taotoken config set model (\S+)", lambda m: f"taotoken route set {route}={m.group(1)}", fix)
-
-
-def sample_once(gateway, model: str, index: int, context: dict[str, str], route: str | None = None) -> Sample:
+def sample_once(gateway, model: str, index: int, context: DiagnosisContext, route: str | None = None) -> Sample:
     from taotoken_cli.core.diagnosis.classify import classify
 
     obs = gateway.chat(model, prompt="Say OK.", max_tokens=1)
     headers = {name: obs.headers[name] for name in IDENTIFYING_HEADERS if obs.headers.get(name)}
     sample = Sample(index, obs.status, round(obs.elapsed_s, 3), FAILED, headers=headers)
-    context = {**context, "model": model}
-    if route is not None:  # the routing table chose this model, not the profile's model setting
-        context.pop("set:model", None)
+    # the routing table chose this model, not the profile's model setting: a fix sets the route instead
+    context = context.with_values(model=model, route=route or "")
     diagnosis = classify(obs, expect="chat", context=context)
     body = obs.json()
     if isinstance(body, dict):
@@ -175,7 +175,7 @@ def sample_once(gateway, model: str, index: int, context: dict[str, str], route:
         sample.system_fingerprint = fingerprint if isinstance(fingerprint, str) else None
     if diagnosis is not None:
         sample.diagnosis = diagnosis.to_dict()
-        sample.diagnosis["fixes"] = [route_fix(fix, route) for fix in sample.diagnosis["fixes"]]
+        sample.fixes = diagnosis.fixes()
         title = diagnosis.title
         sample.detail = (_("{title}: {server_message}").format(title=title, server_message=diagnosis.server_message)
                          if diagnosis.server_message else title)
@@ -187,11 +187,11 @@ def sample_once(gateway, model: str, index: int, context: dict[str, str], route:
 
 
 def verify_routes(gateway, targets: list[tuple[str | None, str]], samples: int,
-                  context: dict[str, str] | None = None,
+                  context: DiagnosisContext | None = None,
                   on_request: Callable[[int, int, str], None] | None = None) -> VerifyReport:
     """Sample every (route, model) target `samples` times, sequentially (a gateway is not a load test).
     `on_request(sent, total, model)` hears of each request before it is sent."""
-    context = dict(context or {})
+    context = context or DiagnosisContext()
     results: list[RouteVerification] = []
     total = len(targets) * samples
     for route, model in targets:
@@ -210,8 +210,6 @@ def run_verify(settings, choice, *, samples: int, all_routes: bool,
     """Verify the chosen route (or, with `all_routes`, every route in the table) against the gateway.
 
     Each request ends within `request_timeout` seconds, however the server trickles its answer."""
-    from urllib.parse import urlsplit
-
     from taotoken_cli.core.base.errors import TaotokenError
     from taotoken_cli.core.net.gateway import Gateway
 
@@ -224,14 +222,11 @@ def run_verify(settings, choice, *, samples: int, all_routes: bool,
         targets = [(choice.route, choice.model)]
     else:
         raise TaotokenError(_("nothing to verify: {reason}").format(reason=choice.reason),
-                            _("taotoken route set cpu=MODEL   (or: taotoken config set model MODEL)"),
+                            Fix.of(_("{command}   (or: {command2})"), command=Command("taotoken route set cpu=MODEL"),
+                                   command2=config_set("model", "MODEL")),
                             Exit.CONFIG, code="config.missing")
     base = settings.base_url.value
     with Gateway(base, settings.api_key.value, connect_timeout=min(3.0, request_timeout),
                  read_timeout=request_timeout, request_timeout=request_timeout, env=env) as gateway:
-        from taotoken_cli.core.settings.origins import setters
-
-        context = {**setters(settings, os.environ if env is None else env),
-                   "base": base, "openai_base": gateway.endpoints.openai_base,
-                   "host": urlsplit(base).hostname or "", "config": str(settings.config_path)}
+        context = context_for(base=base, settings=settings, env=os.environ if env is None else env)
         return verify_routes(gateway, targets, samples, context, on_request)

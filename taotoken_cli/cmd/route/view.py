@@ -233,9 +233,9 @@ def render_verify(out: Output, report: VerifyReport) -> None:
         distribution = ", ".join(f"{_outcome(*outcome)} x{count}" for outcome, count in route.outcomes().items())
         out.wrapped(_("distribution over {count} sample(s): {distribution}").format(
             count=len(route.samples), distribution=distribution), "  ", " " * 4)
-        failed = next((s.diagnosis for s in route.samples if s.diagnosis), None)
+        failed = next((s for s in route.samples if s.diagnosis), None)
         if failed:
-            for fix in failed.get("fixes") or []:
+            for fix in failed.fixes:
                 out.wrapped(fix, "  " + _("fix: "))
     out.line("")
     bad = [r for r in report.routes if r.exit_code]

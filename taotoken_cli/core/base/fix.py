@@ -156,6 +156,10 @@ class Fix:
     def __bool__(self) -> bool:
         return bool(self.text)
 
+    def __contains__(self, text: str) -> bool:
+        """Whether the line mentions `text` (a value, a path): `"~/.bashrc" in fix`."""
+        return text in self.text
+
     @property
     def commands(self) -> tuple[Command, ...]:
         return tuple(part.command for part in self.parts if part.command is not None)

@@ -15,10 +15,12 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from taotoken_cli.core.base.fix import Fix, texts, unique
 from taotoken_cli.core.base.i18n import N_, _, ngettext
 from taotoken_cli.core.diagnosis import proxy_answer
 from taotoken_cli.core.diagnosis.body import SERVER_MESSAGE_LIMIT, ErrorBody, parse_body
-from taotoken_cli.core.diagnosis.catalogue import CONDITIONS, Entry, get
+from taotoken_cli.core.diagnosis.catalogue import CONDITIONS, Entry, Step, get
+from taotoken_cli.core.diagnosis.context import DiagnosisContext, context_for, root_of
 from taotoken_cli.core.diagnosis.evidence import named_model, parse_retry_after, request_id
 from taotoken_cli.core.net.gateway import Observation
 
@@ -27,7 +29,7 @@ from taotoken_cli.core.net.gateway import Observation
 class Diagnosis:
     """One failure: its catalogue entry plus what this occurrence showed.
 
-    `context` fills the entry's placeholders; a key in it means the situation has that value
+    `context` fills the entry's placeholders; a value in it means the situation has that value
     (`proxy`, `request_id`, `retry_after` decide which conditional fixes apply). `generic` is for
     `explain`: no situation, so every conditional fix is shown with its condition.
 
@@ -40,8 +42,8 @@ class Diagnosis:
     server_message: str | None = None  # what the server said, trimmed, key masked by the output layer
     retry_after_s: float | None = None
     details: list[str] = field(default_factory=list)
-    context: dict[str, str] = field(default_factory=dict)
-    first_fix: str | None = None  # a fix specific to this occurrence, shown before the entry's own
+    context: DiagnosisContext = field(default_factory=DiagnosisContext)
+    first_fix: Fix | str | None = None  # a fix specific to this occurrence, shown before the entry's own
     request_id: str | None = None  # the id the gateway gave this request (header or body), if any
     model: str | None = None  # the model the server's message names (for close matches), if any
     generic: bool = False
@@ -50,70 +52,44 @@ class Diagnosis:
     def title(self) -> str:
         return _(self.entry.title)
 
-    def fixes(self) -> list[str]:
-        out = [self.first_fix] if self.first_fix else []
-        for fix in self.entry.fixes:
-            when = getattr(fix, "when", None)
-            if when is None:
-                out.append(self._filled(fix))
+    def fixes(self) -> list[Fix]:
+        out: list[Fix | str] = [self.first_fix] if self.first_fix else []
+        for step in self.entry.fixes:
+            if step.when is None:
+                out.append(self._fix(step))
             elif self.generic:
-                yes, no = CONDITIONS[when]
+                yes, no = CONDITIONS[step.when]
                 # i18n: a fix that applies only in some situations, as `explain` lists it: (when …) fix
-                out.append(_("({condition}) {fix}").format(condition=_(yes), fix=self._filled(fix)))
-                if fix.otherwise:
-                    out.append(_("({condition}) {fix}").format(condition=_(no), fix=self._filled(fix.otherwise)))
-            elif self.context.get(when):
-                out.append(self._filled(fix))
-            elif fix.otherwise:
-                out.append(self._filled(fix.otherwise))
-        out = [at_source(fix, self.context) for fix in out]
-        return list(dict.fromkeys(out))  # the situation's own fix may repeat a catalogue line
+                out.append(Fix.of(_("({condition}) {fix}"), condition=_(yes), fix=self._fix(step)))
+                if step.otherwise:
+                    out.append(Fix.of(_("({condition}) {fix}"), condition=_(no), fix=self._fix(step.otherwise)))
+            elif self.context.has(step.when):
+                out.append(self._fix(step))
+            elif step.otherwise:
+                out.append(self._fix(step.otherwise))
+        at_source = [Fix.coerce(fix).replace_commands(self.context.at_source) for fix in out]
+        return unique(at_source)  # the situation's own fix may repeat a catalogue line
 
     def causes(self) -> list[str]:
         return [self._filled(cause) for cause in self.entry.causes]
 
+    def _fix(self, step: Step) -> Fix:
+        """A catalogue step in the user's language, its placeholders filled from the situation, its commands
+        commands."""
+        commands = {name: self.context.filled(command) for name, command in step.commands}
+        return Fix.fill(_(step.text), lambda name: commands[name] if name in commands else self.context.value(name))
+
     def _filled(self, text: str) -> str:
         """A catalogue text in the user's language, its placeholders filled from the situation."""
-        return _fill(_(text), self.context)
+        return str(Fix.fill(_(text), self.context.value))
 
     def to_dict(self) -> dict[str, Any]:
+        fixes = self.fixes()
         return {"code": self.code, "title": self.title, "exit_code": int(self.entry.exit),
                 "retry": self.entry.retry, "server_message": self.server_message,
                 "retry_after_s": self.retry_after_s, "causes": self.causes(),
-                "fixes": self.fixes(), "details": self.details, "request_id": self.request_id,
-                "model": self.model}
-
-
-# The value ends at a space, a closing parenthesis ("(or: taotoken config set api_key -)") or the first wide
-# character: in a translated fix a Chinese word or full-width mark may follow it with no space between
-# ("…：taotoken config set model <id>（…）").
-_CONFIG_SET = re.compile(r"taotoken config set (base_url|api_key|model) ([^\s)\u2e80-\u9fff\uf900-\ufaff"
-                         r"\ufe30-\ufe4f\uff00-\uffef]+)")
-
-
-def at_source(fix: str, context: dict[str, str]) -> str:
-    """The catalogue says `taotoken config set NAME VALUE`; where NAME's value does not come from the config file
-    (context `set:NAME`, see config.origins.setters), the instruction that sets it where it does comes instead —
-    otherwise the user follows the fix and the value that really wins stays as it was."""
-    def replace(match: re.Match) -> str:
-        setter = context.get(f"set:{match.group(1)}")
-        return setter.replace("{value}", match.group(2)) if setter else match.group(0)
-
-    return _CONFIG_SET.sub(replace, fix)
-
-
-def _fill(text: str, context: dict[str, str]) -> str:
-    try:
-        return str(text).format_map(_Placeholders(context))
-    except (IndexError, ValueError):
-        return str(text)
-
-
-class _Placeholders(dict):
-    """Placeholders with no value stay visible as <name> rather than breaking the text."""
-
-    def __missing__(self, key: str) -> str:
-        return f"<{key}>"
+                "fixes": texts(fixes), "fix_steps": [fix.to_dict() for fix in fixes], "details": self.details,
+                "request_id": self.request_id, "model": self.model}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -268,8 +244,6 @@ EXCEPTION_RULES: tuple[ExceptionRule, ...] = (
 
 # What a proxy's own error page looks like; a JSON error envelope is the gateway's, passed on.
 
-# Chat/Responses/Messages success shapes, by `expect`.
-_ENDPOINT_SUFFIXES = ("/chat/completions", "/completions", "/responses", "/messages", "/models")
 
 
 def match_body_rule(body: ErrorBody, status: int | None, host: str) -> BodyRule | None:
@@ -337,24 +311,6 @@ def _trim(text: str | None, limit: int = SERVER_MESSAGE_LIMIT) -> str | None:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def url_context(url: str) -> dict[str, str]:
-    """{base}, {openai_base}, {host} derived from the URL that was called (callers may override)."""
-    from urllib.parse import urlsplit
-
-    parts = urlsplit(url)
-    path = parts.path
-    cut = len(path)
-    lowered = path.lower()
-    for marker in ("/v1/", *_ENDPOINT_SUFFIXES):
-        index = lowered.find(marker)
-        if index != -1:
-            cut = min(cut, index)
-    if lowered.endswith("/v1"):
-        cut = min(cut, len(path) - 3)
-    root = f"{parts.scheme}://{parts.netloc}{path[:cut].rstrip('/')}"
-    return {"base": root, "openai_base": root + "/v1", "host": parts.hostname or ""}
-
-
 def refine_url_code(url: str, message: str | None) -> str:
     """A 404/HTML answer: name the URL mistake when the URL (or the server's echo of it) shows one."""
     from urllib.parse import urlsplit
@@ -411,28 +367,26 @@ def _success_shape(expect: str, data: Any) -> str | None:
 # The classifier
 # ---------------------------------------------------------------------------------------------
 
-def classify(obs: Observation, *, expect: str = "json", context: dict[str, str] | None = None) -> Diagnosis | None:
+def classify(obs: Observation, *, expect: str = "json",
+             context: DiagnosisContext | None = None) -> Diagnosis | None:
     """`expect`: "models" (a model list), "chat" (choices), "messages", "responses", "stream", "json".
 
     Returns None for a success; otherwise a Diagnosis naming the catalogue entry, the server's
     own words (trimmed, unknown keys masked) and the wait hint for rate limits.
     """
-    ctx = url_context(obs.url)
-    if obs.proxy:
-        ctx["proxy"] = obs.proxy
-    ctx.update({k: v for k, v in (context or {}).items() if v})
+    ctx = (context or DiagnosisContext()).over(context_for(url=obs.url, proxy=obs.proxy))
     code, message, details = _decide(obs, expect, ctx)
     if code is None:
         return None
     if code == "url.tls_to_plain_http":
-        ctx["http_base"] = "http://" + ctx["base"].split("://", 1)[-1]
+        ctx.http_base = "http://" + ctx.base.split("://", 1)[-1]
     diagnosis = Diagnosis(code, get(code), _trim(message), None, details, ctx)
     if code.startswith(("rate.", "upstream.")) or obs.status in (429, 503, 529):
         diagnosis.retry_after_s = parse_retry_after(obs.headers, message)
     if not diagnosis.entry.retry and code.startswith("quota."):
         diagnosis.retry_after_s = None  # never suggest waiting out a quota problem
     if diagnosis.retry_after_s is not None:
-        ctx["retry_after"] = f"{diagnosis.retry_after_s:g}"
+        ctx.retry_after = f"{diagnosis.retry_after_s:g}"
     if obs.error is None and obs.status is not None:
         _add_answer_evidence(diagnosis, obs, message)
     return diagnosis
@@ -442,16 +396,16 @@ def _add_answer_evidence(diagnosis: Diagnosis, obs: Observation, message: str | 
     """The request id and the model the answer names, into the diagnosis and its fix context."""
     diagnosis.request_id = _trim(request_id(obs.headers, message, obs.json()), 120)
     if diagnosis.request_id:
-        diagnosis.context["request_id"] = diagnosis.request_id
+        diagnosis.context.request_id = diagnosis.request_id
         if diagnosis.request_id not in (diagnosis.server_message or ""):
             diagnosis.details.append(_("request id: {request_id}").format(request_id=diagnosis.request_id))
     if diagnosis.code != "proxy.refused":
         diagnosis.model = named_model(message)
-    if diagnosis.model:
-        diagnosis.context.setdefault("model", diagnosis.model)
+    if diagnosis.model and not diagnosis.context.model:
+        diagnosis.context.model = diagnosis.model
 
 
-def _decide(obs: Observation, expect: str, ctx: dict[str, str]) -> tuple[str | None, str | None, list[str]]:
+def _decide(obs: Observation, expect: str, ctx: DiagnosisContext) -> tuple[str | None, str | None, list[str]]:
     details: list[str] = []
     if obs.error is not None:
         marks = proxy_answer.evidence(obs)  # e.g. the proxy refused the CONNECT with its own status
@@ -485,14 +439,14 @@ def _decide(obs: Observation, expect: str, ctx: dict[str, str]) -> tuple[str | N
             target = urljoin(obs.url, location)  # a relative Location is relative to the URL called
             details.append(_("redirects to {location}").format(location=target))
             # The root the target implies, port and path kept: the fix must name where the server points.
-            ctx["redirect_base"] = url_context(target)["base"]
+            ctx.redirect_base = root_of(target)
         return "url.redirect", location, details
 
     if obs.stream is not None and 200 <= status < 300:
         return _decide_stream(obs, details)
 
     body = parse_body(obs)
-    host = ctx.get("host", "")
+    host = ctx.host
     marks = proxy_answer.evidence(obs)
     if marks:
         details.append(_("HTTP {status} from the proxy {proxy}, not from the gateway: {evidence}").format(

@@ -16,9 +16,10 @@ from taotoken_cli import DEFAULT_BASE_URL
 from taotoken_cli.core.base.errors import TaotokenError
 from taotoken_cli.core.diagnosis.catalogue import CATALOGUE, get
 from taotoken_cli.core.diagnosis.classify import Diagnosis, classify
+from taotoken_cli.core.diagnosis.context import DiagnosisContext, context_for
 from taotoken_cli.core.net.gateway import Gateway, Observation
 from taotoken_cli.core.settings import Settings
-from taotoken_cli.core.settings.origins import setters
+from taotoken_cli.core.settings.origins import outside_config
 
 GLOB_CHARACTERS = "*?["
 
@@ -90,10 +91,10 @@ def _created(item: dict[str, Any]) -> int | None:
     return None
 
 
-def fetch_model_list(gateway: Gateway, context: dict[str, str] | None = None) -> ModelListing:
+def fetch_model_list(gateway: Gateway, context: DiagnosisContext | None = None) -> ModelListing:
     """GET the list once; a failure is classified like any other request (the same codes and exit statuses)."""
     if context is None:
-        context = {"base": gateway.endpoints.root, "openai_base": gateway.endpoints.openai_base}
+        context = context_for(base=gateway.endpoints.root)
     observation = gateway.list_models()
     diagnosis = classify(observation, expect="models", context=context)
     models = listed_models(observation.json()) if diagnosis is None else []
@@ -124,8 +125,8 @@ def config_diagnosis(exc: TaotokenError, settings: Settings | None = None,
     value really comes from (a flag, a variable); VALUE is TaoToken's own URL, since the configured one is the
     problem."""
     code = exc.code if exc.code in CATALOGUE else "config.invalid"
-    context = {"base": DEFAULT_BASE_URL, "openai_base": DEFAULT_BASE_URL + "/v1"}
+    context = context_for(base=DEFAULT_BASE_URL)
     if settings is not None:
-        context.update(setters(settings, os.environ if env is None else env))
+        context.sources = outside_config(settings, os.environ if env is None else env)
     return Diagnosis(code, get(code), server_message=None, details=[exc.message], context=context,
                      first_fix=exc.fix)

@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from taotoken_cli.core.base.fix import Command, Fix, Place, Where, config_set
 from taotoken_cli.core.base.i18n import _
 from taotoken_cli.core.settings.loader import FIELDS, Settings, Value, config_dir
 
@@ -75,32 +76,54 @@ def describe(item: Value, env: Mapping[str, str]) -> str:
     return _("the built-in default") if kind == "default" else _("not set")
 
 
-def fix_at_source(settings: Settings, name: str, value: str | None, env: Mapping[str, str]) -> str:
-    """The one instruction that sets `name` to `value` where the value taotoken uses comes from.
+@dataclass(frozen=True)
+class Source:
+    """Where the value of setting `name` comes from, as much as a fix must know to change it there: a variable
+    (and the start-up files that export it), a flag, or taotoken's config file (of `profile`)."""
 
-    `value` None means "the right value" (the key is never shown: `sk-…`)."""
+    name: str
+    where: Where
+    profile: str = "default"
+
+
+def source_of(settings: Settings, name: str, env: Mapping[str, str]) -> Source:
     item = settings.value(name)
-    shown = value if value is not None and name != "api_key" else ("sk-…" if name == "api_key" else "…")
-    if item.origin.kind == "env":
-        variable = item.origin.detail
-        exports = find_exports(variable, env)
+    kind, detail = item.origin.kind, item.origin.detail
+    if kind == "env":
         home = Path(env.get("HOME") or Path.home())
-        if exports:
-            places = ", ".join(e.shown(home) for e in exports)
-            return _("{variable} is exported in {places} and wins over taotoken's config: delete that line (the "
-                     "config then applies) or set it there to {value}, then open a new shell").format(
-                variable=variable, places=places, value=shown)
-        return _("{command}   (it is set in this shell, in no start-up file taotoken found)").format(
-            command=f"export {variable}={shown}")
-    if item.origin.kind == "flag":
-        return _("pass {option}").format(option=f"{item.origin.detail} {shown}")
-    command = "taotoken config set api_key -" if name == "api_key" else f"taotoken config set {name} {shown}"
-    return command + (f" --profile {settings.profile}" if settings.profile != "default" else "")
+        places = tuple(Place(tilde(e.path, home), e.line) for e in find_exports(detail, env))
+        return Source(name, Where("env", detail, places), settings.profile)
+    if kind == "flag":
+        return Source(name, Where("flag", detail), settings.profile)
+    return Source(name, Where("file", name, (Place(str(settings.config_path)),)), settings.profile)
 
 
-def setters(settings: Settings, env: Mapping[str, str]) -> dict[str, str]:
-    """`set:NAME` -> the instruction that sets NAME where its value comes from, for each of base URL, key and
-    model that does not come from the config file (`{value}` stands for the new value). Diagnoses put these in
-    place of the catalogue's `taotoken config set NAME VALUE` (diagnosis.classify.at_source)."""
-    return {f"set:{name}": fix_at_source(settings, name, None if name == "api_key" else "{value}", env)
-            for name in FIELDS if settings.value(name).origin.kind in ("env", "flag")}
+def set_at(source: Source, value: str | None) -> Fix:
+    """The one instruction that sets the setting to `value` where its value comes from (`value` None: "the right
+    value"; the key is never shown: `sk-…`)."""
+    name, where = source.name, source.where
+    shown = value if value is not None and name != "api_key" else ("sk-…" if name == "api_key" else "…")
+    if where.kind == "env":
+        if where.places:
+            return Fix.prose(_("{variable} is exported in {places} and wins over taotoken's config: delete that "
+                               "line (the config then applies) or set it there to {value}, then open a new shell"
+                               ).format(variable=where.name, places=", ".join(str(p) for p in where.places),
+                                        value=shown), where)
+        return Fix.of(_("{command}   (it is set in this shell, in no start-up file taotoken found)"),
+                      command=Command(f"export {where.name}={shown}")).with_where(where)
+    if where.kind == "flag":
+        return Fix.of(_("pass {option}"), option=Command(f"{where.name} {shown}")).with_where(where)
+    return Fix.run(config_set(name, shown, source.profile), where)
+
+
+def fix_at_source(settings: Settings, name: str, value: str | None, env: Mapping[str, str]) -> Fix:
+    """The one instruction that sets `name` to `value` where the value taotoken uses comes from."""
+    return set_at(source_of(settings, name, env), value)
+
+
+def outside_config(settings: Settings, env: Mapping[str, str]) -> dict[str, Source]:
+    """Where each of base URL, key and model comes from, for those that do not come from the config file: a
+    diagnosis puts the instruction that sets the value there in place of the catalogue's `taotoken config set
+    NAME VALUE` (core.diagnosis.context)."""
+    return {name: source_of(settings, name, env) for name in FIELDS
+            if settings.value(name).origin.kind in ("env", "flag")}

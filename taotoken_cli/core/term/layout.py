@@ -5,10 +5,8 @@ wraps through here, so one rule holds everywhere:
 - prose wraps at spaces, and between two wide (CJK) characters, never before a closing mark such as
   `，` or `）`; continuation lines hang under the text (`hang`), never at column 0;
 - these stay whole, even when that means a line runs past the width: a word (so a URL or a path is
-  never split, not even at a hyphen or a slash), a `code` span, and a command: a command word at the
-  start, after a colon, an opening parenthesis or "e.g." (`fix: taotoken init`, `check DNS: getent hosts x`),
-  or `taotoken SUBCOMMAND`/`taotoken -OPTION` anywhere; it runs to two spaces, to `, `/`; ` before a word
-  that is not a command, to ` (`, to a wide character, or to the end of the parenthesis it sits in;
+  never split, not even at a hyphen or a slash), a `code` span, and a command of a `Fix` (core.base.fix: the
+  producer says what is a command; nothing here guesses it from the words);
 - widths count display columns: East Asian wide characters take two, combining marks none.
 """
 
@@ -23,15 +21,6 @@ from taotoken_cli.core.base.fix import Fix
 DEFAULT_WIDTH = 80
 _MIN_TEXT = 16  # columns kept for text when a hanging indent would leave less
 
-# Words that begin a shell command when they start a text, follow a colon or open a parenthesis.
-COMMAND_WORDS = frozenset({
-    "taotoken", "export", "unset", "eval", "source", ".", "pip", "pipx", "uv", "curl", "getent", "chmod", "echo",
-    "nvidia-smi", "clinfo", "docker", "git", "python", "python3", "sudo", "claude", "codex", "cline", "ls", "cat",
-    "mkdir", "rm", "mv", "cp",
-})
-# `taotoken` starts a command anywhere when a subcommand or an option follows it ("taotoken strips it" is prose).
-TAOTOKEN_SUBCOMMANDS = frozenset({"init", "check", "doctor", "route", "bench", "models", "config", "explain", "mock",
-                                  "demo"})
 _NO_LINE_START = frozenset("，。、；：！？）」』】》〉…・ー)]}.,;:!?%")
 _NO_LINE_END = frozenset("（「『【《〈([{")
 
@@ -91,78 +80,9 @@ def _is_wide(char: str) -> bool:
     return unicodedata.east_asian_width(char) in ("W", "F")
 
 
-def _command_end(text: str, start: int) -> int:
-    """Where the command beginning at `start` ends (exclusive)."""
-    depth, quote, i = 0, "", start
-    while i < len(text):
-        char = text[i]
-        if quote:
-            quote = "" if char == quote else quote
-        elif char in "\"'`" and (i == start or text[i - 1] in " =(:$"):
-            quote = char  # an apostrophe inside a word (the client's file) opens nothing
-        elif char in "(（":
-            depth += 1
-        elif char in ")）":
-            if depth == 0:
-                return i
-            depth -= 1
-        elif char == " ":
-            rest = text[i + 1:]
-            if rest.startswith(" ") or rest.startswith("(") or (rest and _is_wide(rest[0])):
-                return i
-        elif char in ",;" and text[i + 1:i + 2] == " ":
-            following = text[i + 2:].split(" ", 1)[0]
-            if following not in COMMAND_WORDS:
-                return i
-        i += 1
-    return len(text)
-
-
-def _starts_command(text: str, i: int) -> bool:
-    word, _, rest = text[i:].partition(" ")
-    if word == "taotoken":
-        following = rest.split(" ", 1)[0]
-        return following in TAOTOKEN_SUBCOMMANDS or following.startswith("-")
-    if word not in COMMAND_WORDS:
-        return False
-    before = text[:i].rstrip(" ")
-    return not before or before[-1] in ":：(（" or before.endswith("e.g.")
-
-
 def _pieces(text: str) -> list[tuple[str, str]]:
-    """(separator before it, piece) for each piece: a word, a `code` span or a command. Words holding wide
-    characters are split further where a line may break between them (with no separator)."""
-    pieces: list[tuple[str, str]] = []
-    i, sep = 0, ""
-    while i < len(text):
-        if text[i] == " ":
-            j = i
-            while j < len(text) and text[j] == " ":
-                j += 1
-            sep, i = text[i:j], j
-            continue
-        if text[i] == "`" and "`" in text[i + 1:]:
-            end = text.index("`", i + 1) + 1
-            while end < len(text) and text[end] not in " ":  # trailing punctuation stays with the span
-                end += 1
-            pieces.append((sep, text[i:end]))
-        elif _starts_command(text, i) or (text[i] in "(（" and _starts_command(text, i + 1)):
-            end = _command_end(text, i + 1 if text[i] in "(（" else i)
-            while end < len(text) and text[end] != " ":
-                end += 1
-            pieces.append((sep, text[i:end]))
-        else:
-            end = text.find(" ", i)
-            end = len(text) if end < 0 else end
-            # a command right after a full-width colon or parenthesis (运行：taotoken init) is a piece of its own
-            end = next((j for j in range(i + 1, end) if text[j - 1] in "：（" and _starts_command(text, j)), end)
-            word = text[i:end]
-            first = True
-            for part in _wide_parts(word):
-                pieces.append((sep if first else "", part))
-                first = False
-        i, sep = end, ""
-    return pieces
+    """(separator before it, piece) for each word or `code` span of `text`."""
+    return _glued(_prose_pieces(text))
 
 
 def _wide_parts(word: str) -> list[str]:

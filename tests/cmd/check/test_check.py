@@ -250,16 +250,18 @@ def assert_failure(result: Result, code: str, exit_code: int | None = None) -> N
     # The catalogue's `taotoken config set …` becomes the export that really supplies the value (these cases
     # configure through TAOTOKEN_* variables): compare the text before it, or, where the fix is that command,
     # the export itself.
-    before, _, setting = CATALOGUE[code].fixes[0].split("{")[0].partition("taotoken config set ")
-    if before:
-        first_fix = before[:25]
+    first = CATALOGUE[code].fixes[0]
+    before = first.text.split("{")[0]  # the prose before the first field of the (English) template
+    command = dict(first.commands).get("command")
+    if before or command is None or command.sets is None:
+        first_fix = (before or (command.line if command else ""))[:25]
         assert first_fix.strip(), code
         assert first_fix in result.output or code in ("auth.missing_key", "config.missing", "config.invalid",
                                                       "config.unparsable", "model.not_found"), result.output
     else:
-        key, value = setting.split()[:2]
-        assert f"fix: export TAOTOKEN_{key.upper()}={value}   (it is set in this shell" in result.output, \
-            result.output
+        value = command.value.replace("{base}", "").replace("{host}", "")
+        assert f"fix: export TAOTOKEN_{command.sets.upper()}={value}" in result.output, result.output
+        assert "   (it is set in this shell" in result.output, result.output
 
 
 @pytest.mark.parametrize("case_id,models,chat,args,code", CASES, ids=[c[0] for c in CASES])
@@ -705,7 +707,12 @@ def test_json_keys_are_static(cli, served, httpserver):
     assert failed["code"] == "url.not_found" and failed_run.returncode == failed["exit_code"] == 5
     assert missing["code"] == "auth.missing_key" and missing["exit_code"] == 3 and missing["status"] is None
     assert set(failed["error"]) == {"code", "title", "exit_code", "retry", "server_message", "retry_after_s",
-                                    "causes", "fixes", "details", "request_id", "model"}
+                                    "causes", "fixes", "fix_steps", "details", "request_id", "model"}
+    # each fix twice: as the line it always was, and structured (the same text, its commands apart)
+    steps = failed["error"]["fix_steps"]
+    assert [step["text"] for step in steps] == failed["error"]["fixes"]
+    assert all(command["line"] in step["text"] for step in steps for command in step["commands"])
+    assert any(step["commands"] for step in steps)
 
 
 def test_no_colour_without_tty_even_when_asked_by_term(cli, served):

@@ -169,7 +169,8 @@ def _english_sentences() -> list[str]:
     commands, nor what a check title says: doctor's view shows the titles)."""
     from babel.messages import pofile
 
-    from taotoken_cli.core.term.layout import COMMAND_WORDS
+    # fragments that start a shell command (a message's English text may hold one in backquotes or after a colon)
+    command_words = {"taotoken", "export", "unset", "git", "echo", "chmod", "cline", "codex", "claude", "pip"}
 
     with (REPO / "i18n/zh_CN/doctor_clients.po").open("rb") as handle:
         catalogue = pofile.read_po(handle)
@@ -179,7 +180,7 @@ def _english_sentences() -> list[str]:
         if message.id and message.id not in titles:
             for text in message.id if isinstance(message.id, tuple) else (message.id,):  # plurals: both forms
                 parts += [p.strip(" :;,()—") for p in re.split(r"\{[^{}]*\}", text)]
-    return sorted({p for p in parts if len(re.findall(r"\b[a-z]{2,}\b", p)) >= 3 and p.split()[0] not in COMMAND_WORDS
+    return sorted({p for p in parts if len(re.findall(r"\b[a-z]{2,}\b", p)) >= 3 and p.split()[0] not in command_words
                    and not any(p in title for title in titles)})
 
 

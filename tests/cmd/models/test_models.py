@@ -143,7 +143,11 @@ def test_json_has_stable_keys_and_marks_the_profile_uses(run, served) -> None:
     assert by_id["gpu-llama-3.1-8b"]["routes"] == ["cuda", "gpu"]
     assert data["unlisted"] == [{"use": "route", "route": "cpu", "model": "cpu-qwne2.5-0.5b",
                                  "close_matches": ["cpu-qwen2.5-0.5b"],
-                                 "fix": "taotoken route set cpu=cpu-qwen2.5-0.5b"}]
+                                 "fix": "taotoken route set cpu=cpu-qwen2.5-0.5b",
+                                 "fix_step": {"text": "taotoken route set cpu=cpu-qwen2.5-0.5b", "where": None,
+                                              "commands": [{"line": "taotoken route set cpu=cpu-qwen2.5-0.5b",
+                                                            "argv": ["taotoken", "route", "set",
+                                                                     "cpu=cpu-qwen2.5-0.5b"]}]}}]
 
 
 def test_failures_exit_like_check(run, home, mock_gateway, monkeypatch) -> None:

@@ -13,8 +13,10 @@ from email.utils import format_datetime
 import pytest
 
 from taotoken_cli.core.base.exitcodes import Exit
+from taotoken_cli.core.base.fix import texts
 from taotoken_cli.core.diagnosis.catalogue import CATALOGUE, close_codes
-from taotoken_cli.core.diagnosis.classify import classify, parse_body, refine_url_code, url_context
+from taotoken_cli.core.diagnosis.classify import classify, parse_body, refine_url_code
+from taotoken_cli.core.diagnosis.context import DiagnosisContext, context_for
 from taotoken_cli.core.diagnosis.evidence import parse_retry_after
 from taotoken_cli.core.net.gateway import Observation, StreamSummary
 
@@ -167,7 +169,7 @@ def test_body_shapes(case_id, status, body, expected):
     diagnosis = classify(obs(status, body))
     assert diagnosis is not None
     assert diagnosis.code == expected, (case_id, diagnosis.to_dict())
-    assert diagnosis.fixes(), "every diagnosis carries a fix"
+    assert texts(diagnosis.fixes()), "every diagnosis carries a fix"
     assert diagnosis.entry.exit != Exit.OK
 
 
@@ -218,7 +220,7 @@ def test_quota_is_never_retry():
     diagnosis = classify(obs(429, oa("You exceeded your current quota", "insufficient_quota", "insufficient_quota"),
                              headers={"retry-after": "20"}))
     assert diagnosis.code == "quota.exhausted" and diagnosis.retry_after_s is None
-    assert "retry" not in " ".join(diagnosis.fixes()).replace("retrying will not help", "")
+    assert "retry" not in " ".join(texts(diagnosis.fixes())).replace("retrying will not help", "")
 
 
 @pytest.mark.parametrize("headers,message,expected", [
@@ -292,13 +294,15 @@ def test_url_refinement(url, message, expected):
 
 
 def test_url_context_and_placeholders():
-    assert url_context("https://taotoken.net/api/v1/models") == {
-        "base": "https://taotoken.net/api", "openai_base": "https://taotoken.net/api/v1", "host": "taotoken.net"}
-    diagnosis = classify(obs(404, "", url="http://h:8080/x/v1/v1/models"), context={"model": "gpt-x"})
+    called = context_for(url="https://taotoken.net/api/v1/models")
+    assert (called.base, called.openai_base, called.host) == (
+        "https://taotoken.net/api", "https://taotoken.net/api/v1", "taotoken.net")
+    diagnosis = classify(obs(404, "", url="http://h:8080/x/v1/v1/models"), context=context_for(model="gpt-x"))
     assert diagnosis.code == "url.doubled_v1"
-    assert any("http://h:8080/x" in fix and "{" not in fix for fix in diagnosis.fixes())
-    forbidden = classify(obs(403, {"error": {"message": "该令牌无权使用模型：gpt-x"}}), context={"model": "gpt-x"})
-    assert any("gpt-x" in fix for fix in forbidden.fixes())
+    assert any("http://h:8080/x" in fix and "{" not in fix for fix in texts(diagnosis.fixes()))
+    forbidden = classify(obs(403, {"error": {"message": "该令牌无权使用模型：gpt-x"}}),
+                         context=context_for(model="gpt-x"))
+    assert any("gpt-x" in fix for fix in texts(forbidden.fixes()))
     # no value for a placeholder: it stays readable instead of raising
     assert any("<model>" in fix for fix in classify(obs(403, {"error": {"message": "无权使用模型"}})).fixes())
 
@@ -356,28 +360,29 @@ def test_close_codes():
 # --- fixes that fit the situation ------------------------------------------------------------------
 
 def test_first_fix_of_every_entry_applies_in_every_situation():
-    from taotoken_cli.core.diagnosis.catalogue import Fix
+    from taotoken_cli.core.diagnosis.catalogue import Step
 
     for code, entry in CATALOGUE.items():
         first = entry.fixes[0]
-        assert not isinstance(first, Fix) or first.otherwise, code
+        assert first.when is None or first.otherwise, code
     with pytest.raises(ValueError):
-        Fix("x", when="weather")
+        Step("x", when="weather")
 
 
 def test_proxy_fixes_only_when_a_proxy_was_in_use():
     body = {"error": {"message": "forbidden", "type": "permission_error"}}
     direct = classify(obs(403, body))
-    assert direct.code == "auth.forbidden" and not any("proxy" in fix for fix in direct.fixes())
+    assert direct.code == "auth.forbidden" and not any("proxy" in fix for fix in texts(direct.fixes()))
     proxied = Observation("GET", URL, status=403, headers={"content-type": "application/json"},
                           body=json.dumps(body).encode(), proxy="http://127.0.0.1:7890")
-    assert "try without the proxy http://127.0.0.1:7890: taotoken check --no-proxy" in classify(proxied).fixes()
+    assert "try without the proxy http://127.0.0.1:7890: taotoken check --no-proxy" in texts(classify(proxied).fixes())
     # doctor passes the proxy in the context ("" when none): an empty value is no proxy
-    assert not any("proxy" in fix for fix in classify(obs(403, body), context={"proxy": ""}).fixes())
+    no_proxy = classify(obs(403, body), context=DiagnosisContext(proxy=""))
+    assert not any("proxy" in fix for fix in texts(no_proxy.fixes()))
 
 
 def test_ip_allow_list_fix_without_a_proxy_talks_about_a_vpn():
-    fixes = classify(obs(403, oa("您的 IP 不在令牌允许访问的列表中", "new_api_error", "access_denied"))).fixes()
+    fixes = texts(classify(obs(403, oa("您的 IP 不在令牌允许访问的列表中", "new_api_error", "access_denied"))).fixes())
     assert any("VPN" in fix for fix in fixes) and not any("--no-proxy" in fix for fix in fixes)
 
 
@@ -387,7 +392,7 @@ def test_ip_allow_list_fix_without_a_proxy_talks_about_a_vpn():
 ])
 def test_rate_limit_fix_says_whether_a_wait_time_is_known(headers, wait_fix):
     diagnosis = classify(obs(429, oa("您已达到请求数限制：1分钟内最多请求60次", "new_api_error", ""), headers=headers))
-    assert diagnosis.code == "rate.limited" and diagnosis.fixes()[0] == wait_fix
+    assert diagnosis.code == "rate.limited" and texts(diagnosis.fixes())[0] == wait_fix
 
 
 def test_request_id_from_headers_and_bodies():
@@ -401,7 +406,8 @@ def test_request_id_from_headers_and_bodies():
     assert rid(429, "", {"x-oneapi-request-id": "2025"}) == "2025"
     assert rid(500, oa("x", "server_error")) is None
     plain = classify(obs(500, oa("x", "server_error")))
-    assert "request id" not in " ".join(plain.fixes() + plain.details).replace("the gateway sent no request id", "")
+    plain_text = " ".join(texts(plain.fixes()) + plain.details)
+    assert "request id" not in plain_text.replace("the gateway sent no request id", "")
     shown = classify(obs(500, oa("x (request id: 77)", "server_error")))
     assert not any(d.startswith("request id") for d in shown.details)  # already in the server's words
 
@@ -431,16 +437,16 @@ def test_the_model_a_message_names(status, body, code, model):
     assert diagnosis.code == code and diagnosis.model == model
     assert diagnosis.to_dict()["model"] == model
     if model:  # no configured model in the context: the fixes name the one the server named
-        assert any(model in fix for fix in diagnosis.fixes())
+        assert any(model in fix for fix in texts(diagnosis.fixes()))
 
 
 def test_no_channel_for_a_typo_offers_the_near_miss():
     from taotoken_cli.core.diagnosis.model_ids import close_model_matches
 
     diagnosis = classify(obs(503, oa("分组 default 下模型 gpt-4o-mnii 无可用渠道（distributor）", "new_api_error",
-                                     "model_not_found")), context={"model": "gpt-4o-mnii"})
+                                     "model_not_found")), context=context_for(model="gpt-4o-mnii"))
     assert close_model_matches(diagnosis.model, ["gpt-4o-mini", "gpt-4o", "claude-3-haiku"]) == ["gpt-4o-mini"]
-    assert "pick a listed model: taotoken models gpt-4o-mnii" in diagnosis.fixes()[0]
+    assert "pick a listed model: taotoken models gpt-4o-mnii" in texts(diagnosis.fixes())[0]
 
 
 def test_litellm_key_budget_is_the_keys_own_quota():

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from werkzeug import Request, Response
 
+from taotoken_cli.core.base.fix import texts
 from taotoken_cli.core.diagnosis.catalogue import CATALOGUE
 from taotoken_cli.core.diagnosis.classify import classify
 from taotoken_cli.core.diagnosis.model_ids import close_model_matches, model_ids
@@ -85,7 +86,7 @@ def test_replayed_fixture_is_classified(name):
     assert (diagnosis.code if diagnosis else None) == EXPECTED[name], diagnosis and diagnosis.to_dict()
     if diagnosis is None:
         return
-    fixes = diagnosis.fixes()
+    fixes = texts(diagnosis.fixes())
     assert fixes and all("{" not in fix and "<request_id>" not in fix and "<proxy>" not in fix for fix in fixes)
     # no proxy was in use: no fix may send the user to one
     assert not any("proxy" in fix for fix in fixes), fixes
@@ -95,7 +96,7 @@ def test_replayed_fixture_is_classified(name):
 def test_forbidden_model_points_at_the_models_the_key_can_use():
     diagnosis = diagnose("forbidden-model")
     assert diagnosis.model == "gpt-4o" and diagnosis.to_dict()["model"] == "gpt-4o"
-    assert "list the models this key may use: taotoken models" in diagnosis.fixes()
+    assert "list the models this key may use: taotoken models" in texts(diagnosis.fixes())
     assert diagnosis.code != "auth.forbidden" and "lacks a permission" not in " ".join(diagnosis.causes())
     # the key lists gpt-4o-mini only: that is a different model, never offered as a typo fix for gpt-4o
     listed = model_ids(json.loads(load("restricted-models")["response"]["body"]))
@@ -110,21 +111,21 @@ def test_model_level_429_without_retry_after_says_so_and_suggests_another_model(
     diagnosis = diagnose("model-rpm-no-deployments")
     assert "retry-after" not in load("model-rpm-no-deployments")["response"]["headers"]
     assert diagnosis.retry_after_s is None
-    text = " ".join(diagnosis.fixes())
+    text = " ".join(texts(diagnosis.fixes()))
     assert "the gateway gave no wait time" in text and "Retry-After" not in text
     assert "try another model (taotoken models lists them)" in text
     upstream = diagnose("upstream-429")  # the provider's 429, passed on: not the key's own limit
-    assert upstream.retry_after_s is None and "the gateway gave no wait time" in " ".join(upstream.fixes())
+    assert upstream.retry_after_s is None and "the gateway gave no wait time" in " ".join(texts(upstream.fixes()))
     assert upstream.model == "busy-model"
 
 
 def test_429_with_retry_after_shows_the_wait():
     cooldown = diagnose("cooldown-no-deployments")
     assert cooldown.retry_after_s == 60 and cooldown.model == "cooled-model"
-    assert any(fix.startswith("wait 60 s (the gateway's Retry-After)") for fix in cooldown.fixes())
+    assert any(fix.startswith("wait 60 s (the gateway's Retry-After)") for fix in texts(cooldown.fixes()))
     key_limit = diagnose("key-rpm-limit")
     assert key_limit.retry_after_s == 60
-    assert key_limit.fixes()[0] == "wait 60 s (the gateway's Retry-After), then try again"
+    assert texts(key_limit.fixes())[0] == "wait 60 s (the gateway's Retry-After), then try again"
 
 
 def test_500_shows_a_request_id_only_when_there_is_one():
@@ -132,11 +133,11 @@ def test_500_shows_a_request_id_only_when_there_is_one():
     diagnosis = diagnose("deployment-500")
     assert diagnosis.request_id == call_id and diagnosis.to_dict()["request_id"] == call_id
     assert f"request id: {call_id}" in diagnosis.details
-    assert f"if it persists, report it to the gateway operator with request id {call_id}" in diagnosis.fixes()
+    assert f"if it persists, report it to the gateway operator with request id {call_id}" in texts(diagnosis.fixes())
     assert diagnosis.model == "flaky-model"
     anonymous = diagnose("deployment-500", drop_headers=("x-litellm-call-id",))
     assert anonymous.request_id is None and anonymous.to_dict()["request_id"] is None
-    text = " ".join(anonymous.fixes() + anonymous.details)
+    text = " ".join(texts(anonymous.fixes()) + anonymous.details)
     assert "request id" not in text.replace("the gateway sent no request id", "")
 
 

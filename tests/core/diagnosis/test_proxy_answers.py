@@ -11,6 +11,7 @@ import json
 import pytest
 
 from taotoken_cli.core.base.exitcodes import Exit
+from taotoken_cli.core.base.fix import texts
 from taotoken_cli.core.diagnosis.classify import classify
 from taotoken_cli.core.net.gateway import Observation
 from tests.conftest import SENTINEL_KEY
@@ -48,7 +49,7 @@ def test_proxy_own_answer_or_passed_on(status, headers, body, expected):
 def test_no_proxy_in_use_means_the_answer_is_not_the_proxys():
     diagnosis = answer(403, SQUID, proxy=None)
     assert diagnosis.code == "auth.forbidden"
-    assert not any("proxy" in fix for fix in diagnosis.fixes())
+    assert not any("proxy" in fix for fix in texts(diagnosis.fixes()))
 
 
 def test_proxy_refused_names_the_proxy_and_its_marks():
@@ -57,7 +58,7 @@ def test_proxy_refused_names_the_proxy_and_its_marks():
                for d in diagnosis.details)
     assert diagnosis.server_message == "ERROR: The requested URL could not be retrieved"
     assert diagnosis.entry.exit == Exit.NETWORK
-    assert "export NO_PROXY=gw.test" in diagnosis.fixes()[0] and PROXY in diagnosis.fixes()[0]
+    assert "export NO_PROXY=gw.test" in texts(diagnosis.fixes())[0] and PROXY in texts(diagnosis.fixes())[0]
     assert diagnosis.model is None
 
 

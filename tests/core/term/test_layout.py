@@ -7,7 +7,7 @@ import io
 from hypothesis import given
 from hypothesis import strategies as st
 
-from taotoken_cli.core.base.fix import Command, Fix
+from taotoken_cli.core.base.fix import Command, Fix, config_set
 from taotoken_cli.core.term.layout import cell_width, pad, table, terminal_width, wrap
 
 
@@ -35,21 +35,22 @@ def test_a_short_text_stays_one_line_and_a_long_one_hangs_under_its_text() -> No
 
 
 def test_a_fix_command_is_never_split_and_moves_to_a_line_of_its_own() -> None:
-    fix = "copy the key again from the console, then: taotoken config set api_key -"
+    fix = Fix.of("copy the key again from the console, then: {command}", command=config_set("api_key", "-"))
     lines = wrap(fix, 50, "      fix: ")
     assert lines == ["      fix: copy the key again from the console,",
                      "           then: taotoken config set api_key -"]
     assert wrap(fix, 44, "      fix: ")[-1] == "           taotoken config set api_key -"
-    alone = wrap("taotoken config set model <model-id>   (gateway.model lists your models)", 50, "      fix: ")
+    alone = wrap(Fix.of("{command}   (gateway.model lists your models)", command=config_set("model", "<model-id>")),
+                 50, "      fix: ")
     assert alone[0] == "      fix: taotoken config set model <model-id>"
     assert alone[1] == "           (gateway.model lists your models)"
 
 
 def test_a_command_too_long_for_any_line_overflows_rather_than_breaks() -> None:
-    fix = 'export ANTHROPIC_AUTH_TOKEN="$ANTHROPIC_API_KEY"; unset ANTHROPIC_API_KEY'
-    assert wrap(fix, 60, "      fix: ") == ["      fix: " + fix]
-    after_prose = wrap("then run this in every shell: " + fix, 60, "  ")
-    assert after_prose == ["  then run this in every shell:", "  " + fix]
+    line = 'export ANTHROPIC_AUTH_TOKEN="$ANTHROPIC_API_KEY"; unset ANTHROPIC_API_KEY'
+    assert wrap(Fix.run(line), 60, "      fix: ") == ["      fix: " + line]
+    after_prose = wrap(Fix.of("then run this in every shell: {command}", command=Command(line)), 60, "  ")
+    assert after_prose == ["  then run this in every shell:", "  " + line]
 
 
 def test_paths_urls_and_code_spans_stay_whole() -> None:
@@ -63,10 +64,18 @@ def test_paths_urls_and_code_spans_stay_whole() -> None:
 
 
 def test_a_command_inside_parentheses_ends_with_them() -> None:
-    text = "taotoken init   (or: taotoken config set api_key -) and then restart the client"
+    text = Fix.of("{command}   (or: {command2}) and then restart the client", command=Command("taotoken init"),
+                  command2=config_set("api_key", "-"))
     lines = wrap(text, 44, "fix: ")
     assert lines == ["fix: taotoken init   (or:", "     taotoken config set api_key -) and then",
                      "     restart the client"]
+
+
+def test_a_plain_string_is_prose_even_where_it_reads_like_a_command() -> None:
+    """Only a Fix says what is a command: a string wraps at its spaces, whatever its words."""
+    lines = wrap("copy the key again from the console, then: taotoken config set api_key -", 30, "fix: ")
+    assert all(cell_width(line) <= 30 for line in lines), lines  # the words split across lines like any prose
+    assert not any("taotoken config set api_key -" in line for line in lines)
 
 
 def test_prose_with_an_apostrophe_after_taotoken_does_not_glue_the_rest_into_a_command() -> None:
@@ -77,8 +86,8 @@ def test_prose_with_an_apostrophe_after_taotoken_does_not_glue_the_rest_into_a_c
 
 
 def test_chinese_wraps_between_characters_at_two_columns_each_not_before_closing_marks() -> None:
-    text = ("密钥已过期。请在控制台的令牌管理中延长密钥的有效期，或者创建一个新密钥，"
-            "然后运行：taotoken config set api_key -")
+    text = Fix.of("密钥已过期。请在控制台的令牌管理中延长密钥的有效期，或者创建一个新密钥，然后运行：{command}",
+                  command=config_set("api_key", "-"))
     lines = wrap(text, 40, "fix: ")
     assert all(cell_width(line) <= 40 for line in lines), lines
     assert lines[-1] == "     taotoken config set api_key -"

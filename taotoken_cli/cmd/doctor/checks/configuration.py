@@ -11,6 +11,7 @@ from taotoken_cli.cmd.doctor.context import DoctorContext
 from taotoken_cli.cmd.doctor.model import Repair, Result
 from taotoken_cli.cmd.doctor.registry import check
 from taotoken_cli.core.base.errors import ConfigFileError, InputError, TaotokenError
+from taotoken_cli.core.base.fix import Command, Fix, config_set
 from taotoken_cli.core.base.i18n import N_, _
 from taotoken_cli.core.base.masking import mask_key
 from taotoken_cli.core.files.fileplan import FileChange
@@ -33,7 +34,7 @@ def origin_text(ctx: DoctorContext, item: Value) -> str:
     return describe(item, ctx.env)
 
 
-def set_fix(ctx: DoctorContext, name: str, value: str | None) -> str:
+def set_fix(ctx: DoctorContext, name: str, value: str | None) -> Fix:
     """The instruction that sets `name` where its value really comes from (the key itself is never shown)."""
     return fix_at_source(ctx.settings, name, value, ctx.env)
 
@@ -70,17 +71,17 @@ def config_file(ctx: DoctorContext) -> Result:
         if ctx.settings.api_key.origin.kind in ("env", "flag"):
             return Result.ok(_("no config file ({path}); values come from the environment").format(
                 path=s.config_path))
-        return Result.warn(_("no config file at {path}").format(path=s.config_path), fixes=["taotoken init"])
+        return Result.warn(_("no config file at {path}").format(path=s.config_path), fixes=[Fix.run("taotoken init")])
     details = [_("profile {profile} ({origin})").format(profile=s.profile, origin=s.profile_origin)]
     if s.profiles and s.profile not in s.profiles:
         names = ", ".join(s.profiles)
         return Result.fail(_("profile {profile} is not in {path}").format(profile=repr(s.profile), path=s.config_path),
                            details=[_("profiles in the file: {profiles}").format(profiles=names)],
-                           fixes=[_("taotoken init --profile {profile}   (or pick one of: {profiles})").format(
-                               profile=s.profile, profiles=names)])
+                           fixes=[Fix.of(_("{command}   (or pick one of: {profiles})"),
+                                         command=Command(f"taotoken init --profile {s.profile}"), profiles=names)])
     if is_world_readable(s.config_path) and s.api_key.origin.kind == "file":
         return Result.warn(_("{path} holds the key and is readable by other users").format(path=s.config_path),
-                           details=details, fixes=[private_fix(s.config_path)])
+                           details=details, fixes=[Fix.run(private_fix(s.config_path))])
     return Result.ok(_("{path} (profile {profile})").format(path=s.config_path, profile=s.profile), details=details)
 
 
@@ -118,7 +119,7 @@ def base_url(ctx: DoctorContext) -> Result:
         return Result.warn(_("{url} ({where}) looks like a web page of the console, not the API root").format(
             url=item.value, where=where),
             details=details + [_("the API root is what the console's API/docs page shows as base URL")],
-            fixes=[_("{fix}   (or your gateway's API root)").format(fix=set_fix(ctx, "base_url", DEFAULT_BASE_URL))])
+            fixes=[Fix.of(_("{fix}   (or your gateway's API root)"), fix=set_fix(ctx, "base_url", DEFAULT_BASE_URL))])
     if cleaned.changes:
         # taotoken cleans it for itself, but the source is still wrong and other tools read it as is.
         return Result.warn(_("base URL {url} ({where}) needed cleaning: {changes}").format(
@@ -143,7 +144,8 @@ def api_key(ctx: DoctorContext) -> Result:
     item = ctx.settings.api_key
     where = origin_text(ctx, item)
     if item.origin.kind == "unset":
-        return Result.fail(_("no API key configured"), fixes=["taotoken init", f"export {ENV_API_KEY}=sk-…"])
+        return Result.fail(_("no API key configured"),
+                           fixes=[Fix.run("taotoken init"), Fix.run(f"export {ENV_API_KEY}=sk-…")])
     if item.error:
         return Result.fail(_("the key ({where}) cannot be used: {error}").format(where=where, error=item.error),
                            fixes=[f for f in (item.fix, set_fix(ctx, "api_key", None)) if f])
@@ -156,10 +158,11 @@ def api_key(ctx: DoctorContext) -> Result:
     if cleaned.changes:
         fixes = []
         if item.origin.kind == "env":
-            fixes.append(_("set {var} without quotes or a newline, e.g. in ~/.bashrc: export {var}=sk-…").format(
-                var=ENV_API_KEY))
+            fixes.append(Fix.of(_("set {var} without quotes or a newline, e.g. in ~/.bashrc: {command}"),
+                                var=ENV_API_KEY, command=Command(f"export {ENV_API_KEY}=sk-…")))
         elif item.origin.kind == "file":
-            fixes.append(_("taotoken doctor --fix   (rewrites the cleaned key into the config file)"))
+            fixes.append(Fix.of(_("{command}   (rewrites the cleaned key into the config file)"),
+                                command=Command("taotoken doctor --fix")))
         else:
             fixes.append(_("pass the key without quotes or a newline"))
         return Result.warn(_("key {key} ({where}) needs cleaning: {changes}").format(
@@ -170,8 +173,8 @@ def api_key(ctx: DoctorContext) -> Result:
     if cleaned.warnings:
         return Result.warn(_("key {key} ({where}): {warnings}").format(key=shown, where=where,
                                                                        warnings="; ".join(cleaned.warnings)),
-                           fixes=[_("copy the key again from the TaoToken console, then: {fix}").format(
-                               fix=set_fix(ctx, "api_key", None))])
+                           fixes=[Fix.of(_("copy the key again from the TaoToken console, then: {fix}"),
+                                         fix=set_fix(ctx, "api_key", None))])
     return Result.ok(_("{value} ({where})").format(value=shown, where=where))
 
 
@@ -181,8 +184,9 @@ def model(ctx: DoctorContext) -> Result:
     where = origin_text(ctx, item)
     if item.origin.kind == "unset":
         return Result.fail(_("no model configured"),
-                           fixes=[_("taotoken config set model <model-id>   (gateway.model lists your models)"),
-                                  f"export {ENV_MODEL}=<model-id>"])
+                           fixes=[Fix.of(_("{command}   (gateway.model lists your models)"),
+                                         command=config_set("model", "<model-id>")),
+                                  Fix.run(f"export {ENV_MODEL}=<model-id>")])
     if item.error:
         return Result.fail(_("model ({where}) cannot be used: {error}").format(where=where, error=item.error),
                            fixes=[item.fix or ""])
@@ -206,7 +210,7 @@ def _loopback(ctx: DoctorContext, url: str, where: str, details: list[str]) -> R
         return Result.warn(_("base URL {url} ({where}) points at this machine (not checked: --offline)").format(
             url=url, where=where),
             details=details + [_("often left over from an old local proxy or relay")],
-            fixes=[_("{fix}   (if the local relay is gone)").format(fix=fix)])
+            fixes=[Fix.of(_("{fix}   (if the local relay is gone)"), fix=fix)])
     host, port = probes.host_port(url)
     probe = probes.tcp(ctx, host, port)
     if probe.ok:
@@ -247,10 +251,11 @@ def copies(ctx: DoctorContext) -> Result:
     if doubt:  # the copies may well hold the right values: syncing would spread the config's mistake
         return Result.warn(_("{note}; not synced: {reason}").format(note=stale_note(sync, ctx.env), reason=doubt),
                            details=details,
-                           fixes=[_("correct taotoken's config first (see the finding named above), then: {command}")
-                                  .format(command=SYNC_COMMAND)])
+                           fixes=[Fix.of(_("correct taotoken's config first (see the finding named above), then: "
+                                           "{command}"), command=Command(SYNC_COMMAND))])
     return Result.warn(stale_note(sync, ctx.env), details=details,
-                       fixes=[_("{command}   (or: taotoken doctor --fix)").format(command=SYNC_COMMAND)],
+                       fixes=[Fix.of(_("{command}   (or: {command2})"), command=Command(SYNC_COMMAND),
+                                     command2=Command("taotoken doctor --fix"))],
                        repairs=_sync_repairs(ctx, sync.stale))
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from taotoken_cli.cmd.doctor.context import DoctorContext
 from taotoken_cli.cmd.doctor.model import Issues, Result
 from taotoken_cli.cmd.doctor.registry import check
+from taotoken_cli.core.base.fix import Command, Fix
 from taotoken_cli.core.base.i18n import N_, _, ngettext
 
 SECTION = "Devices"
@@ -100,7 +101,8 @@ def devices_route(ctx: DoctorContext) -> Result:
     issues = Issues()
     issues.details.append(choice.reason)
     if choice.model is None:
-        issues.fail(choice.reason, fixes=[_("taotoken route set cpu=MODEL   (or set the profile's model)")])
+        issues.fail(choice.reason, fixes=[Fix.of(_("{command}   (or set the profile's model)"),
+                                                 command=Command("taotoken route set cpu=MODEL"))])
     if not ctx.offline and ctx.base_url and ctx.api_key:
         from taotoken_cli.cmd.doctor import probes
         from taotoken_cli.cmd.doctor.context import DeadlineExceeded
@@ -117,7 +119,7 @@ def devices_route(ctx: DoctorContext) -> Result:
                 issues.warn((_("route {key} = {model} is not offered by the gateway (did you mean {other}?)") if close
                              else _("route {key} = {model} is not offered by the gateway")).format(
                     key=key, model=model, other=close[0] if close else ""),
-                    fixes=[f"taotoken route set {key}={close[0] if close else 'MODEL'}"])
+                    fixes=[Fix.run(f"taotoken route set {key}={close[0] if close else 'MODEL'}")])
     if choice.route:
         return issues.result(_("{model} via {route}").format(model=choice.model, route=choice.route))
     return issues.result(_("{model} via the profile model").format(model=choice.model))

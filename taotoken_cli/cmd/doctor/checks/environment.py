@@ -11,6 +11,7 @@ from taotoken_cli.cmd.doctor.context import DoctorContext
 from taotoken_cli.cmd.doctor.model import Result, folded
 from taotoken_cli.cmd.doctor.registry import check
 from taotoken_cli.core.base.errors import InputError, TaotokenError
+from taotoken_cli.core.base.fix import Command, Fix
 from taotoken_cli.core.base.i18n import N_, _
 from taotoken_cli.core.base.masking import mask_key
 from taotoken_cli.core.clients.base import ENV_SYSTEM_ROOT
@@ -87,7 +88,7 @@ def taotoken_vars(ctx: DoctorContext) -> Result:
     if profile and ctx.settings.profiles and profile not in ctx.settings.profiles:
         problems.append(_("{var}={profile} names a profile that is not in the config file").format(
             var=ENV_PROFILE, profile=profile))
-        fixes.append(_("unset {var}   (profiles: {profiles})").format(var=ENV_PROFILE,
+        fixes.append(Fix.of(_("{command}   (profiles: {profiles})"), command=Command(f"unset {ENV_PROFILE}"),
                                                                       profiles=", ".join(ctx.settings.profiles)))
     details = [_("set: {names}").format(names=", ".join(present))]
     if ENV_CONFIG in ctx.env:
@@ -148,7 +149,7 @@ def openai_vars(ctx: DoctorContext) -> Result:
         root = root_of(value)
         if root is None:
             problems.append(_("{var}={value} is not a usable URL").format(var=name, value=repr(value)))
-            fixes.append(f"export {name}={expected}" if expected else f"unset {name}")
+            fixes.append(Fix.run(f"export {name}={expected}" if expected else f"unset {name}"))
         elif base and host_of(root) != host_of(base):
             points_elsewhere = True
             details.append(_("{var} points at {host}, not {gateway}: scripts using the OpenAI SDK go there "
@@ -165,7 +166,8 @@ def openai_vars(ctx: DoctorContext) -> Result:
         cleaned = strip_key(env_key)
         if cleaned != env_key:
             problems.append(_("OPENAI_API_KEY has whitespace or quotes around it"))
-            fixes.append(_("export {var}=sk-…   (no quotes, no newline)").format(var="OPENAI_API_KEY"))
+            fixes.append(Fix.of(_("{command}   (no quotes, no newline)"),
+                                command=Command("export OPENAI_API_KEY=sk-…")))
         elif cleaned != key and not points_elsewhere:
             stale = stale_key_exports(ctx, "OPENAI_API_KEY")
             if stale and codex_reads_env_key(ctx, "OPENAI_API_KEY"):  # Codex sends it: a failure, named by line
@@ -226,7 +228,7 @@ def anthropic_vars(ctx: DoctorContext) -> Result:
             fixes.append(_('export {var}="$TAOTOKEN_API_KEY"   (or unset {var})').format(var=name))
         elif given and given != given.strip():
             warns.append(_("{var} has whitespace or a newline around it (the header becomes invalid)").format(var=name))
-            fixes.append(_("export {var}=sk-…   (no quotes, no newline)").format(var=name))
+            fixes.append(Fix.of(_("{command}   (no quotes, no newline)"), command=Command(f"export {name}=sk-…")))
     if ctx.env.get("ANTHROPIC_SMALL_FAST_MODEL"):
         warns.append(_("ANTHROPIC_SMALL_FAST_MODEL is deprecated in Claude Code"))
         fixes.append(f"export ANTHROPIC_DEFAULT_HAIKU_MODEL={ctx.env['ANTHROPIC_SMALL_FAST_MODEL']}; "
@@ -248,9 +250,11 @@ def anthropic_conflict(ctx: DoctorContext) -> Result:
         if which == "ANTHROPIC_API_KEY":
             return Result.warn(_("ANTHROPIC_API_KEY is set: Claude Code sends it as X-Api-Key and asks once to "
                                  "approve it; a declined key is then ignored silently"),
-                               fixes=['export ANTHROPIC_AUTH_TOKEN="$ANTHROPIC_API_KEY"; unset ANTHROPIC_API_KEY'])
+                               fixes=[Fix.run('export ANTHROPIC_AUTH_TOKEN="$ANTHROPIC_API_KEY"; '
+                                              'unset ANTHROPIC_API_KEY')])
         return Result.ok(_("only {var} is set").format(var=which) if which else _("neither is set in the shell"))
-    fixes = [_("unset ANTHROPIC_API_KEY   (keep ANTHROPIC_AUTH_TOKEN: Claude Code sends it as Bearer)")]
+    fixes = [Fix.of(_("{command}   (keep ANTHROPIC_AUTH_TOKEN: Claude Code sends it as Bearer)"),
+                    command=Command("unset ANTHROPIC_API_KEY"))]
     if api_key.strip() != token.strip():
         return Result.fail(_("ANTHROPIC_API_KEY and ANTHROPIC_AUTH_TOKEN are both set, to different keys"),
                            details=[_("Claude Code uses AUTH_TOKEN (Bearer) first; SDKs send both headers and the "
@@ -298,7 +302,8 @@ def proxy_vars(ctx: DoctorContext) -> Result:
             warns.append(_("{var}={value} but {lower}={lower_value}: taotoken, the Python SDKs (httpx) and curl use "
                            "{lower}; tools that read only {var} use the other").format(
                 var=upper, value=a, lower=upper.lower(), lower_value=b))
-            fixes.append(_("export {var}={value}   (make both the same, or unset one)").format(var=upper, value=b))
+            fixes.append(Fix.of(_("{command}   (make both the same, or unset one)"),
+                                command=Command(f"export {upper}={b}")))
     for name, value in proxies:
         scheme = value.split("://", 1)[0].lower() if "://" in value else ""
         if not scheme:
@@ -309,9 +314,10 @@ def proxy_vars(ctx: DoctorContext) -> Result:
             fails.append(_("{var}={value} is a SOCKS proxy but the 'socksio' package is missing: httpx-based "
                            "clients (taotoken, the OpenAI SDK) fail with 'Using SOCKS proxy, but the socksio "
                            "package is not installed'").format(var=name, value=value))
-            fixes.append(_('pip install "httpx[socks]"   (in the Python environment that runs the client)'))
-            fixes.append(_("or use the proxy's HTTP port: export {var}={url}").format(
-                var=name, url=f"http://{urlsplit(value).netloc}"))
+            fixes.append(Fix.of(_("{command}   (in the Python environment that runs the client)"),
+                                command=Command('pip install "httpx[socks]"')))
+            fixes.append(Fix.of(_("or use the proxy's HTTP port: {command}"),
+                                command=Command(f"export {name}=http://{urlsplit(value).netloc}")))
     if base:
         host = host_of(base)
         if used:

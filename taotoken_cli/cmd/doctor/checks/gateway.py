@@ -13,6 +13,7 @@ from taotoken_cli.cmd.doctor.context import DoctorContext
 from taotoken_cli.cmd.doctor.model import Result, Status
 from taotoken_cli.cmd.doctor.probes import Problem, diagnose
 from taotoken_cli.cmd.doctor.registry import check
+from taotoken_cli.core.base.fix import Command, Fix, config_set, texts
 from taotoken_cli.core.base.i18n import N_, _, ngettext
 from taotoken_cli.core.net.gateway import Observation
 
@@ -78,8 +79,8 @@ def layout(ctx: DoctorContext) -> tuple[Result, bool]:
             assert problem is not None
             fixes = list(problem.fixes)
             if "Timeout" in type(obs.error).__name__:
-                fixes.insert(0, _("on a slow link allow longer: taotoken doctor --timeout {seconds}").format(
-                    seconds=f"{max(30, ctx.timeout * 3):g}"))
+                fixes.insert(0, Fix.of(_("on a slow link allow longer: {command}"),
+                                       command=Command(f"taotoken doctor --timeout {max(30, ctx.timeout * 3):g}")))
             return Result.fail(_failed(f"{root}/v1/models", problem), code=problem.code, fixes=fixes,
                                details=problem.details, latency_ms=_ms(obs)), False
         if obs.content_type == "text/html" or obs.body.lstrip()[:1] == b"<":
@@ -96,7 +97,7 @@ def layout(ctx: DoctorContext) -> tuple[Result, bool]:
                 if new_root:
                     return Result.fail(_("{root} is not the API root: the API answers under {new_root}").format(
                         root=root, new_root=new_root),
-                        details=details, fixes=[f"taotoken config set base_url {new_root}"],
+                        details=details, fixes=[Fix.run(f"taotoken config set base_url {new_root}")],
                         code=problem.code if problem else None), False
                 return Result.fail(_("the server answers {url} but not {models}").format(
                     url=url, models=f"{root}/v1/models"),
@@ -104,9 +105,9 @@ def layout(ctx: DoctorContext) -> tuple[Result, bool]:
                                          "OpenAI paths without /v1")],
                     fixes=[_("point the base URL at a root whose /v1/models answers (ask the gateway operator for "
                              "the API base URL)")]), False
-        fixes = [_("set the base URL to the gateway's API root (for TaoToken: taotoken config set base_url "
-                   "https://taotoken.net/api)")]
-        fixes += [f for f in (problem.fixes if problem else []) if f not in fixes]
+        fixes: list[Fix] = [Fix.of(_("set the base URL to the gateway's API root (for TaoToken: {command})"),
+                                   command=config_set("base_url", "https://taotoken.net/api"))]
+        fixes += [f for f in (problem.fixes if problem else []) if str(f) not in texts(fixes)]
         return Result.fail(_("{url} answers {answer}, not the API").format(url=f"{root}/v1/models", answer=seen),
                            details=details, fixes=fixes, code=problem.code if problem else None,
                            latency_ms=_ms(obs)), False
@@ -172,8 +173,9 @@ def gateway_key(ctx: DoctorContext) -> Result:
         problem = diagnose(ctx, obs, "models") or Problem(f"HTTP {obs.status}")
         return Result.fail(_("the gateway rejects the key: {problem}").format(problem=problem.message),
                            code=problem.code,
-                           fixes=problem.fixes or [_("copy the key again from the TaoToken console, then: {fix}")
-                                                   .format(fix="taotoken config set api_key -")],
+                           fixes=problem.fixes or [
+                               Fix.of(_("copy the key again from the TaoToken console, then: {fix}"),
+                                      fix=Fix.run(config_set("api_key", "-")))],
                            details=problem.details, latency_ms=_ms(obs))
     if obs.ok_status:
         return Result.ok(_("accepted by GET /v1/models ({ms} ms)").format(ms=f"{_ms(obs):.0f}"), latency_ms=_ms(obs))
@@ -210,14 +212,14 @@ def gateway_model(ctx: DoctorContext) -> Result:
         return Result.fail(_("model {model} is not listed; did you mean {close}?").format(
             model=repr(model), close=repr(close[0])),
             details=[_("close matches: {models}").format(models=", ".join(close))],
-            fixes=[f"taotoken config set model {close[0]}"])
+            fixes=[Fix.run(f"taotoken config set model {close[0]}")])
     shown = ", ".join(ids[:8]) + (_(", … ({n} in all)").format(n=len(ids)) if len(ids) > 8 else "")
     return Result.fail(ngettext("model {model} is not the one model your key can use",
                                 "model {model} is not among the {n} models your key can use", len(ids)).format(
         model=repr(model), n=len(ids)),
         details=[_("available: {models}").format(models=shown) if ids
                  else _("the list is empty: the key has no models enabled")],
-        fixes=[_("taotoken config set model <one of the listed IDs>")])
+        fixes=[Fix.run(config_set("model", "<one of the listed IDs>"))])
 
 
 # -- completions ----------------------------------------------------------------------------------------------

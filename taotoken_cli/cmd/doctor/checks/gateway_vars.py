@@ -9,6 +9,7 @@ from collections.abc import Callable, Mapping
 from taotoken_cli.cmd.doctor.checks.clients.common import UrlForm, client_base_url_result, strip_key
 from taotoken_cli.cmd.doctor.context import DoctorContext
 from taotoken_cli.cmd.doctor.model import Issues
+from taotoken_cli.core.base.fix import Command, Fix
 from taotoken_cli.core.base.i18n import N_, _
 from taotoken_cli.core.base.masking import mask_key, remember_secret
 from taotoken_cli.core.clients.envvars import KEY, URL, VARIABLES, EnvCopy, key_mark, taotoken_hosts
@@ -43,12 +44,14 @@ def owned_values(copy: EnvCopy) -> dict[str, str]:
     return {name: value for name, value in copy.values.items() if name in copy.owned}
 
 
-def sync_fix(ctx: DoctorContext, target: str, recorded_here: bool | None = None) -> str:
+def sync_fix(ctx: DoctorContext, target: str, recorded_here: bool | None = None) -> Fix:
     """The one command that brings this target's copies in step with the triple."""
     record = recorded(ctx)
     if record is not None and target in record.targets and recorded_here is not False:
-        return _("taotoken config sync   (or: taotoken doctor --fix)")
-    return _("taotoken init --target {target}   (and later changes follow: taotoken config set)").format(target=target)
+        return Fix.of(_("{command}   (or: {command2})"), command=Command("taotoken config sync"),
+                      command2=Command("taotoken doctor --fix"))
+    return Fix.of(_("{command}   (and later changes follow: taotoken config set)"),
+                  command=Command(f"taotoken init --target {target}"))
 
 
 def show(name: str, value: str) -> str:

@@ -9,6 +9,7 @@ from taotoken_cli.cmd.doctor import probes
 from taotoken_cli.cmd.doctor.context import DoctorContext
 from taotoken_cli.cmd.doctor.model import Result
 from taotoken_cli.cmd.doctor.registry import check
+from taotoken_cli.core.base.fix import Command, Fix
 from taotoken_cli.core.base.i18n import N_, _, ngettext
 from taotoken_cli.core.diagnosis import proxy_answer
 from taotoken_cli.core.net import hygiene
@@ -117,14 +118,13 @@ def proxy_reachable(ctx: DoctorContext) -> Result:
     if not dead:
         return Result.ok(ngettext("{n} proxy reachable", "{n} proxies reachable", len(endpoints)).format(
             n=len(endpoints)), details=details)
-    fixes = [_("start the proxy on {host}:{port} (Clash, mihomo, v2ray…), or remove it: unset {names}").format(
-        host=e.host, port=e.port,
-        names=" ".join(sorted(set(e.names) | {n.lower() for n in e.names} | {n.upper() for n in e.names})))
-        for e in dead]
+    fixes = [Fix.of(_("start the proxy on {host}:{port} (Clash, mihomo, v2ray…), or remove it: {command}"),
+                    host=e.host, port=e.port, command=Command("unset " + " ".join(
+                        sorted(set(e.names) | {n.lower() for n in e.names} | {n.upper() for n in e.names}))))
+             for e in dead]
     if host:
-        fixes.append(_("or bypass it for the gateway: export NO_PROXY={host}").format(host=host))
+        fixes.append(Fix.of(_("or bypass it for the gateway: {command}"), command=Command(f"export NO_PROXY={host}")))
     from taotoken_cli.cmd.doctor.checks.environment import client_routes
-    from taotoken_cli.core.base.fix import Command, Fix
 
     # A dead proxy matters when taotoken's requests use it, or a client found here does by its own rule.
     users = {e.label: [label for label, _name, proxy in (client_routes(ctx, ctx.base_url) if ctx.base_url else [])
@@ -169,8 +169,8 @@ def connect(ctx: DoctorContext) -> Result:
     if hygiene.is_loopback_host(host):
         fixes = [_("check that the gateway runs at {host}:{port}").format(host=host, port=port)]
     else:
-        fixes = [_("check the base URL ({url}) and any firewall; if you need a proxy: export HTTPS_PROXY=http://…")
-                 .format(url=ctx.base_url)]
+        fixes = [Fix.of(_("check the base URL ({url}) and any firewall; if you need a proxy: {command}"),
+                        url=ctx.base_url, command=Command("export HTTPS_PROXY=http://…"))]
     return Result.fail(_("cannot connect to {host}:{port}: {error}").format(host=host, port=port, error=probe.detail),
                        fixes=fixes)
 

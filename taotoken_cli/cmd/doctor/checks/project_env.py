@@ -22,6 +22,7 @@ from taotoken_cli.cmd.doctor.checks.gateway_vars import (
 from taotoken_cli.cmd.doctor.context import DoctorContext
 from taotoken_cli.cmd.doctor.model import Issues, Result
 from taotoken_cli.cmd.doctor.registry import check
+from taotoken_cli.core.base.fix import Command, Fix
 from taotoken_cli.core.base.i18n import N_, _
 from taotoken_cli.core.base.masking import remember_secret
 from taotoken_cli.core.clients import project_env
@@ -151,15 +152,15 @@ def project_tracked(ctx: DoctorContext) -> Result:
         if gitrepo.tracked(path):
             issues.fail(_("{path} holds {names} and git tracks it: a committed key is a leak").format(
                 path=path, names=names),
-                        fixes=[_("git rm --cached {file}   (in {path}; the file stays on disk)").format(
-                            file=relative, path=where.root),
-                               f"echo {relative} >> .gitignore",
+                        fixes=[Fix.of(_("{command}   (in {path}; the file stays on disk)"),
+                                      command=Command(f"git rm --cached {relative}"), path=where.root),
+                               Fix.run(f"echo {relative} >> .gitignore"),
                                _("rotate the key in the TaoToken console: git history (and any pushed copy) keeps "
                                  "it")])
         elif gitrepo.ignored(path) is False:
             issues.warn(_("{path} holds {names} and git does not ignore it: one `git add .` commits the key").format(
                 path=path, names=names),
-                        fixes=[_("echo {file} >> .gitignore   (or, for you only: >> .git/info/exclude)").format(
-                            file=relative)])
+                        fixes=[Fix.of(_("{command}   (or, for you only: >> .git/info/exclude)"),
+                                      command=Command(f"echo {relative} >> .gitignore"))])
     return issues.result(_("{files}: holds a key, ignored by git").format(
         files=", ".join(f.file.path.name for f in holding)))

@@ -25,6 +25,7 @@ from taotoken_cli.cmd.doctor.checks.clients.common import (
 )
 from taotoken_cli.cmd.doctor.context import DoctorContext
 from taotoken_cli.cmd.doctor.model import Issues, Repair, Result, Status
+from taotoken_cli.core.base.fix import Command, Fix
 from taotoken_cli.core.base.i18n import N_, _
 from taotoken_cli.core.base.masking import mask_key
 from taotoken_cli.core.clients import claude_code
@@ -182,7 +183,7 @@ def claude_settings(ctx: DoctorContext, claude: Claude) -> Result:
     base = claude.get(claude_code.BASE_URL)
     if base is None:
         issues.warn(_("no settings file and not the shell set ANTHROPIC_BASE_URL: Claude Code talks to Anthropic, "
-                      "not the gateway"), fixes=["taotoken init"])
+                      "not the gateway"), fixes=[Fix.run("taotoken init")])
     if not settings.exists:
         return issues.result(_("no {path}; ANTHROPIC_BASE_URL comes from {where}").format(
             path=settings.path, where=base.where if base else "-"))
@@ -238,7 +239,8 @@ def claude_key(ctx: DoctorContext, claude: Claude) -> Result:
             return Result.ok(_("the key comes from {source}").format(source="apiKeyHelper"))
         issues.fail(_("ANTHROPIC_BASE_URL is set but no ANTHROPIC_AUTH_TOKEN: Claude Code falls back to its own login "
                       "('OAuth token has expired · Please run /login')"),
-                    fixes=[_("taotoken init   (writes ANTHROPIC_AUTH_TOKEN into ~/.claude/settings.json)")])
+                    fixes=[Fix.of(_("{command}   (writes ANTHROPIC_AUTH_TOKEN into ~/.claude/settings.json)"),
+                                  command=Command("taotoken init"))])
         return issues.result("")
     if api_key is not None and token is None:
         fixes = [_('rename "{old}" to "{new}" in {path}').format(old=claude_code.API_KEY, new=claude_code.AUTH_TOKEN,
@@ -269,7 +271,8 @@ def claude_key(ctx: DoctorContext, claude: Claude) -> Result:
         issues.warn(_("{name} is set only in {path}: {trust}, so first-run onboarding and Claude Code outside this "
                       "repository use its own login ('OAuth token has expired · Please run /login')").format(
                         name=name, path=item.path, trust=_(_TRUST)),
-                    fixes=[_("taotoken init   (writes it into ~/.claude/settings.json, which applies at start-up)")])
+                    fixes=[Fix.of(_("{command}   (writes it into ~/.claude/settings.json, which applies at start-up)"),
+                                  command=Command("taotoken init"))])
     clean = strip_key(value)
     if value != clean:
         repairs = _env_repair(item, _("strip whitespace/quotes from env.{name}").format(name=name),
@@ -282,7 +285,7 @@ def claude_key(ctx: DoctorContext, claude: Claude) -> Result:
     elif ctx.api_key and value != ctx.api_key and not overridden:
         issues.warn(_("{name} ({where}) = {value} differs from taotoken's key {ours}").format(
             name=name, where=item.where, value=mask_key(value), ours=mask_key(ctx.api_key)),
-                    fixes=[_("taotoken init   (writes the same key everywhere)")])
+                    fixes=[Fix.of(_("{command}   (writes the same key everywhere)"), command=Command("taotoken init"))])
     return issues.result(f"{name} = {mask_key(value)} ({item.where})")
 
 

@@ -20,6 +20,7 @@ from taotoken_cli.cmd.doctor.checks.clients.common import (
 from taotoken_cli.cmd.doctor.context import DoctorContext
 from taotoken_cli.cmd.doctor.model import Issues, Repair, Result
 from taotoken_cli.cmd.doctor.registry import check
+from taotoken_cli.core.base.fix import Command, Fix
 from taotoken_cli.core.base.i18n import N_, _
 from taotoken_cli.core.base.masking import mask_key
 from taotoken_cli.core.clients import cline as cline_client
@@ -62,9 +63,9 @@ def cline_providers(ctx: DoctorContext) -> Result:
                     "exists)").format(path=providers.path, legacy=legacy.path) \
             if legacy is not None and legacy.exists else \
             _("no {path}: Cline 4.x / CLI 3.x are not configured").format(path=providers.path)
-        return Result.warn(message, fixes=["taotoken init", _("or: {fix}").format(
-            fix=f"cline auth --provider openai-compatible --apikey sk-… --modelid {ctx.model or '<model>'} "
-                f"--baseurl {ctx.base_url or '<root>'}/v1")])
+        return Result.warn(message, fixes=[Fix.run("taotoken init"), Fix.of(_("or: {fix}"), fix=Command(
+            f"cline auth --provider openai-compatible --apikey sk-… --modelid {ctx.model or '<model>'} "
+            f"--baseurl {ctx.base_url or '<root>'}/v1"))])
     issues = Issues()
     data = providers.data if isinstance(providers.data, dict) else {}
     table = data.get("providers")
@@ -98,11 +99,11 @@ def cline_providers(ctx: DoctorContext) -> Result:
             doc["providers"][provider_key]["settings"]["apiKey"] = clean
 
         issues.fail(_("{name} has whitespace or a newline around it").format(name="apiKey"),
-                    fixes=["taotoken doctor --fix"],
+                    fixes=[Fix.run("taotoken doctor --fix")],
                     repairs=[json_repair(providers.path, _("strip whitespace from apiKey"), strip, secret=True)])
     elif isinstance(key, str) and ctx.api_key and key != ctx.api_key:
         issues.warn(_("{name} {value} differs from taotoken's key {ours}").format(
-            name="apiKey", value=mask_key(key), ours=mask_key(ctx.api_key)), fixes=["taotoken init"])
+            name="apiKey", value=mask_key(key), ours=mask_key(ctx.api_key)), fixes=[Fix.run("taotoken init")])
     if settings.get("model") and ctx.model and settings["model"] != ctx.model:
         issues.details.append(_("model {model} (taotoken's model is {ours})").format(model=settings["model"],
                                                                                     ours=ctx.model))
@@ -218,7 +219,8 @@ def _check_vscode_store(ctx: DoctorContext, issues: Issues, who: str) -> list[st
         if found.error:
             issues.warn(_("{path} could not be read ({error}; VS Code may be writing it)").format(
                 path=found.path, error=found.error),
-                        fixes=[_("close VS Code and run taotoken doctor again"), _(_CHECK_IN_CLINE)])
+                        fixes=[Fix.of(_("close VS Code and run {command} again"), command=Command("taotoken doctor")),
+                               _(_CHECK_IN_CLINE)])
             continue
         if found.config is None:
             issues.details.append(_("{path}: no Cline settings").format(path=found.path))

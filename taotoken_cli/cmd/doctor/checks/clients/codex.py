@@ -24,6 +24,7 @@ from taotoken_cli.cmd.doctor.checks.clients.common import (
 from taotoken_cli.cmd.doctor.context import DoctorContext
 from taotoken_cli.cmd.doctor.model import Issues, Repair, Result
 from taotoken_cli.cmd.doctor.registry import check
+from taotoken_cli.core.base.fix import Command, Fix
 from taotoken_cli.core.base.i18n import N_, _
 from taotoken_cli.core.base.masking import mask_key
 from taotoken_cli.core.clients import codex as codex_client
@@ -70,7 +71,7 @@ def codex_config(ctx: DoctorContext, codex: Codex) -> Result:
         return parse_failure(config)
     if not config.exists:
         return Result.warn(_("no {path}: Codex uses OpenAI, not the gateway").format(path=config.path),
-                           fixes=["taotoken init"])
+                           fixes=[Fix.run("taotoken init")])
     issues = Issues()
     permissions(issues, config, holds_key="experimental_bearer_token" in str(data))
     if provider_id is None or provider_id == "openai":
@@ -80,11 +81,11 @@ def codex_config(ctx: DoctorContext, codex: Codex) -> Result:
         issues.warn(_("{path} selects no custom provider (model_provider is {value}): Codex talks to OpenAI").format(
             path=config.path, value=provider_id) if provider_id else
                     _("{path} selects no custom provider (model_provider is unset): Codex talks to OpenAI").format(
-            path=config.path), fixes=["taotoken init"])
+            path=config.path), fixes=[Fix.run("taotoken init")])
     elif provider is None:
         issues.fail(_("model_provider = {value} but there is no {table} in {path}").format(
             value=repr(provider_id), table=f"[model_providers.{provider_id}]", path=config.path),
-                    fixes=[_("taotoken init   (writes the provider table)")])
+                    fixes=[Fix.of(_("{command}   (writes the provider table)"), command=Command("taotoken init"))])
     model = data.get("model")
     if model and ctx.model and model != ctx.model:
         issues.details.append(_("model = {model} (taotoken's model is {ours})").format(model=model, ours=ctx.model))
@@ -100,7 +101,7 @@ def codex_base_url(ctx: DoctorContext, codex: Codex) -> Result:
     path = codex.config.path
     if not isinstance(value, str) or not value:
         return Result.fail(_("{table} has no base_url in {path}").format(table=table, path=path),
-                           fixes=["taotoken init"])
+                           fixes=[Fix.run("taotoken init")])
 
     def repair(url: str) -> Repair:
         def edit(doc) -> None:
@@ -221,7 +222,7 @@ def codex_auth_json(ctx: DoctorContext, codex: Codex) -> Result:
     if provider is not None and provider.get("requires_openai_auth") and isinstance(key, str) and ctx.api_key \
             and key.strip() != ctx.api_key:
         issues.warn(_("OPENAI_API_KEY in {path} = {value} differs from taotoken's key {ours}").format(
-            path=auth.path, value=mask_key(key), ours=mask_key(ctx.api_key)), fixes=["taotoken init"])
+            path=auth.path, value=mask_key(key), ours=mask_key(ctx.api_key)), fixes=[Fix.run("taotoken init")])
     return issues.result(_("{path}: auth_mode {mode}").format(path=auth.path,
                                                               mode=content.get("auth_mode", _("(unset)"))))
 
@@ -237,7 +238,8 @@ def codex_env_key(ctx: DoctorContext, codex: Codex) -> Result:
         if source:
             return Result.ok(_("the key comes from {source}").format(source=source))
         return Result.fail(_("{table} has no env_key, experimental_bearer_token or requires_openai_auth: Codex sends "
-                             "no key").format(table=f"[model_providers.{provider_id}]"), fixes=["taotoken init"])
+                             "no key").format(table=f"[model_providers.{provider_id}]"),
+                           fixes=[Fix.run("taotoken init")])
     value = ctx.env.get(var)
     if not value and system.current().windows:
         registered = winshell.user_env_value(var)  # set by init in HKCU\Environment: new windows have it
@@ -255,15 +257,17 @@ def codex_env_key(ctx: DoctorContext, codex: Codex) -> Result:
     if not value:
         return Result.fail(_("env_key = {quoted} but {name} is not set in this shell: Codex stops with a missing "
                              "environment variable error").format(quoted=repr(var), name=var),
-                           fixes=[_("export {name}=sk-…   (in ~/.bashrc or ~/.profile, so IDE-launched Codex sees "
-                                    "it too)").format(name=var)])
+                           fixes=[Fix.of(_("{command}   (in ~/.bashrc or ~/.profile, so IDE-launched Codex sees "
+                                           "it too)"), command=Command(f"export {var}=sk-…"))])
     if ctx.api_key and value.strip() != ctx.api_key:
         return Result.warn(_("{name} = {value} differs from taotoken's key {ours}").format(
             name=var, value=mask_key(value.strip()), ours=mask_key(ctx.api_key)),
-                           fixes=[_("export {name}=sk-…   (the key taotoken uses)").format(name=var)])
+                           fixes=[Fix.of(_("{command}   (the key taotoken uses)"),
+                                         command=Command(f"export {var}=sk-…"))])
     if value != value.strip():
         return Result.fail(_("{name} has whitespace or a newline around the key").format(name=var),
-                           fixes=[_("export {name}=sk-…   (no quotes, no newline)").format(name=var)])
+                           fixes=[Fix.of(_("{command}   (no quotes, no newline)"),
+                                         command=Command(f"export {var}=sk-…"))])
     return Result.ok(_("{name} is set ({value})").format(name=var, value=mask_key(value)))
 
 

@@ -13,6 +13,7 @@ from taotoken_cli.cmd.doctor.context import DoctorContext
 from taotoken_cli.cmd.doctor.model import Issues, Repair, Result
 from taotoken_cli.cmd.doctor.registry import check
 from taotoken_cli.core.base.errors import InputError
+from taotoken_cli.core.base.fix import Command, Fix
 from taotoken_cli.core.base.i18n import N_, _
 from taotoken_cli.core.clients import CLIENTS
 from taotoken_cli.core.clients.base import ClientState, ConfigFile
@@ -87,7 +88,7 @@ def strip_key(value: Any) -> str | None:
 def permissions(issues: Issues, file, holds_key: bool) -> None:
     if holds_key and file.exists and is_world_readable(file.path):
         issues.warn(_("{path} holds the key and is readable by other users").format(path=file.path),
-                    fixes=[private_fix(file.path)])
+                    fixes=[Fix.run(private_fix(file.path))])
 
 
 def client_check(check_id: str, title: str, resolve: Callable[[DoctorContext], Found | Result], *,
@@ -119,7 +120,7 @@ def unless(resolve: Callable[[DoctorContext], Found | Result], broken: Callable[
     return run
 
 
-SAME_ROOT_FIX = N_("taotoken init   (writes the same root everywhere)")
+SAME_ROOT_FIX = N_("{command}   (writes the same root everywhere)")  # {command}: taotoken init
 
 
 @dataclass(frozen=True)
@@ -129,7 +130,7 @@ class UrlForm:
     client: str
     suffix: str  # "" (a bare root) or "/v1"
     name: str  # the form, as an ok result names it (marked N_(), translated where shown)
-    same_root_fix: str | None = None  # the fix when the URL names another root than taotoken's (SAME_ROOT_FIX)
+    same_root_fix: Fix | str | None = None  # the fix when the URL names another root than taotoken's (SAME_ROOT_FIX)
     trims: bool = False  # whitespace around the value does not count against the form
 
 
@@ -154,7 +155,7 @@ def claude_url_why(value: str) -> Callable[[str, list[str]], str]:
 CLAUDE_FORM = UrlForm("Claude Code", "", N_("bare root"), trims=True)  # appends /v1/messages itself
 CODEX_FORM = UrlForm("Codex", "/v1", N_("root + /v1"))  # calls <base_url>/responses
 # Cline calls <baseUrl>/chat/completions
-CLINE_FORM = UrlForm("Cline", "/v1", N_("root + /v1"), same_root_fix="taotoken init")
+CLINE_FORM = UrlForm("Cline", "/v1", N_("root + /v1"), same_root_fix=Fix.run("taotoken init"))
 
 
 def client_base_url_result(ctx: DoctorContext, label: str, value: str, form: UrlForm, *,
@@ -181,7 +182,8 @@ def client_base_url_result(ctx: DoctorContext, label: str, value: str, form: Url
                            repairs=[repair(wanted)] if repair else [])
     if ctx.base_url and root != ctx.base_url:
         return Result.warn(differs or _("{label} differs from taotoken's base URL {url}").format(
-            label=label, url=f"{ctx.base_url}{form.suffix}"), fixes=[form.same_root_fix or _(SAME_ROOT_FIX)])
+            label=label, url=f"{ctx.base_url}{form.suffix}"),
+            fixes=[form.same_root_fix or Fix.of(_(SAME_ROOT_FIX), command=Command("taotoken init"))])
     return Result.ok(_("{url} ({form}, as {client} needs)").format(url=wanted, form=_(form.name), client=form.client))
 
 

@@ -18,6 +18,7 @@ from taotoken_cli.cmd.doctor.checks.clients.common import (
 from taotoken_cli.cmd.doctor.context import DoctorContext
 from taotoken_cli.cmd.doctor.model import Issues, Repair, Result
 from taotoken_cli.cmd.doctor.registry import check
+from taotoken_cli.core.base.fix import Fix
 from taotoken_cli.core.base.i18n import N_, _
 from taotoken_cli.core.base.masking import mask_key
 from taotoken_cli.core.clients import claude_code, vscode
@@ -158,7 +159,7 @@ def _check_key(ctx: DoctorContext, issues: Issues, file: ConfigFile, env: vscode
     if value != clean:
         issues.fail(_("{name} in {label} has whitespace, a newline or quotes around the key: Claude Code says "
                       "'Invalid API key · Fix external API key'").format(name=entry.name, label=label),
-                    fixes=["taotoken doctor --fix"],
+                    fixes=[Fix.run("taotoken doctor --fix")],
                     repairs=[_set_value(file.path, entry.index, clean,
                                         _("strip whitespace/quotes from {name} in {setting}").format(
                                             name=entry.name, setting=SETTING), holds_key)])
