@@ -446,19 +446,20 @@ def test_json_shape_is_stable_and_masks_the_key(cli, home, gateway):
     assert data["exit_code"] == result.returncode == 0
 
 
-def test_list_and_unknown_check(cli, home):
-    listing = cli("doctor", "--list").assert_clean()
+def test_list_and_unknown_check(run, home):
+    # in-process: listing and refusing run no check (tests/app/test_parse.py: the parse-only seam)
+    listing = run("doctor", "--list").assert_clean()
     assert listing.returncode == 0
     for check_id in ("config.base_url", "env.anthropic_conflict", "net.proxy", "gateway.model", "claude.login",
                      "codex.wire_api", "cline.vscode", "ccswitch.managed", "devices.opencl"):
         assert check_id in listing.stdout
-    bad = cli("doctor", "--check", "gateway.modle").assert_clean()
+    bad = run("doctor", "--check", "gateway.modle").assert_clean()
     assert bad.returncode == 2
     assert "did you mean gateway.model" in bad.stderr
 
 
-def test_fix_with_json_is_a_usage_error(cli, home):
-    result = cli("doctor", "--fix", "--json").assert_clean()
+def test_fix_with_json_is_a_usage_error(run, home):
+    result = run("doctor", "--fix", "--json").assert_clean()
     assert result.returncode == 2
     assert "--fix" in result.stderr
 
