@@ -430,10 +430,11 @@ def test_non_tty_without_yes_refuses_instead_of_hanging(cli, home: Path, existin
     assert snapshot(home) == before
 
 
-def test_missing_values_without_a_terminal_name_the_flag(cli, home: Path) -> None:
-    result = cli("init", "--yes", "--model", MODEL, input="")
+def test_missing_values_without_a_terminal_name_the_flag(run, home: Path) -> None:
+    # in-process (stdin is not a terminal here either); the refusal above is the subprocess proof of the same rule
+    result = run("init", "--yes", "--model", MODEL, input="").assert_clean()
     assert result.returncode == 2 and "--key-stdin" in result.stderr and "TAOTOKEN_API_KEY" in result.stderr
-    result = cli("init", "--yes", "--key-stdin", input=SENTINEL_KEY).assert_clean()
+    result = run("init", "--yes", "--key-stdin", input=SENTINEL_KEY).assert_clean()
     assert result.returncode == 2 and "--model" in result.stderr
 
 
