@@ -9,7 +9,8 @@ from taotoken_cli.cmd.doctor.model import SECTIONS, Check, Result
 from taotoken_cli.core.base.i18n import _
 
 _REGISTRY: list[Check] = []
-_CHECK_MODULES = ("configuration", "environment", "project_env", "clients", "mcp", "network", "gateway", "devices")
+_CHECK_MODULES = ("configuration", "environment", "project_env", "startup", "clients", "mcp", "network", "gateway",
+                  "devices")
 
 
 def check(id: str, section: str, title: str, *, network: bool = False):

@@ -28,3 +28,27 @@ def test_a_commented_out_start_up_line_stays_so(run, home) -> None:
     assert again.returncode == 0 and bashrc.read_bytes() == before, again.output
     assert "is commented out in" in flat(again.output) and "remove the leading # to bring them back" in \
         flat(again.output)
+
+
+def test_doctor_says_new_shells_lack_the_variables_and_how_to_bring_the_line_back(run, home) -> None:
+    import json
+
+    bashrc = home / ".bashrc"
+    bashrc.write_text("alias ll='ls -l'\n")
+    assert run("init", "--target", "shell", "--yes", "--base-url", "https://taotoken.net/api", "--model", "m",
+               "--key-stdin", input=SENTINEL_KEY).assert_clean().returncode == 0
+
+    def finding() -> dict:
+        result = run("doctor", "--json", "--offline", "--check", "env.startup_line").assert_clean()
+        return {c["id"]: c for c in json.loads(result.stdout)["checks"]}["env.startup_line"]
+
+    assert finding()["status"] == "ok"
+    text = bashrc.read_text()
+    line = next(line for line in text.splitlines() if "taotoken-env" in line)
+    bashrc.write_text(text.replace(line, "# " + line))
+    off = finding()
+    assert off["status"] == "warn" and "is commented out in" in off["message"], off
+    assert off["fixes"][0].startswith("remove the leading # from the line marked # taotoken-env")
+    bashrc.write_text("alias ll='ls -l'\n")  # removed
+    gone = finding()
+    assert gone["status"] == "warn" and gone["fixes"][0].startswith("taotoken init --target shell"), gone
