@@ -409,6 +409,17 @@ def runs(config_dir: Path) -> list[tuple[Path, dict]]:
     return found
 
 
+def _already_undone(entry: dict, backup_dir: Path) -> bool:
+    """Whether the file of `entry` already holds what it held before the run (or, created by it, is gone)."""
+    current = read_current(Path(entry["target"]))
+    if not entry["existed"]:
+        return current is None
+    try:
+        return current == (backup_dir / entry["backup"]).read_bytes()
+    except OSError:
+        return False
+
+
 def undo_last(config_dir: Path, *, force: bool = False, lock_timeout: float = LOCK_TIMEOUT_S) -> UndoResult:
     """Restore every file of the last run exactly: old contents and modes back, created files removed."""
     GIVEN.clear()
@@ -420,7 +431,9 @@ def undo_last(config_dir: Path, *, force: bool = False, lock_timeout: float = LO
                                 Exit.NOT_FOUND, code="init.nothing_to_undo")
         backup_dir, manifest = history[-1]
         entries = manifest["files"]
-        edited = [e["target"] for e in entries if _sha(read_current(Path(e["target"]))) != e["after_sha256"]]
+        # A file already back as it was (an earlier undo was killed part way) is not an edit: this undo resumes it.
+        edited = [e["target"] for e in entries if _sha(read_current(Path(e["target"]))) != e["after_sha256"]
+                  and not _already_undone(e, backup_dir)]
         if edited and not force:
             raise TaotokenError(
                 _("these files were changed after the last run, undo would discard those edits: {files}").format(

@@ -35,3 +35,19 @@ def test_a_later_run_removes_only_its_own_dead_leftovers(run, home) -> None:
     finally:
         live.kill()
         live.wait()
+
+
+def test_an_undo_after_a_killed_undo_resumes_it(run, home) -> None:
+    """Issue 22, item 9: after a killed `init --undo` (some files restored, the rest not), the next undo claimed
+    the user had edited the files. A file already back as it was is now simply done, and the undo resumes."""
+    settings = write(home / ".claude" / "settings.json", json.dumps({"theme": "dark"}) + "\n")
+    before = settings.read_bytes()
+    assert run("init", "--target", "claude-code", "--yes", "--base-url", "https://taotoken.net/api", "--model",
+               "gpt-4o-mini", "--key-stdin", input=SENTINEL_KEY).assert_clean().returncode == 0
+    own = home / ".config" / "taotoken" / "config.toml"
+    assert own.exists() and settings.read_bytes() != before
+    settings.write_bytes(before)  # what a killed undo leaves: this file restored, config.toml not yet deleted
+    result = run("init", "--undo").assert_clean()
+    assert result.returncode == 0, result.output
+    assert "changed after the last run" not in result.output
+    assert settings.read_bytes() == before and not own.exists()
