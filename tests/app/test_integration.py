@@ -78,7 +78,8 @@ def test_init_check_doctor_route_bench_against_the_mock(cli, home, mock_gateway)
     # -- init: every client in its own URL form, the user's own settings kept, key files 0600 ------------
     result = init(cli, mock).assert_clean()
     assert result.returncode == 0, result.output
-    assert mock.requests == []  # init itself does not call the gateway
+    # init asks the gateway one thing: whether it lists --model (issue 23: a typo is refused before it is written)
+    assert [(r.method, r.path) for r in mock.requests] == [("GET", "/api/v1/models")]
     settings = json.loads((home / ".claude/settings.json").read_text())
     assert settings["theme"] == "dark" and settings["permissions"] == {"allow": ["Bash(git status)"]}
     assert settings["env"]["ANTHROPIC_BASE_URL"] == mock.url  # bare root: Claude Code appends /v1/messages
@@ -116,8 +117,9 @@ def test_init_check_doctor_route_bench_against_the_mock(cli, home, mock_gateway)
             response = http.post(url, json=body, headers={"Authorization": f"Bearer {key}",
                                                           "anthropic-version": "2023-06-01"})
             assert response.status_code == 200, (url, response.text)
-    assert [r.path for r in mock.requests] == ["/api/v1/messages", "/api/v1/responses", "/api/v1/chat/completions"]
-    assert_log_clean(mock.requests, {"/api/v1/messages", "/api/v1/responses", "/api/v1/chat/completions"})
+    assert [r.path for r in new_requests(mock, 1)] == ["/api/v1/messages", "/api/v1/responses",
+                                                       "/api/v1/chat/completions"]
+    assert_log_clean(new_requests(mock, 1), {"/api/v1/messages", "/api/v1/responses", "/api/v1/chat/completions"})
 
     # -- check ----------------------------------------------------------------------------------------
     seen = len(mock.requests)

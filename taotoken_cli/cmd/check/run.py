@@ -71,6 +71,12 @@ def run_check(options: CheckOptions, env: dict[str, str] | None = None) -> Check
 
     _ask_gateway(options, env, base, key, context_for(base=base, settings=settings, model=result.model or ""),
                  result)
+    if result.diagnosis is None or not result.diagnosis.code.startswith("auth."):
+        from taotoken_cli.core.net.hygiene import key_suffix_warning
+
+        said = key_suffix_warning()
+        result.labelled_notes = [note for note in result.labelled_notes if said not in note]
+        result.notes = [note for note in result.notes if said not in note]
     if result.diagnosis is not None:
         # Where each value comes from (this reads the shell start-up files): only when a fix will be shown.
         result.diagnosis.context.sources = outside_config(settings, env if env is not None else os.environ)

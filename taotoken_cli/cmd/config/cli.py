@@ -62,11 +62,15 @@ def set_value(
                                 help=_("The value; for api_key use '-' to type it hidden (or pipe it in).")),
     yes: bool = typer.Option(False, "--yes", "-y", help=_("Also update every copy init wrote without asking.")),
     no_sync: bool = typer.Option(False, "--no-sync", help=_("Change only taotoken's own config file.")),
+    allow_unlisted: bool = typer.Option(False, "--allow-unlisted",
+                                        help=_("Set a model without asking the gateway whether it lists it (for "
+                                               "gateways that hide some models).")),
     profile: str | None = _options.PROFILE,
 ) -> None:
     from taotoken_cli.cmd.config.run import set_value
 
-    raise typer.Exit(set_value(_options.io(), key, value, profile, yes=yes, sync=not no_sync))
+    raise typer.Exit(set_value(_options.io(), key, value, profile, yes=yes, sync=not no_sync,
+                               check_listed=not allow_unlisted))
 
 
 @config_app.command("sync", help=_("Bring every copy init wrote (client files, env.sh, CC Switch links) in "

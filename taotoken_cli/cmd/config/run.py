@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from taotoken_cli.core.base.errors import InputError
+from taotoken_cli.core.base.errors import InputError, TaotokenError
 from taotoken_cli.core.base.exitcodes import Exit
 from taotoken_cli.core.base.i18n import _
 from taotoken_cli.core.base.masking import mask_key, remember_secret
@@ -28,8 +28,9 @@ from taotoken_cli.core.term.output import Output
 
 
 def set_value(io: IOStreams, key: str, value: str, profile: str | None, *, yes: bool = False,
-              sync: bool = True) -> int:
-    """One value into the profile, cleaned first; base URL, key and model reach every copy init wrote.
+              sync: bool = True, check_listed: bool = True) -> int:
+    """One value into the profile, cleaned first; base URL, key and model reach every copy init wrote. A model the
+    gateway does not list is refused before anything is written (`check_listed=False`: not asked).
 
     For the key, VALUE `-` asks for it: hidden input on a terminal, the whole of stdin otherwise."""
     out = io.out
@@ -68,6 +69,8 @@ def set_value(io: IOStreams, key: str, value: str, profile: str | None, *, yes: 
             raise InputError(cleaned.error, cleaned.fix)
         for note in cleaned.notes:
             out.error_note(_("note: {note}").format(note=note))
+        if key == "model" and check_listed:
+            _refuse_unlisted(io, settings, cleaned.value)
         new_text = render_config_update(text, path, settings.profile, {key: cleaned.value})
         shown = mask_key(cleaned.value) if key == "api_key" else cleaned.value
     setting = (_("set {key} = {value}") if key in TOP_LEVEL_KEYS else _("set {key} = {value} in profile {profile}"))
@@ -91,6 +94,28 @@ def set_value(io: IOStreams, key: str, value: str, profile: str | None, *, yes: 
     plan = Plan([own], notes=copies.plan.notes, warnings=copies.plan.warnings, secrets=copies.plan.secrets)
     plan.extend(Plan(copies.stale))
     return _apply(io, plan, applyflow.Flow(f"taotoken config set {key}", yes=yes, notes=False))
+
+
+def _refuse_unlisted(io: IOStreams, settings, model: str) -> None:
+    """A model the gateway's list lacks is not written into taotoken's file and four clients' with exit 0: refused
+    with the listed ID it was probably meant to be. No list to ask (offline, no key): it is set, as before."""
+    from taotoken_cli.core.base.fix import Command, Fix, config_set
+    from taotoken_cli.core.diagnosis.model_check import check_model
+
+    found = check_model(settings.base_url.value if settings.base_url.is_set else None,
+                        settings.api_key.value if settings.api_key.is_set else None, model, io.env)
+    if found.listed is not False:  # True, or None: no list to ask (offline, no key), set as before
+        return
+    message = _("{model} is not in the gateway's model list for this key; nothing was written").format(
+        model=repr(model))
+    keep = Command(config_set("model", model, settings.profile).line + " --allow-unlisted")
+    if found.close:
+        fix = Fix.of(_("did you mean {close}? {command}   (keep {model} anyway: {keep})"), close=found.close[0],
+                     command=config_set("model", found.close[0], settings.profile), model=repr(model), keep=keep)
+    else:
+        fix = Fix.of(_("pick a listed ID: {list}, or keep {model} anyway: {keep}"), list=Command("taotoken models"),
+                     model=repr(model), keep=keep)
+    raise TaotokenError(message, fix, Exit.NOT_FOUND, code="model.not_found")
 
 
 def sync(io: IOStreams, profile: str | None, *, yes: bool = False, dry_run: bool = False) -> int:

@@ -176,8 +176,35 @@ def diagnose(ctx: DoctorContext, obs: Observation, expect: str) -> Problem | Non
     if diagnosis is None:
         return None
     message = diagnosis.title
-    if diagnosis.server_message:
+    fixes = diagnosis.fixes()
+    if obs.error is not None and diagnosis.code in ("net.timeout", "net.connect_timeout"):
+        # The limit that ran out is doctor's own (--timeout), not anything the server said; the fix reruns what
+        # timed out with more time, not a `check` of some other endpoint.
+        message = _("{title}: doctor's own time limit ({seconds} s, --timeout) ran out before {request} "
+                    "answered").format(title=message, seconds=f"{ctx.timeout:g}",
+                                       request=f"{obs.method} {urlsplit(obs.url).path}")
+        fixes = _timeout_fixes(ctx, obs, expect) + [fix for fix in fixes if "--timeout" not in str(fix)]
+    elif obs.error is not None and diagnosis.server_message and diagnosis.code != proxy_answer.CODE:
+        message = _("{title}: {error}").format(title=message, error=diagnosis.server_message)  # our error, not theirs
+    elif diagnosis.server_message:
         said = (_("{title} — the proxy said: {said}") if diagnosis.code == proxy_answer.CODE
                 else _("{title} — server said: {said}"))
         message = said.format(title=message, said=diagnosis.server_message)
-    return Problem(message, diagnosis.code, diagnosis.fixes(), list(diagnosis.details), diagnosis.server_message)
+    return Problem(message, diagnosis.code, fixes, list(diagnosis.details), diagnosis.server_message)
+
+
+def _timeout_fixes(ctx: DoctorContext, obs: Observation, expect: str) -> list[Fix]:
+    """Rerun what timed out with a longer limit: doctor itself, and the `check` that sends that same request."""
+    from taotoken_cli.core.base.fix import Command
+
+    seconds = f"{max(30.0, ctx.timeout * 3):g}"
+    fixes = [Fix.of(_("allow longer: {command}"), command=Command(f"taotoken doctor --timeout {seconds}"))]
+    path = urlsplit(obs.url).path
+    rerun = None
+    if path.endswith("/chat/completions"):
+        rerun = f"taotoken check {'--stream' if expect == 'stream' else '--chat'} --timeout {seconds}"
+    elif path.endswith("/models"):
+        rerun = f"taotoken check --timeout {seconds}"
+    if rerun:
+        fixes.append(Fix.of(_("or test just that request: {command}"), command=Command(rerun)))
+    return fixes

@@ -67,6 +67,9 @@ def init(
     open_app: str | None = typer.Option(None, "--open-app", metavar="APP", autocompletion=complete_ccswitch_apps,
                                         help=_("Hand over only this app's CC Switch link: claude or codex (implies "
                                           "--open).")),
+    allow_unlisted: bool = typer.Option(False, "--allow-unlisted",
+                                        help=_("Write a --model without asking the gateway whether it lists it (for "
+                                               "gateways that hide some models).")),
     profile: str | None = _options.PROFILE,
     _t: str | None = _options.retired("-t", "--target"),
 ) -> None:
@@ -76,5 +79,5 @@ def init(
     request = InitRequest(base_url=base_url, api_key=key, model=model, key_from_flag=key is not None,
                           key_stdin=key_stdin, targets=list(target), all_targets=all_targets, scope=scope,
                           codex_auth=codex_auth, open_links=open_links or open_app is not None,
-                          open_app=open_app, profile=profile)
+                          open_app=open_app, profile=profile, allow_unlisted=allow_unlisted)
     raise typer.Exit(run(InitOptions(request, yes=yes, dry_run=dry_run, undo=undo, force=force), _options.io()))

@@ -43,6 +43,7 @@ class InitRequest:
     scope: str = "user"
     codex_auth: str = "env"
     open_links: bool = False  # hand the CC Switch links over (one at a time)
+    allow_unlisted: bool = False  # write a --model the gateway's list lacks (not asked)
     open_app: str | None = None  # only this app's link (claude | codex)
     profile: str | None = None
 
@@ -107,7 +108,32 @@ def resolve_triple(request: InitRequest, io: IOStreams) -> tuple[Triple, str, li
             notes.extend(item.labelled_notes(LABELS[name]))
         values[name] = item.value
     remember_secret(values["api_key"])
+    if not request.allow_unlisted and settings.value("model").value is not None:  # a picked one is listed
+        notes.extend(_refuse_unlisted(io, values["base_url"], values["api_key"], values["model"]))
     return Triple(values["base_url"], values["api_key"], values["model"]), settings.profile, notes
+
+
+def _refuse_unlisted(io: IOStreams, base_url: str, api_key: str, model: str) -> list[str]:
+    """A model the gateway does not list is not written into every client: refused before the plan, with the
+    listed ID it was probably meant to be; with no list to ask it is written as before."""
+    from taotoken_cli.core.base.errors import TaotokenError
+    from taotoken_cli.core.base.exitcodes import Exit
+    from taotoken_cli.core.base.fix import Command, Fix
+    from taotoken_cli.core.diagnosis.model_check import check_model
+
+    found = check_model(base_url, api_key, model, io.env)
+    if found.listed is not False:  # listed, or no list to ask (offline, no key): written as before
+        return []
+    message = _("{model} is not in the gateway's model list for this key; nothing was written").format(
+        model=repr(model))
+    keep = Command("--allow-unlisted")
+    if found.close:
+        fix = Fix.of(_("did you mean {close}? run init again with {option}   (keep {model} anyway: add {keep})"),
+                     close=found.close[0], option=Command(f"--model {found.close[0]}"), model=repr(model), keep=keep)
+    else:
+        fix = Fix.of(_("pick a listed ID: {list}, then run init again with --model ID (keep {model} anyway: add "
+                       "{keep})"), list=Command("taotoken models"), model=repr(model), keep=keep)
+    raise TaotokenError(message, fix, Exit.NOT_FOUND, code="model.not_found")
 
 
 # ------------------------------------------------------------------------------------------ targets

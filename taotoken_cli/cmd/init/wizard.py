@@ -15,6 +15,7 @@ from taotoken_cli.core.settings import LABELS, Origin, Value
 from taotoken_cli.core.term.iostreams import IOStreams, Prompter
 
 MODEL_LIST_TIMEOUT_S = 10.0
+UNLISTED_ANYWAY = "taotoken init --model ID --allow-unlisted"  # init refuses an unlisted --model without the flag
 PROMPT = Origin("flag", "prompt")
 
 
@@ -72,9 +73,9 @@ def _not_listed(text: str, ids: list[str]) -> str:
     close = close_model_matches(text, ids, limit=3)
     if close:
         return _("{text} is not listed; close: {close} (* shows the whole list; an unlisted ID anyway: "
-                 "{command})").format(text=repr(text), close=", ".join(close), command="taotoken init --model ID")
+                 "{command})").format(text=repr(text), close=", ".join(close), command=UNLISTED_ANYWAY)
     return _("{text} is not listed (* shows the whole list; an unlisted ID anyway: {command})").format(
-        text=repr(text), command="taotoken init --model ID")
+        text=repr(text), command=UNLISTED_ANYWAY)
 
 
 def unchecked_reason(listing: ModelListing) -> str:

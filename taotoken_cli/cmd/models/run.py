@@ -13,7 +13,7 @@ from taotoken_cli.core.base.fix import Command, Fix
 from taotoken_cli.core.base.i18n import _
 from taotoken_cli.core.diagnosis.context import context_for
 from taotoken_cli.core.diagnosis.listing import GLOB_CHARACTERS, config_diagnosis, fetch_model_list, match_models
-from taotoken_cli.core.diagnosis.model_ids import close_model_matches
+from taotoken_cli.core.diagnosis.model_ids import close_model_matches, near_matches
 from taotoken_cli.core.settings import LABELS, Overrides, load_settings
 from taotoken_cli.core.settings.origins import fix_at_source
 from taotoken_cli.core.term.iostreams import IOStreams
@@ -63,7 +63,7 @@ def collect(options: ModelsOptions, env: Mapping[str, str]) -> ModelsReport:
     ids = listing.ids
     if report.no_match and report.pattern:
         wanted = report.pattern.translate({ord(ch): None for ch in GLOB_CHARACTERS + "]"})
-        report.close_matches = close_model_matches(wanted, ids) if wanted else []
+        report.close_matches = near_matches(wanted, ids) if wanted else []
     uses = ([("model", None, report.configured_model)] if report.configured_model else []) + [
         ("route", key, model) for key, model in report.routes.items()]
     for use, route, model in uses:

@@ -83,6 +83,42 @@ def close_model_matches(wanted: str, available: list[str], limit: int = 5) -> li
     return [candidate for _, _, candidate in sorted(scored)[:limit]]
 
 
+def substring_distance(pattern: str, text: str) -> int:
+    """The fewest edits turning `pattern` into some part of `text` (free start and end: Sellers' algorithm)."""
+    previous2: list[int] = []
+    previous = [0] * (len(text) + 1)  # an empty pattern matches anywhere at no cost
+    for i, char_p in enumerate(pattern, 1):
+        current = [i] + [0] * len(text)
+        for j, char_t in enumerate(text, 1):
+            current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (char_p != char_t))
+            if i > 1 and j > 1 and char_p == text[j - 2] and pattern[i - 2] == char_t:
+                current[j] = min(current[j], previous2[j - 2] + 1)  # two neighbours swapped: one edit
+        previous2, previous = previous, current
+    return min(previous)
+
+
+def near_matches(pattern: str, available: list[str], limit: int = 5) -> list[str]:
+    """What a search for `pattern` probably meant when no ID contains it (`taotoken models deepsek`): the IDs it is a
+    typo of (`close_model_matches`), then IDs holding a near-miss of it (`deepseek-chat`). A search may offer other
+    models; "did you mean" for a configured ID uses `close_model_matches` alone."""
+    found = close_model_matches(pattern, available, limit)
+    wanted = _normalised(pattern)
+    if len(wanted) < 4:
+        return found  # `gp` is within one edit of nearly everything
+    allowed = 1 if len(wanted) < 8 else 2
+    scored = []
+    for index, candidate in enumerate(dict.fromkeys(available)):
+        if candidate in found:
+            continue
+        numbers = _NUMBER.findall(candidate)
+        if any(number not in numbers for number in _NUMBER.findall(pattern)):
+            continue  # `gpt-5` is not a near miss of `gpt-4o`: another version is another model
+        distance = substring_distance(wanted, _normalised(candidate))
+        if distance <= allowed:
+            scored.append((distance, index, candidate))
+    return (found + [candidate for _, _, candidate in sorted(scored)])[:limit]
+
+
 def model_ids(data: Any) -> list[str]:
     """The IDs of a model list body, in the gateway's order (see `listing.listed_models`)."""
     from taotoken_cli.core.diagnosis.listing import listed_models

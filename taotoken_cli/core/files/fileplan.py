@@ -428,7 +428,7 @@ def undo_last(config_dir: Path, *, force: bool = False, lock_timeout: float = LO
         if not history:
             raise TaotokenError(_("there is no taotoken run to undo"),
                                 _("backups live in {directory}").format(directory=config_dir / BACKUPS_DIR),
-                                Exit.NOT_FOUND, code="init.nothing_to_undo")
+                                Exit.FAILURE, code="init.nothing_to_undo")  # not the URL/model class (5)
         backup_dir, manifest = history[-1]
         entries = manifest["files"]
         # A file already back as it was (an earlier undo was killed part way) is not an edit: this undo resumes it.

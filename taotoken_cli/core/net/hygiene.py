@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ipaddress
 import re
+import unicodedata
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit, urlunsplit
 
@@ -84,6 +85,12 @@ def clean_base_url(raw: str) -> Cleaned:
     text = result.value
     if not text:
         raise InputError(_("the base URL is empty"), _("pass the API root, e.g. --base-url https://taotoken.net/api"))
+    wide = [ch for ch in text if 0xFF01 <= ord(ch) <= 0xFF5E or ch == "\u3002"]
+    if wide:
+        # A Chinese input method types ： ／ 。 for : / . — the ASCII forms are meant (NFKC maps them).
+        text = unicodedata.normalize("NFKC", text).replace("\u3002", ".")
+        result.changes.append(_("replaced the full-width characters {chars} with their ASCII forms").format(
+            chars=" ".join(dict.fromkeys(wide))))
     if "://" not in text:
         raise InputError(
             _("base URL {url} has no scheme").format(url=repr(text)),
@@ -128,6 +135,13 @@ def clean_base_url(raw: str) -> Cleaned:
                               .format(query=parts.query))
     if parts.fragment:
         result.changes.append(_("removed the fragment #{fragment}").format(fragment=parts.fragment))
+    page = _dashboard_page(parts.path)
+    if page:
+        example = "https://taotoken.net/api" if hostname.lower() in ("taotoken.net", "www.taotoken.net") \
+            else f"{parts.scheme.lower()}://{parts.netloc.lower()}/api"
+        raise InputError(_("base URL {url} is the console page {page}, not the API root").format(
+            url=repr(text), page=page),
+            _("use the API root instead: taotoken config set base_url {example}").format(example=example))
     path = parts.path.rstrip("/")
     if path != parts.path and parts.path not in ("", "/"):
         result.changes.append(_("removed the trailing slash"))
@@ -164,6 +178,16 @@ def clean_base_url(raw: str) -> Cleaned:
     return result
 
 
+# The web console's pages (new-api/one-api: /console/token, /token, /panel, /log, /topup …): copied from the
+# address bar, they answer HTML to every API call.
+_CONSOLE_PAGES = ("console", "panel", "dashboard", "token", "topup", "login")
+
+
+def _dashboard_page(path: str) -> str | None:
+    first = path.strip("/").split("/", 1)[0].lower()
+    return path.rstrip("/") if first in _CONSOLE_PAGES else None
+
+
 _BEARER_RE = re.compile(r"^\s*(authorization\s*:\s*)?bearer\s+", re.IGNORECASE)
 _KEY_SHAPE_RE = re.compile(r"^[A-Za-z0-9_\-.:+/=]{16,256}$")
 
@@ -184,8 +208,15 @@ def clean_key(raw: str, *, strip_bearer: bool = False) -> Cleaned:
                                 "it on its own").format(prefix=repr(raw[:bearer.end()].strip())))
     stripped = value.strip()
     if stripped != value:
-        result.changes.append(_("removed a trailing newline from the key") if value.rstrip(" \t") != value.rstrip()
-                              else _("removed surrounding whitespace from the key"))
+        removed = value[: len(value) - len(value.lstrip())] + value[len(value.rstrip()):]
+        wide = [ch for ch in removed if ord(ch) > 127]  # U+3000 from a Chinese IME, U+00A0 from a web page
+        if "\n" in removed or "\r" in removed:
+            result.changes.append(_("removed a trailing newline from the key"))
+        elif wide:
+            result.changes.append(_("removed a full-width or non-breaking space ({code}) around the key").format(
+                code=", ".join(dict.fromkeys(f"U+{ord(ch):04X}" for ch in wide))))
+        else:
+            result.changes.append(_("removed surrounding whitespace from the key"))
     unquoted = stripped.strip(_QUOTES).strip()
     if unquoted != stripped:
         result.changes.append(_("removed quotes around the key"))
@@ -208,10 +239,15 @@ def clean_key(raw: str, *, strip_bearer: bool = False) -> Cleaned:
         result.warnings.append(_("the key is unusually short or contains unexpected characters"))
     # one-api/new-api read anything after a second '-' as a channel id (403 普通用户不支持指定渠道).
     if unquoted.startswith("sk-") and "-" in unquoted[3:]:
-        result.warnings.append(_(
-            "the key has a '-' after the sk- prefix; one-api/new-api gateways read the part after it as a "
-            "channel id and answer 403 — check nothing was appended to the key"))
+        result.warnings.append(key_suffix_warning())
     return result
+
+
+def key_suffix_warning() -> str:
+    """Said once where a key is set; `check` repeats it only when the gateway refused the key (a LiteLLM or
+    OpenRouter key has dashes and works: a warning on every successful check is noise)."""
+    return _("the key has a '-' after the sk- prefix; one-api/new-api gateways read the part after it as a "
+             "channel id and answer 403 — check nothing was appended to the key")
 
 
 def clean_model(raw: str) -> Cleaned:

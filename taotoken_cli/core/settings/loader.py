@@ -123,6 +123,16 @@ class Settings:
                 raise TaotokenError(_("{name} ({origin}): {error}").format(name=name, origin=item.origin,
                                                                            error=item.error), item.fix, Exit.CONFIG,
                                     code="config.invalid")
+            if item.value is None and self.profile not in self.profiles and self.profile_origin.kind in ("flag",
+                                                                                                    "env"):
+                # `--profile nosuch`: the profile is the mistake, not a missing key (and no proxy stripped one)
+                known = ", ".join(self.profiles) or _("none yet")
+                raise TaotokenError(
+                    _("profile {profile} ({origin}) does not exist in {path} (profiles: {known})").format(
+                        profile=repr(self.profile), origin=self.profile_origin, path=self.config_path, known=known),
+                    _("pick an existing one (taotoken config profiles), or create it: {command}").format(
+                        command=f"taotoken init --profile {self.profile}"),
+                    Exit.CONFIG, code="config.missing")
             if item.value is None:
                 setter = "taotoken config set api_key -" if name == "api_key" else f"taotoken config set {name} …"
                 missing = {"base_url": _("no base URL configured (profile {profile})"),

@@ -78,7 +78,7 @@ def layout(ctx: DoctorContext) -> tuple[Result, bool]:
                                       blocked_by=blocker[1]), False
             assert problem is not None
             fixes = list(problem.fixes)
-            if "Timeout" in type(obs.error).__name__:
+            if "Timeout" in type(obs.error).__name__ and not any("doctor --timeout" in str(fix) for fix in fixes):
                 fixes.insert(0, Fix.of(_("on a slow link allow longer: {command}"),
                                        command=Command(f"taotoken doctor --timeout {max(30, ctx.timeout * 3):g}")))
             return Result.fail(_failed(f"{root}/v1/models", problem), code=problem.code, fixes=fixes,
