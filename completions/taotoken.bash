@@ -103,13 +103,13 @@ _taotoken() {
         "/config") words="$([[ $cur == -* ]] && echo "-h --help" || echo "path profiles set show sync")" ;;
         "/config/path") words="-h --help" ;;
         "/config/profiles") words="--json -h --help" ;;
-        "/config/set") words="$([[ $cur == -* ]] && echo "-y --yes --no-sync -p --profile -h --help")" ;;
+        "/config/set") words="$([[ $cur == -* ]] && echo "-y --yes --no-sync --allow-unlisted -p --profile -h --help")" ;;
         "/config/show") words="--origin --json -p --profile -h --help" ;;
         "/config/sync") words="-y --yes --dry-run -p --profile -h --help" ;;
         "/demo") words="--keep --step --fast -h --help" ;;
         "/doctor") words="-v --verbose --json --check --list --offline -t --timeout --strict --fix -y --yes --live -p --profile --base-url -m --model -h --help" ;;
         "/explain") words="-l --list --json -h --help" ;;
-        "/init") words="--base-url -m --model --key --key-stdin --target --all -y --yes --dry-run --undo --force --scope --codex-auth --open --open-app -p --profile -h --help" ;;
+        "/init") words="--base-url -m --model --key --key-stdin --target --all -y --yes --dry-run --undo --force --scope --codex-auth --open --open-app --allow-unlisted -p --profile -h --help" ;;
         "/mock") words="-P --port --host --allow-remote --key --any-key --models --alias --no-channel --latency-ms --token-rate --tokens --fail --fail-style --fail-rate --retry-after --fault --model-timing --model-fail --slots --rate-limit --keep --lenient-paths --lang --replay -q --quiet --json -h --help" ;;
         "/models") words="$([[ $cur == -* ]] && echo "--json -t --timeout --no-proxy -p --profile --base-url -h --help")" ;;
         "/route") words="$([[ $cur == -* ]] && echo "-d --device --task --export --openai --verify --samples --all --json --timeout -p --profile --base-url -m --model -h --help" || echo "devices list set")" ;;
