@@ -30,6 +30,7 @@ from taotoken_cli.cmd.mock.options import MockOptions
 from taotoken_cli.cmd.mock.records import RequestRecord
 from taotoken_cli.cmd.mock.router import Reply, Request, Router
 from taotoken_cli.core.base.i18n import _
+from taotoken_cli.core.net.urlform import OPENAI_V1
 
 MAX_HEAD_BYTES = 64 * 1024
 MAX_BODY_BYTES = 16 * 1024 * 1024
@@ -367,7 +368,7 @@ class MockAddresses:
     @property
     def openai_base(self) -> str:
         """What OpenAI-style clients (SDKs, Codex, Cline) are given: root + /v1."""
-        return self.url + "/v1"
+        return OPENAI_V1.url(self.url)
 
 
 @dataclass

@@ -10,6 +10,7 @@ from taotoken_cli.cmd.mock.records import FLAG_HINTS, RequestRecord
 from taotoken_cli.cmd.mock.server import MockServer, Summary, format_host
 from taotoken_cli.core.base.i18n import _, ngettext
 from taotoken_cli.core.base.masking import mask_key
+from taotoken_cli.core.net.urlform import OPENAI_V1
 from taotoken_cli.core.term.layout import DEFAULT_WIDTH, cell_width, pad, wrap
 
 _INDENT = "  "
@@ -23,7 +24,7 @@ def banner(server: MockServer, key_origin: str | None, width: int = DEFAULT_WIDT
     lines = wrap(_("taotoken mock: listening on {origin} (port {port})").format(origin=origin, port=server.port),
                  width, hang=_INDENT)
     lines += _addresses([(_("API root (taotoken --base-url, Claude Code ANTHROPIC_BASE_URL):"), root),
-                         (_("OpenAI-style clients (SDKs, Codex, Cline base URL):"), root + "/v1")], width)
+                         (_("OpenAI-style clients (SDKs, Codex, Cline base URL):"), OPENAI_V1.url(root))], width)
     if opts.any_key:
         key = _("key: any non-empty key accepted (--any-key)")
     elif key_origin:

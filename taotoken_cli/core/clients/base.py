@@ -25,6 +25,7 @@ from taotoken_cli.core.files import gitrepo
 from taotoken_cli.core.files.fileplan import FileChange, Plan
 from taotoken_cli.core.files.fsutil import resolve_target
 from taotoken_cli.core.formats.jsonedit import dumps_like, edit_json, parse_json
+from taotoken_cli.core.net.urlform import BARE_ROOT, OPENAI_V1, Form
 from taotoken_cli.core.platform import system
 
 
@@ -36,13 +37,17 @@ class Triple:
     api_key: str
     model: str
 
+    def url_for(self, form: Form) -> str:
+        """The base URL a client needs (its `URL_FORM`): the root, or root + /v1 (core.net.urlform)."""
+        return form.url(self.base_url)
+
     @property
     def anthropic_base(self) -> str:  # Anthropic-style clients append /v1/messages themselves
-        return self.base_url
+        return self.url_for(BARE_ROOT)
 
     @property
     def openai_base(self) -> str:  # OpenAI-style clients append /chat/completions or /responses
-        return self.base_url + "/v1"
+        return self.url_for(OPENAI_V1)
 
 
 # A directory that stands for the file system root when system-wide files are read (Claude Code's managed

@@ -22,6 +22,7 @@ from taotoken_cli.core.base.errors import ConfigFileError, TaotokenError
 from taotoken_cli.core.base.exitcodes import Exit
 from taotoken_cli.core.base.i18n import _
 from taotoken_cli.core.base.masking import mask_key
+from taotoken_cli.core.clients import claude_code, codex
 from taotoken_cli.core.clients.base import (
     ClientState,
     Detection,
@@ -40,6 +41,7 @@ from taotoken_cli.core.platform import processes, system
 
 NAME = "cc-switch"
 LABEL = "CC Switch"
+URL_FORMS = {"claude": claude_code.URL_FORM, "codex": codex.URL_FORM}  # what each app's client needs
 PROVIDER_ID = "taotoken"
 PROVIDER_NAME = "TaoToken"
 LINKS_FILE = "cc-switch-import.txt"
@@ -83,8 +85,9 @@ def encode(value: str) -> str:
 
 
 def endpoint(triple: Triple, app: str) -> str:
-    """Claude gets the bare root (it appends /v1/messages); Codex root + /v1, used verbatim."""
-    return triple.anthropic_base if app == "claude" else triple.openai_base
+    """Each app's provider gets the URL form of the client it configures (Claude Code: the bare root; Codex:
+    root + /v1), used verbatim."""
+    return triple.url_for(URL_FORMS[app])
 
 
 def import_links(triple: Triple) -> dict[str, str]:
@@ -200,7 +203,7 @@ def plan(triple: Triple, machine: Machine, options: PlanOptions = PlanOptions())
 
 def provider_entries(triple: Triple) -> dict[str, dict]:
     """Provider entries in the v2 config.json shape (serde names of CC Switch's `Provider`)."""
-    claude_env = {"ANTHROPIC_AUTH_TOKEN": triple.api_key, "ANTHROPIC_BASE_URL": triple.anthropic_base,
+    claude_env = {"ANTHROPIC_AUTH_TOKEN": triple.api_key, "ANTHROPIC_BASE_URL": endpoint(triple, "claude"),
                   "ANTHROPIC_MODEL": triple.model, "ANTHROPIC_DEFAULT_HAIKU_MODEL": triple.model}
     return {
         "claude": {"id": PROVIDER_ID, "name": PROVIDER_NAME, "settingsConfig": {"env": claude_env}},
@@ -212,7 +215,7 @@ def provider_entries(triple: Triple) -> dict[str, dict]:
 
 def codex_config_text(triple: Triple) -> str:
     return (f'model_provider = "{PROVIDER_ID}"\nmodel = "{triple.model}"\n\n[model_providers.{PROVIDER_ID}]\n'
-            f'name = "{PROVIDER_NAME}"\nbase_url = "{triple.openai_base}"\nwire_api = "responses"\n'
+            f'name = "{PROVIDER_NAME}"\nbase_url = "{endpoint(triple, "codex")}"\nwire_api = "responses"\n'
             "requires_openai_auth = true\n")
 
 

@@ -31,10 +31,12 @@ from taotoken_cli.core.clients.base import (
 )
 from taotoken_cli.core.files import gitrepo
 from taotoken_cli.core.files.fileplan import Plan
+from taotoken_cli.core.net.urlform import BARE_ROOT
 from taotoken_cli.core.platform import system
 
 NAME = "claude-code"
 LABEL = "Claude Code"
+URL_FORM = BARE_ROOT  # Claude Code appends /v1/messages itself
 BASE_URL = "ANTHROPIC_BASE_URL"
 AUTH_TOKEN = "ANTHROPIC_AUTH_TOKEN"
 API_KEY = "ANTHROPIC_API_KEY"
@@ -207,7 +209,7 @@ def plan(triple: Triple, machine: Machine, options: PlanOptions = PlanOptions())
                                   example='"env": {}'))
     block = data.setdefault("env", {})
     summary: list[str] = []
-    wanted = {BASE_URL: triple.anthropic_base, AUTH_TOKEN: triple.api_key, MODEL: triple.model,
+    wanted = {BASE_URL: triple.url_for(URL_FORM), AUTH_TOKEN: triple.api_key, MODEL: triple.model,
               HAIKU_MODEL: triple.model}
     for name, value in wanted.items():
         old = block.get(name)

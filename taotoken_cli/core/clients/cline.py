@@ -25,9 +25,11 @@ from taotoken_cli.core.clients.base import (
     read_json,
 )
 from taotoken_cli.core.files.fileplan import Plan
+from taotoken_cli.core.net.urlform import OPENAI_V1
 
 NAME = "cline"
 LABEL = "Cline"
+URL_FORM = OPENAI_V1  # Cline calls <baseUrl>/chat/completions
 PROVIDER_ID = "openai-compatible"
 TOKEN_SOURCE = "manual"
 EXTENSION_ID = vscode.CLINE_EXTENSION
@@ -114,7 +116,7 @@ def plan(triple: Triple, machine: Machine, options: PlanOptions = PlanOptions())
     entry = providers.get(PROVIDER_ID) if isinstance(providers.get(PROVIDER_ID), dict) else {}
     settings = dict(entry.get("settings") or {}) if isinstance(entry.get("settings"), dict) else {}
     wanted = {"provider": PROVIDER_ID, "apiKey": triple.api_key, "model": triple.model,
-              "baseUrl": triple.openai_base}
+              "baseUrl": triple.url_for(URL_FORM)}
     for key, value in wanted.items():
         old = settings.get(key)
         if old != value:

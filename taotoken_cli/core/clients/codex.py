@@ -32,9 +32,11 @@ from taotoken_cli.core.clients.base import (
 )
 from taotoken_cli.core.files.fileplan import Plan
 from taotoken_cli.core.formats import tomledit
+from taotoken_cli.core.net.urlform import OPENAI_V1
 
 NAME = "codex"
 LABEL = "Codex"
+URL_FORM = OPENAI_V1  # Codex calls <base_url>/responses and never adds /v1
 PROVIDER_ID = "taotoken"
 PROVIDER_NAME = "TaoToken"
 ENV_KEY = "OPENAI_API_KEY"  # exported by the shell target's env.sh (never a TAOTOKEN_* variable: see clients.shell)
@@ -104,7 +106,7 @@ def plan(triple: Triple, machine: Machine, options: PlanOptions = PlanOptions())
                               _("{name} is not a table").format(name=f"model_providers.{PROVIDER_ID}"),
                               _("remove it so init can write {table}").format(table=f"[model_providers.{PROVIDER_ID}]"))
 
-    wanted: dict[str, object] = {"name": PROVIDER_NAME, "base_url": triple.openai_base}
+    wanted: dict[str, object] = {"name": PROVIDER_NAME, "base_url": triple.url_for(URL_FORM)}
     if auth_mode == "env":
         wanted["env_key"] = ENV_KEY
     elif auth_mode == "inline":

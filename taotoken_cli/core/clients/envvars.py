@@ -22,6 +22,7 @@ from urllib.parse import urlsplit
 
 from taotoken_cli.core.base.i18n import N_, _
 from taotoken_cli.core.clients.base import Triple
+from taotoken_cli.core.net.urlform import BARE_ROOT, OPENAI_V1, Form
 
 URL, KEY, MODEL = "url", "key", "model"
 TAOTOKEN, ELSEWHERE, MIXED, NO_URL = "taotoken", "elsewhere", "mixed", "no-url"
@@ -31,10 +32,14 @@ TAOTOKEN, ELSEWHERE, MIXED, NO_URL = "taotoken", "elsewhere", "mixed", "no-url"
 class GatewayVar:
     name: str
     role: str  # URL | KEY | MODEL
-    suffix: str = ""  # URL: "" for the bare root, "/v1" for root + /v1
+    suffix: str = ""  # URL: BARE_ROOT.suffix or OPENAI_V1.suffix (core.net.urlform)
     reader_text: str = ""  # URL: who reads it (English; `reader` is it in the user's language)
     reason_text: str = ""  # URL: why this form (what the reader appends to it)
     synced: bool = True  # MODEL: only taotoken's own variable is a copy; the others are the program's choice
+
+    @property
+    def form(self) -> Form:
+        return Form(self.suffix)
 
     @property
     def reader(self) -> str:
@@ -46,11 +51,13 @@ class GatewayVar:
 
 
 VARIABLES: dict[str, GatewayVar] = {v.name: v for v in (
-    GatewayVar("OPENAI_BASE_URL", URL, "/v1", N_("the OpenAI SDKs"), N_("the OpenAI SDKs append /chat/completions")),
-    GatewayVar("OPENAI_API_BASE", URL, "/v1", N_("older OpenAI SDKs"),
+    GatewayVar("OPENAI_BASE_URL", URL, OPENAI_V1.suffix, N_("the OpenAI SDKs"),
+               N_("the OpenAI SDKs append /chat/completions")),
+    GatewayVar("OPENAI_API_BASE", URL, OPENAI_V1.suffix, N_("older OpenAI SDKs"),
                N_("older OpenAI SDKs append /chat/completions")),
-    GatewayVar("ANTHROPIC_BASE_URL", URL, "", N_("the Anthropic SDK"), N_("the Anthropic SDK appends /v1/messages")),
-    GatewayVar("TAOTOKEN_BASE_URL", URL, "", "taotoken", N_("taotoken takes the API root")),
+    GatewayVar("ANTHROPIC_BASE_URL", URL, BARE_ROOT.suffix, N_("the Anthropic SDK"),
+               N_("the Anthropic SDK appends /v1/messages")),
+    GatewayVar("TAOTOKEN_BASE_URL", URL, BARE_ROOT.suffix, "taotoken", N_("taotoken takes the API root")),
     GatewayVar("OPENAI_API_KEY", KEY),
     GatewayVar("ANTHROPIC_AUTH_TOKEN", KEY),
     GatewayVar("ANTHROPIC_API_KEY", KEY),
@@ -185,7 +192,7 @@ def wanted(name: str, triple: Triple) -> str | None:
     """The value a copy of `triple` holds in `name` (None: a variable a sync leaves alone)."""
     var = VARIABLES[name]
     if var.role == URL:
-        return triple.base_url + var.suffix
+        return triple.url_for(var.form)
     if var.role == KEY:
         return triple.api_key
     return triple.model if var.synced else None

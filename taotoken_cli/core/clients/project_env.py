@@ -18,6 +18,7 @@ from taotoken_cli.core.base.errors import TaotokenError
 from taotoken_cli.core.base.exitcodes import Exit
 from taotoken_cli.core.base.i18n import N_, _
 from taotoken_cli.core.base.masking import mask_key
+from taotoken_cli.core.clients import envvars
 from taotoken_cli.core.clients.base import (
     ClientState,
     ConfigFile,
@@ -66,8 +67,8 @@ def read(machine: Machine) -> ClientState:
 
 
 def exports(triple: Triple) -> dict[str, str]:
-    return {"TAOTOKEN_BASE_URL": triple.base_url, "TAOTOKEN_API_KEY": triple.api_key, "TAOTOKEN_MODEL": triple.model,
-            "OPENAI_BASE_URL": triple.openai_base, "OPENAI_API_KEY": triple.api_key}
+    names = ("TAOTOKEN_BASE_URL", "TAOTOKEN_API_KEY", "TAOTOKEN_MODEL", "OPENAI_BASE_URL", "OPENAI_API_KEY")
+    return {name: str(envvars.wanted(name, triple)) for name in names}  # each variable in its own form
 
 
 def refuse_tracked(path: Path) -> None:

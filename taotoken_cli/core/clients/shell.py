@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from taotoken_cli.core.base.i18n import N_, _
-from taotoken_cli.core.clients import winshell
+from taotoken_cli.core.clients import envvars, winshell
 from taotoken_cli.core.clients.base import (
     ClientState,
     ConfigFile,
@@ -78,7 +78,7 @@ def parse_env_sh(text: str) -> dict[str, str]:
 # config.toml, and an exported TAOTOKEN_* value would override it, so a later `taotoken config set` would be
 # shadowed in every shell that sourced this file.
 def exports(triple: Triple) -> dict[str, str]:
-    return {"OPENAI_BASE_URL": triple.openai_base, "OPENAI_API_KEY": triple.api_key}
+    return {"OPENAI_BASE_URL": envvars.wanted("OPENAI_BASE_URL", triple), "OPENAI_API_KEY": triple.api_key}
 
 
 _HEADER = ("# Written by `taotoken init`: the TaoToken base URL (root + /v1) and key for OpenAI SDK scripts and\n"

@@ -18,6 +18,7 @@ from typing import Any
 from taotoken_cli import __version__
 from taotoken_cli.core.base.i18n import _
 from taotoken_cli.core.net.proxies import proxy_for  # noqa: F401 - the gateway's proxy decision, shared by every caller
+from taotoken_cli.core.net.urlform import BARE_ROOT, OPENAI_V1
 
 USER_AGENT = f"taotoken-cli/{__version__}"
 ENV_ALLOW_HTTP = "TAOTOKEN_ALLOW_HTTP"  # =1: the user accepts sending the key over plain http
@@ -36,27 +37,27 @@ class Endpoints:
 
     @property
     def openai_base(self) -> str:  # what OpenAI-style clients (SDKs, Codex, Cline) are given
-        return self.root + "/v1"
+        return OPENAI_V1.url(self.root)
 
     @property
     def anthropic_base(self) -> str:  # what Claude Code / the Anthropic SDK are given
-        return self.root
+        return BARE_ROOT.url(self.root)
 
     @property
     def models(self) -> str:
-        return self.root + "/v1/models"
+        return self.openai_base + "/models"
 
     @property
     def chat(self) -> str:
-        return self.root + "/v1/chat/completions"
+        return self.openai_base + "/chat/completions"
 
     @property
     def responses(self) -> str:
-        return self.root + "/v1/responses"
+        return self.openai_base + "/responses"
 
     @property
-    def messages(self) -> str:
-        return self.root + "/v1/messages"
+    def messages(self) -> str:  # the Anthropic SDK appends /v1/messages to its base URL
+        return self.anthropic_base + "/v1/messages"
 
 
 @dataclass

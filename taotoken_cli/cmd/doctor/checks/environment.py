@@ -15,6 +15,7 @@ from taotoken_cli.core.base.fix import Command, Fix
 from taotoken_cli.core.base.i18n import N_, _
 from taotoken_cli.core.base.masking import mask_key
 from taotoken_cli.core.clients.base import ENV_SYSTEM_ROOT
+from taotoken_cli.core.clients.envvars import VARIABLES
 from taotoken_cli.core.net import hygiene
 from taotoken_cli.core.settings import ENV_CONFIG, ENV_PROFILE, FIELDS, profile_table, read_config_file
 from taotoken_cli.core.settings.origins import fix_at_source
@@ -140,7 +141,7 @@ def openai_vars(ctx: DoctorContext) -> Result:
     fails: list[str] = []
     fixes: list[str] = []
     details: list[str] = []
-    expected = f"{base}/v1" if base else None
+    expected = VARIABLES["OPENAI_BASE_URL"].form.url(base) if base else None
     points_elsewhere = False
     for name in ("OPENAI_BASE_URL", "OPENAI_API_BASE"):
         value = ctx.env.get(name)
@@ -215,7 +216,7 @@ def anthropic_vars(ctx: DoctorContext) -> Result:
             elsewhere = True
             details.append(_("{var} points at {host}, not {gateway} (fine if intended)").format(
                 var="ANTHROPIC_BASE_URL", host=host_of(root), gateway=host_of(base)))
-        elif value.rstrip("/") != root:
+        elif value.rstrip("/") != VARIABLES["ANTHROPIC_BASE_URL"].form.url(root):
             fails.append(_("ANTHROPIC_BASE_URL={value} is not the bare root: Claude Code and the Anthropic SDK "
                            "append /v1/messages and would call {url}").format(
                 value=value, url=value.rstrip("/") + "/v1/messages"))

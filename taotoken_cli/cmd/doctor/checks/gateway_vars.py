@@ -66,7 +66,7 @@ def check_copy(issues: Issues, ctx: DoctorContext, values: Mapping[str, str], wh
     for name, value in values.items():
         var = VARIABLES[name]
         if var.role == URL:
-            form = UrlForm(var.reader, var.suffix, N_("root + /v1") if var.suffix else N_("the bare root"),
+            form = UrlForm(var.reader, var.form, N_("root + /v1") if var.suffix else N_("the bare root"),
                            same_root_fix=fix)
             issues.add_result(client_base_url_result(
                 ctx, f"{where}: {name} = {value!r}", value, form,

@@ -200,7 +200,7 @@ def ccswitch_codex(ctx: DoctorContext, providers: list[StoredProvider]) -> Resul
         if not isinstance(value, str) or not value.strip():
             issues.fail(_("{provider}: {table} has no base_url").format(provider=provider.describe(),
                                                                         table=f"[model_providers.{chosen}]"),
-                        fixes=[_edit(provider, _ENDPOINT, url=f"{ctx.base_url}/v1")])
+                        fixes=[_edit(provider, _ENDPOINT, url=CODEX_FORM.url(ctx.base_url))])
         else:
             issues.add_result(client_base_url_result(
                 ctx, f"{provider.describe()} base_url = {value!r}", value, CODEX_FORM, why=codex_url_why,

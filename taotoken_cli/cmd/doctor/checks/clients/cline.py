@@ -46,7 +46,7 @@ def _cline_base_url(ctx: DoctorContext, base: str, path: Path, provider_key: str
         why=lambda wanted, _changes: _("should be {url} (Cline calls <baseUrl>/chat/completions)").format(url=wanted),
         set_fix=lambda url: _('set "{name}": "{value}" in {path}').format(name="baseUrl", value=url, path=path),
         repair=repair, differs=_("{setting} {value} differs from taotoken's {url}").format(
-            setting="baseUrl", value=base, url=f"{ctx.base_url}/v1"))
+            setting="baseUrl", value=base, url=CLINE_FORM.url(ctx.base_url)))
 
 
 @check("cline.providers", SECTION, N_("Cline providers.json"))
@@ -65,7 +65,7 @@ def cline_providers(ctx: DoctorContext) -> Result:
             _("no {path}: Cline 4.x / CLI 3.x are not configured").format(path=providers.path)
         return Result.warn(message, fixes=[Fix.run("taotoken init"), Fix.of(_("or: {fix}"), fix=Command(
             f"cline auth --provider openai-compatible --apikey sk-… --modelid {ctx.model or '<model>'} "
-            f"--baseurl {ctx.base_url or '<root>'}/v1"))])
+            f"--baseurl {CLINE_FORM.url(ctx.base_url or '<root>')}"))])
     issues = Issues()
     data = providers.data if isinstance(providers.data, dict) else {}
     table = data.get("providers")
@@ -251,14 +251,15 @@ def _check_legacy_config(ctx: DoctorContext, issues: Issues, who: str, config) -
     base = config.base_url
     if not isinstance(base, str) or not base:
         issues.fail(_("{who}: OpenAI Compatible has no Base URL ({where})").format(who=who, where=where),
-                    fixes=[_("in Cline's settings set Base URL to {url}").format(url=f"{ctx.base_url or '<root>'}/v1")])
+                    fixes=[_("in Cline's settings set Base URL to {url}").format(
+                        url=CLINE_FORM.url(ctx.base_url or '<root>'))])
         return seen
     issues.add_result(client_base_url_result(
         ctx, f"openAiBaseUrl {base!r}", base, CLINE_FORM,
         why=lambda wanted, _changes: _("should be {url} (Cline calls <Base URL>/chat/completions)").format(url=wanted),
         set_fix=lambda url: _("in Cline's settings set Base URL to {url}").format(url=url),
         differs=_("{setting} {value} differs from taotoken's {url}").format(setting="openAiBaseUrl", value=base,
-                                                                           url=f"{ctx.base_url}/v1")))
+                                                                           url=CLINE_FORM.url(ctx.base_url))))
     if config.model and ctx.model and config.model != ctx.model:
         issues.details.append(_("model {model} (taotoken's model is {ours})").format(model=config.model,
                                                                                     ours=ctx.model))

@@ -113,7 +113,7 @@ def codex_base_url(ctx: DoctorContext, codex: Codex) -> Result:
         ctx, f"{table} base_url = {value!r}", value, CODEX_FORM, why=codex_url_why,
         set_fix=lambda url: _('set base_url = "{url}" in {table} of {path}').format(url=url, table=table, path=path),
         repair=repair, differs=_("{label} differs from taotoken's base URL {url}").format(
-            label=f"{table} base_url = {value}", url=f"{ctx.base_url}/v1"))
+            label=f"{table} base_url = {value}", url=CODEX_FORM.url(ctx.base_url)))
 
 
 @client_check("codex.wire_api", N_("Codex wire_api"), codex_parsed)

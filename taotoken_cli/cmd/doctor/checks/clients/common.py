@@ -15,10 +15,11 @@ from taotoken_cli.cmd.doctor.registry import check
 from taotoken_cli.core.base.errors import InputError
 from taotoken_cli.core.base.fix import Command, Fix
 from taotoken_cli.core.base.i18n import N_, _
-from taotoken_cli.core.clients import CLIENTS
+from taotoken_cli.core.clients import CLIENTS, claude_code, cline, codex
 from taotoken_cli.core.clients.base import ClientState, ConfigFile
 from taotoken_cli.core.files.fsutil import is_world_readable, private_fix
 from taotoken_cli.core.net import hygiene
+from taotoken_cli.core.net.urlform import Form
 
 SECTION = "Clients"
 Found = TypeVar("Found")
@@ -125,13 +126,16 @@ SAME_ROOT_FIX = N_("{command}   (writes the same root everywhere)")  # {command}
 
 @dataclass(frozen=True)
 class UrlForm:
-    """How a client needs its base URL written: the API root plus `suffix`, because of the paths it appends."""
+    """How a client needs its base URL written (the client module's URL_FORM), and how doctor names it."""
 
     client: str
-    suffix: str  # "" (a bare root) or "/v1"
+    url_form: Form  # core.net.urlform: BARE_ROOT or OPENAI_V1, from the client's module
     name: str  # the form, as an ok result names it (marked N_(), translated where shown)
     same_root_fix: Fix | str | None = None  # the fix when the URL names another root than taotoken's (SAME_ROOT_FIX)
     trims: bool = False  # whitespace around the value does not count against the form
+
+    def url(self, root: str | None) -> str:
+        return self.url_form.url(root or "")
 
 
 def codex_url_why(wanted: str, changes: list[str]) -> str:
@@ -152,10 +156,9 @@ def claude_url_why(value: str) -> Callable[[str, list[str]], str]:
     return why
 
 
-CLAUDE_FORM = UrlForm("Claude Code", "", N_("bare root"), trims=True)  # appends /v1/messages itself
-CODEX_FORM = UrlForm("Codex", "/v1", N_("root + /v1"))  # calls <base_url>/responses
-# Cline calls <baseUrl>/chat/completions
-CLINE_FORM = UrlForm("Cline", "/v1", N_("root + /v1"), same_root_fix=Fix.run("taotoken init"))
+CLAUDE_FORM = UrlForm("Claude Code", claude_code.URL_FORM, N_("bare root"), trims=True)
+CODEX_FORM = UrlForm("Codex", codex.URL_FORM, N_("root + /v1"))
+CLINE_FORM = UrlForm("Cline", cline.URL_FORM, N_("root + /v1"), same_root_fix=Fix.run("taotoken init"))
 
 
 def client_base_url_result(ctx: DoctorContext, label: str, value: str, form: UrlForm, *,
@@ -173,8 +176,8 @@ def client_base_url_result(ctx: DoctorContext, label: str, value: str, form: Url
     root, changes = clean_root(value)
     if root is None:
         return Result.fail(_("{label} is not a usable URL: {reason}").format(label=label, reason=changes[0]),
-                           fixes=[unusable_fix or set_fix(f"{ctx.base_url}{form.suffix}")])
-    wanted = root + form.suffix
+                           fixes=[unusable_fix or set_fix(form.url(ctx.base_url))])
+    wanted = form.url(root)
     if (value.strip() if form.trims else value) != wanted:
         # `why` is a whole predicate ("ends in /v1: …"): one message joins it to its subject, in each language's way
         return Result.fail(_("{label} {problem}").format(label=label, problem=why(wanted, changes)),
@@ -182,7 +185,7 @@ def client_base_url_result(ctx: DoctorContext, label: str, value: str, form: Url
                            repairs=[repair(wanted)] if repair else [])
     if ctx.base_url and root != ctx.base_url:
         return Result.warn(differs or _("{label} differs from taotoken's base URL {url}").format(
-            label=label, url=f"{ctx.base_url}{form.suffix}"),
+            label=label, url=form.url(ctx.base_url)),
             fixes=[form.same_root_fix or Fix.of(_(SAME_ROOT_FIX), command=Command("taotoken init"))])
     return Result.ok(_("{url} ({form}, as {client} needs)").format(url=wanted, form=_(form.name), client=form.client))
 
