@@ -100,8 +100,8 @@ def mock(
                              help=_("Language of new-api messages: en or zh.")),
     replay: list[Path] = typer.Option([], "--replay", metavar="FILE",
                                       help=_("Answer the request a recording names (method, path) with its "
-                                             "recorded status, headers and body (repeatable), e.g. "
-                                             "tests/fixtures/new_api/*.json.")),
+                                             "recorded status, headers and body (repeatable; the repo's "
+                                             "new-api fixtures are such recordings).")),
     quiet: bool = typer.Option(False, "--quiet", "-q", help=_("No per-request log lines.")),
     json_out: bool = typer.Option(False, "--json", help=_("Log one JSON object per request.")),
 ) -> None:

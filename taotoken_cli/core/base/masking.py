@@ -66,6 +66,10 @@ class Redactor:
             if len(part) >= PARTIAL_RUN:
                 self._anchors.update(part[start:start + half] for start in range(0, len(part) - half + 1, half))
 
+    @property
+    def secrets(self) -> tuple[str, ...]:
+        return tuple(self._secrets)
+
     def __call__(self, text: str) -> str:
         for secret in self._secrets:
             if secret in text:
@@ -75,13 +79,15 @@ class Redactor:
         return text
 
     def _mask_run(self, match: re.Match[str]) -> str:
-        """A word holding PARTIAL_RUN characters of a known key in a row is shown as that key, masked."""
+        """A word holding PARTIAL_RUN characters of a known key in a row is shown as that key, masked: the key it
+        shares most runs with, when two known keys share a piece."""
         word = match.group(0)
+        shared: dict[str, int] = {}
         for start in range(len(word) - PARTIAL_RUN + 1):
             key = self._runs.get(word[start:start + PARTIAL_RUN])
             if key is not None:
-                return mask_key(key)
-        return word
+                shared[key] = shared.get(key, 0) + 1
+        return mask_key(max(shared, key=shared.__getitem__)) if shared else word
 
 
 # Bearer tokens and sk- style keys that we do not know about (e.g. in a file we read).

@@ -94,7 +94,9 @@ class Plan:
         return not self.pending
 
     def redactor(self) -> Callable[[str], str]:
-        local = Redactor(*self.secrets)
+        # One redactor over the plan's secrets and the process's: every whole key is replaced before any partial
+        # echo is looked for, so a piece two keys share is never shown as the wrong key.
+        local = Redactor(*self.secrets, *SECRETS.secrets)
         return lambda text: mask_unknown_keys(SECRETS(local(text)))
 
 
