@@ -76,6 +76,11 @@ def _escape(char: str) -> str:
     return f"\\x{code:02x}" if code < 0x20 else f"\\u{code:04x}"  # DEL and C1: as JSON can carry them
 
 
+# What rich itself writes to redraw a live view on a terminal: CR, erase line, cursor up, cursor hide/show, and its
+# colours. Nothing else passes (no title, no screen clear); rich also drops BEL/BS/VT/FF/CR from the text it is given.
+_RICH_OR_CONTROL = re.compile(r"\r|\x1b\[(?:[0-9;]*m|2K|[0-9]*A|\?25[lh])|[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
 def escape_controls(text: str, *, keep_colour: bool = False) -> str:
     """`text` with every control character shown escaped; `keep_colour` lets SGR colour sequences through."""
     if keep_colour:
@@ -96,6 +101,22 @@ class RedactingStream:
         # A code page without ✓ or █ (cp1252, ASCII) gets lookalikes: a write never fails (core.term.encoding).
         self._stream.write(encodable(escape_controls(self._redact(text), keep_colour=self.colour),
                                      getattr(self._stream, "encoding", None)))
+        return len(text)
+
+    def write_rich(self, text: str) -> int:
+        """What rich renders: on a terminal its redrawing codes pass (its colours only with colour on); every other
+        control character is escaped."""
+        if not self.isatty():
+            return self.write(text)
+
+        def keep(match: re.Match[str]) -> str:
+            code = match.group(0)
+            if code.endswith("m") and len(code) > 1:
+                return code if self.colour else ""
+            return code if len(code) > 1 or code == "\r" else _escape(code)
+
+        safe = _RICH_OR_CONTROL.sub(keep, self._redact(text))
+        self._stream.write(encodable(safe, getattr(self._stream, "encoding", None)))
         return len(text)
 
     def write_control(self, text: str) -> int:
@@ -204,8 +225,21 @@ class Output:
         return self._err_console
 
 
+class _RichFile:
+    """The file rich writes to: RedactingStream.write_rich (its live view's redrawing codes kept on a terminal)."""
+
+    def __init__(self, stream: RedactingStream) -> None:
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        return self._stream.write_rich(text)
+
+    def __getattr__(self, name: str):
+        return getattr(self._stream, name)
+
+
 def _make_console(stream: RedactingStream, color: bool):
     from rich.console import Console
 
-    return Console(file=stream, no_color=not color, color_system="auto" if color else None,
+    return Console(file=_RichFile(stream), no_color=not color, color_system="auto" if color else None,
                    highlight=False, soft_wrap=not stream.isatty(), emoji=False)
