@@ -261,7 +261,8 @@ def test_json_shape_is_stable(bench):
         assert set(s["latency_ms"]) == DIST_KEYS
         assert s["ttft_ms"] is None  # not a stream run
     err = data["series"][1]["errors"][0]
-    assert set(err) == {"code", "count", "share", "title", "status", "server_message", "retry_after_s", "fixes"}
+    assert set(err) == {"code", "count", "share", "title", "status", "server_message", "retry_after_s", "fixes",
+                        "fix_steps"}
     assert sum(b["count"] for b in data["series"][0]["latency_histogram_ms"]) == 2
 
 

@@ -223,7 +223,7 @@ def test_devices_shows_the_pocl_cpu_and_no_nvidia_driver(cli, cpu_only_env, pocl
     assert result.returncode == 0
     assert re.search(r"^OpenCL +CPU +pthread", result.stdout, re.M), result.stdout  # the device row
     # flat: the CUDA row names the (temporary, per xdist worker longer) library path, which wraps at another word
-    assert re.search(r"^CUDA +no driver/device: no NVIDIA driver library \(", result.stdout, re.M), result.stdout
+    assert re.search(r"^CUDA +no driver/device: no NVIDIA driver library\s+\(", result.stdout, re.M), result.stdout
     shown = flat(result.stdout)
     assert "; pycuda is not installed either" in shown and "install the NVIDIA driver" in shown
     assert "SYCL_DEVICE_FILTER" in result.stdout and "ONEAPI_DEVICE_SELECTOR='opencl:cpu'" in result.stdout
