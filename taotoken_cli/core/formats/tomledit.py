@@ -80,10 +80,11 @@ def _add(parent: Any, key: str, value: Any) -> None:
     from tomlkit.items import AoT, Table
 
     if isinstance(parent, TOMLDocument) and not isinstance(value, (Table, AoT, Mapping)):
-        last = [k for k, v in parent.body if k is not None and not isinstance(v, (Table, AoT))]
+        last = [i for i, (k, v) in enumerate(parent.body) if k is not None and not isinstance(v, (Table, AoT))]
         if last:
             try:
-                parent._insert_after(last[-1].key, key, value)  # noqa: SLF001 - tomlkit has no public insert
+                # tomlkit has no public insert; _insert_at is there from 0.11 to 0.15 (_insert_after is gone in 0.15)
+                parent._insert_at(last[-1] + 1, key, value)  # noqa: SLF001
                 return
             except (AttributeError, KeyError, TypeError, ValueError):
                 pass
