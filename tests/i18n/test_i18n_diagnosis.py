@@ -322,7 +322,8 @@ def test_explain_json_is_the_same_in_every_language(cli, home, query) -> None:
 def test_explain_list_and_models_json_are_the_same_in_every_language(cli, served) -> None:
     listing = json_run(cli, "explain", "--list")
     assert listing == json_run(cli, "explain", "--list", lang="en")
-    assert listing[0] == {"code": "auth.missing_key", "exit_code": 3, "retry": False, "title": "No API key was sent"}
+    assert listing["codes"][0] == {"code": "auth.missing_key", "exit_code": 3, "retry": False,
+                                   "title": "No API key was sent"}
     assert json_run(cli, "models") == json_run(cli, "models", lang="en")
     rejected = {"TAOTOKEN_API_KEY": "sk-wrongWRONGwrong0123456"}
     failed = json_run(cli, "models", env=rejected)

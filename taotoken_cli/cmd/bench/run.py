@@ -246,16 +246,17 @@ def run(args: BenchOptions, io: IOStreams) -> int:
 
         write_html(args.html, report)
         written.append(("--html", args.html))
+    status = exit_code(report)
     if args.json_out:
-        out.json(report.to_dict())
+        from taotoken_cli.cmd.bench.report import SCHEMA_VERSION
+
+        out.json(report.to_dict(), schema=SCHEMA_VERSION, exit_code=status)
     else:
         for line in render_text(report, _width(io)):
             out.line(line)
     for option, path in written:  # on stderr: stdout stays the report (or the JSON)
         out.error_line(_("wrote {path} ({option})").format(path=path, option=option))
-    if report.interrupted is not None:
-        return 143 if report.interrupted == "SIGTERM" else 130
-    return exit_code(report)
+    return status
 
 
 def _width(io: IOStreams) -> int:
@@ -383,12 +384,14 @@ def _proxy_label(proxy: str | None) -> str | None:
 
 
 def exit_code(report) -> int:
-    """0 when requests succeeded (and the SLOs held). When every request of a series failed, or the error
-    limits stopped it, the exit code of its top error — in a sweep only when a model failed at every step
-    (overload at the top of a sweep is what a sweep looks for). 1 when SLOs were missed: by a single run's
-    series, or at every step of a sweep (no knee)."""
+    """130 (SIGINT) or 143 (SIGTERM) when the run was stopped. 0 when requests succeeded (and the SLOs held).
+    When every request of a series failed, or the error limits stopped it, the exit code of its top error — in a
+    sweep only when a model failed at every step (overload at the top of a sweep is what a sweep looks for). 1
+    when SLOs were missed: by a single run's series, or at every step of a sweep (no knee)."""
     from taotoken_cli.core.base.exitcodes import Exit
 
+    if report.interrupted is not None:
+        return 143 if report.interrupted == "SIGTERM" else int(Exit.INTERRUPTED)
     if report.sweep is not None:
         for model in report.sweep["models"]:
             steps = [report.series[step["series"]] for step in model["steps"]]

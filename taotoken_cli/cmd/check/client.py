@@ -28,8 +28,9 @@ def run_client_check(name: str, io: IOStreams, *, json_out: bool = False,
     verdict = live.describe(run, io.cwd)
     if json_out:
         out.json({"client": client.name, "outcome": verdict.state, "status": verdict.status,
-                  "ok": verdict.state == live.ANSWERED, "exit_code": run.exit_code, "timed_out": run.timed_out,
-                  "elapsed_s": round(run.elapsed_s, 3), "message": verdict.message, "details": verdict.details})
+                  "ok": verdict.state == live.ANSWERED, "client_exit_code": run.exit_code,
+                  "timed_out": run.timed_out, "elapsed_s": round(run.elapsed_s, 3), "message": verdict.message,
+                  "details": verdict.details}, exit_code=verdict.exit)
         return verdict.exit
     write = out.wrapped if verdict.state == live.ANSWERED else out.error_wrapped
     write(verdict.message)

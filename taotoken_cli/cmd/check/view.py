@@ -30,7 +30,7 @@ def render_code(out: Output, result: CheckResult) -> None:
 
 
 def render_json(out: Output, result: CheckResult) -> None:
-    out.json(result.to_dict())
+    out.json(result.to_dict(), exit_code=result.exit_code)
 
 
 def render_quiet(out: Output, result: CheckResult) -> None:

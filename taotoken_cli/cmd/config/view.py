@@ -73,7 +73,7 @@ def render_settings(out: Output, settings: Settings, with_origin: bool) -> None:
 def render_profiles(out: Output, settings: Settings, json_out: bool) -> None:
     names = settings.profiles or []
     if json_out:
-        out.json({"active": settings.profile, "profiles": names})
+        out.json({"active": settings.profile, "profiles": names}, exit_code=0)
         return
     if not names:
         out.wrapped(_("no profiles yet in {path}; `taotoken init` creates one").format(path=settings.config_path),
@@ -86,7 +86,7 @@ def render_profiles(out: Output, settings: Settings, json_out: bool) -> None:
 def show_settings(io: IOStreams, profile: str | None, *, with_origin: bool, json_out: bool) -> None:
     settings = load_settings(Overrides(profile=profile), io.env)
     if json_out:
-        io.out.json(settings_to_dict(settings))
+        io.out.json(settings_to_dict(settings), exit_code=0)
     else:
         render_settings(io.out, settings, with_origin=with_origin)
 

@@ -8,7 +8,7 @@ from taotoken_cli.cmd.doctor import DEFAULT_TIMEOUT_S
 from taotoken_cli.cmd.doctor.context import DoctorContext
 from taotoken_cli.cmd.doctor.registry import all_checks, select
 from taotoken_cli.cmd.doctor.runner import run_doctor
-from taotoken_cli.cmd.doctor.view import progress_text, render_list, render_text, report_to_dict
+from taotoken_cli.cmd.doctor.view import JSON_SCHEMA, progress_text, render_list, render_text, report_to_dict
 from taotoken_cli.core.base.errors import InputError
 from taotoken_cli.core.base.exitcodes import Exit
 from taotoken_cli.core.base.i18n import _
@@ -61,7 +61,7 @@ def run(options: DoctorOptions, io: IOStreams) -> int:
         with out.spinner(lambda: _("running the clients…"), enabled=not options.json_out):
             report.findings.extend(run_live(io.env, io.cwd, report))
     if options.json_out:
-        out.json(report_to_dict(report))
+        out.json(report_to_dict(report), schema=JSON_SCHEMA, exit_code=report.exit_code)
     else:
         render_text(out, report, verbose=options.verbose)
     if options.fix:

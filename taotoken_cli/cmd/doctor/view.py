@@ -192,10 +192,8 @@ def finding_to_dict(finding: Finding) -> dict[str, Any]:
 def report_to_dict(report: Report) -> dict[str, Any]:
     """Stable shape: static keys only (checks are a list, never a map keyed by id); the key is masked."""
     return {
-        "schema": JSON_SCHEMA,
         "version": __version__,
         "verdict": report.verdict.value,
-        "exit_code": report.exit_code,
         "strict": report.strict,
         "offline": report.offline,
         "profile": report.profile,
@@ -211,8 +209,8 @@ def report_to_dict(report: Report) -> dict[str, Any]:
 
 def render_list(out: Output, checks: list[Check], *, json_out: bool = False) -> None:
     if json_out:
-        out.json({"schema": JSON_SCHEMA, "checks": [
-            {"id": c.id, "section": c.section, "title": c.title, "network": c.network} for c in checks]})
+        out.json({"checks": [{"id": c.id, "section": c.section, "title": c.title, "network": c.network}
+                            for c in checks]}, schema=JSON_SCHEMA, exit_code=0)
         return
     sections: dict[str, list[Check]] = {}
     for c in checks:

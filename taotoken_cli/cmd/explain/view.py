@@ -10,13 +10,24 @@ from taotoken_cli.core.term.layout import table
 from taotoken_cli.core.term.output import Output
 
 
+def _json(out: Output, query: str | None, kind: str, codes: list[dict]) -> None:
+    """explain's one --json shape (docs/json.md): what was asked, what kind of thing it is (a code, a status, a
+    message, or the list of every code) and the codes it means; `exit_code` is explain's own status, each code's
+    `exit_code` the status that failure exits with."""
+    out.json({"query": query, "kind": kind, "codes": codes}, exit_code=0)
+
+
+def _summary(entry: Entry) -> dict:
+    return {"code": entry.code, "exit_code": int(entry.exit), "retry": entry.retry, "title": entry.title}
+
+
 def render_entry(out: Output, diagnosis: Diagnosis, json_out: bool = False) -> None:
     entry = diagnosis.entry
     if json_out:
         data = diagnosis.to_dict()
         for transient in ("server_message", "retry_after_s", "details", "request_id", "model"):
             data.pop(transient)
-        out.json(data)
+        _json(out, entry.code, "code", [data])
         return
     out.wrapped(f"{entry.code} — {diagnosis.title}", hang="  ")
     facts = (_("exit status: {status} ({name})   retry: may succeed later") if entry.retry
@@ -32,7 +43,7 @@ def render_entry(out: Output, diagnosis: Diagnosis, json_out: bool = False) -> N
 
 def render_list(out: Output, entries: list[Entry], json_out: bool = False) -> None:
     if json_out:
-        out.json([{"code": e.code, "exit_code": int(e.exit), "retry": e.retry, "title": e.title} for e in entries])
+        _json(out, None, "list", [_summary(e) for e in entries])
         return
     rows = [[entry.code, str(int(entry.exit)), _(entry.title)] for entry in entries]
     for line in table(None, rows, out.width, indent="", align="lll"):
@@ -42,8 +53,7 @@ def render_list(out: Output, entries: list[Entry], json_out: bool = False) -> No
 def render_candidates(out: Output, query: str, kind: str, entries: list[Entry], json_out: bool = False) -> None:
     """The codes a status or a message can mean, most likely first, each with the command that explains it."""
     if json_out:
-        out.json({"query": query, "kind": kind, "codes": [
-            {"code": e.code, "exit_code": int(e.exit), "retry": e.retry, "title": e.title} for e in entries]})
+        _json(out, query, kind, [_summary(e) for e in entries])
         return
     if not entries:
         out.wrapped(_("HTTP {status} is not an error status: taotoken reports no failure for it").format(status=query),

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from typing import Any
 
 from taotoken_cli.core.base.i18n import N_, _
 from taotoken_cli.core.base.masking import mask_unknown_keys
+from taotoken_cli.core.term.output import json_line
+
+JSON_SCHEMA = 1  # the --json log's lines: listening, request, summary (docs/json.md)
 
 # The usual client mistakes the mock recognises, with the hint its log prints (English here; shown with _()).
 FLAG_HINTS = {
@@ -92,4 +94,5 @@ class RequestRecord:
         return data
 
     def to_json(self) -> str:
-        return mask_unknown_keys(json.dumps(self.to_dict(), ensure_ascii=False, default=str))
+        """The --json log's line for this request (docs/json.md: `event` "request")."""
+        return mask_unknown_keys(json_line({"event": "request", **self.to_dict()}, schema=JSON_SCHEMA))

@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 import errno
-import json
 from collections.abc import Mapping
 
 from taotoken_cli.cmd.mock.options import MockOptions
-from taotoken_cli.cmd.mock.records import RequestRecord
+from taotoken_cli.cmd.mock.records import JSON_SCHEMA, RequestRecord
 from taotoken_cli.core.base.errors import TaotokenError
 from taotoken_cli.core.base.exitcodes import Exit
 from taotoken_cli.core.base.i18n import _
 from taotoken_cli.core.term.iostreams import IOStreams
+from taotoken_cli.core.term.output import json_line
 
 
 def resolve_key(options: MockOptions, key_flag: str | None, env: Mapping[str, str] | None = None) -> str | None:
@@ -59,9 +59,9 @@ def run(options: MockOptions, io: IOStreams, *, key_flag: str | None, quiet: boo
     def on_ready(server) -> None:
         loop_of.append(server.loop)
         if as_json:
-            emit([json.dumps({"listening": f"http://{server.host}:{server.port}", "port": server.port,
-                              "root": f"http://{server.host}:{server.port}/api",
-                              "options": render.describe_options(options)}, default=str)])
+            emit([json_line({"event": "listening", "listening": f"http://{server.host}:{server.port}",
+                             "port": server.port, "root": f"http://{server.host}:{server.port}/api",
+                             "options": render.describe_options(options)}, schema=JSON_SCHEMA)])
         else:
             emit(render.banner(server, key_origin, out.width))
 

@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-import json
 import time
 
 from taotoken_cli.cmd.mock.options import MockOptions
-from taotoken_cli.cmd.mock.records import FLAG_HINTS, RequestRecord
+from taotoken_cli.cmd.mock.records import FLAG_HINTS, JSON_SCHEMA, RequestRecord
 from taotoken_cli.cmd.mock.server import MockServer, Summary, format_host
 from taotoken_cli.core.base.i18n import _, ngettext
 from taotoken_cli.core.base.masking import mask_key
 from taotoken_cli.core.net.urlform import OPENAI_V1
 from taotoken_cli.core.term.layout import DEFAULT_WIDTH, cell_width, pad, wrap
+from taotoken_cli.core.term.output import json_line
 
 _INDENT = "  "
 _HINT_INDENT = " " * 9  # under the request line's text, past its HH:MM:SS stamp
@@ -118,8 +118,9 @@ class RequestLog:
 
 def summary_lines(summary: Summary, as_json: bool, width: int = DEFAULT_WIDTH) -> list[str]:
     if as_json:
-        return [json.dumps({"summary": {"requests": summary.requests, "seconds": round(summary.seconds, 3),
-                                        "statuses": summary.statuses, "flags": summary.flags}})]
+        return [json_line({"event": "summary", "summary": {
+            "requests": summary.requests, "seconds": round(summary.seconds, 3), "statuses": summary.statuses,
+            "flags": summary.flags}}, schema=JSON_SCHEMA, exit_code=0)]
     return wrap(summary.line(), width, hang=_INDENT)
 
 

@@ -23,7 +23,7 @@ def terminal_width(io: IOStreams) -> int:
 
 
 def render_json(out: Output, report: ModelsReport) -> None:
-    out.json(report.to_dict())
+    out.json(report.to_dict(), exit_code=report.exit_code)
 
 
 def render_failure(out: Output, report: ModelsReport) -> None:

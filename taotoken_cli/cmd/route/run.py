@@ -62,7 +62,8 @@ def choose(options: RouteOptions, io: IOStreams) -> int:
                                 on_request=lambda *state: spinner.update(view.asking_text(*state)))
     if options.verify:
         if options.json_out:
-            out.json({"profile": settings.profile, "choice": choice.to_dict(), **report.to_dict()})
+            out.json({"profile": settings.profile, "choice": choice.to_dict(), **report.to_dict()},
+                     exit_code=report.exit_code)
         else:
             view.render_verify(out, report)
         return report.exit_code
@@ -73,7 +74,7 @@ def choose(options: RouteOptions, io: IOStreams) -> int:
         for line in view.export_lines(choice.model, options.openai):
             out.line(line)
     elif options.json_out:
-        out.json({"profile": settings.profile, **choice.to_dict()})
+        out.json({"profile": settings.profile, **choice.to_dict()}, exit_code=Exit.OK)
     else:
         view.render_choice(out, choice, settings.profile)
     return Exit.OK
@@ -86,7 +87,7 @@ def devices(io: IOStreams, *, json_out: bool, timeout_s: float = PROBE_TIMEOUT_S
     with io.out.spinner(view.probing_text(), enabled=not json_out):
         report = probe_devices(timeout_s=timeout_s, env=io.env)
     if json_out:
-        io.out.json(report.to_dict())
+        io.out.json(report.to_dict(), exit_code=Exit.OK)
     else:
         view.render_devices(io.out, report)
     return Exit.OK
@@ -157,7 +158,7 @@ def list_routes(io: IOStreams, *, json_out: bool, profile: str | None) -> int:
     settings = load_settings(Overrides(profile=profile), io.env)
     if json_out:
         io.out.json({**view.routes_to_dict(settings.routes, settings.profile),
-                     "fallback_model": settings.model.value})
+                     "fallback_model": settings.model.value}, exit_code=Exit.OK)
     else:
         view.render_routes(io.out, settings.routes, settings.profile, settings.model.value)
     return Exit.OK

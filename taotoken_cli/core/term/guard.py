@@ -41,9 +41,10 @@ def _json_error(code: str, exit_code: int, message: str, fix: object) -> None:
     import json
 
     from taotoken_cli.core.base.masking import SECRETS, mask_unknown_keys
+    from taotoken_cli.core.term.output import machine_object
 
-    data = {"ok": False, "code": code, "exit_code": int(exit_code), "message": str(message),
-            "fix": None if fix is None else str(fix)}
+    data = machine_object({"ok": False, "code": code, "message": str(message),
+                           "fix": None if fix is None else str(fix)}, schema=1, exit_code=exit_code)
     with contextlib.suppress(OSError, ValueError):
         sys.stdout.write(mask_unknown_keys(SECRETS(json.dumps(data, ensure_ascii=True))) + "\n")
         sys.stdout.flush()

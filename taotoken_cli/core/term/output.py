@@ -47,6 +47,21 @@ def color_enabled(stream: IO[str], env: Mapping[str, str] | None = None, tty: bo
     return tty if tty is not None else isatty(stream)
 
 
+def machine_object(obj: Mapping[str, Any], *, schema: int, exit_code: int | None) -> dict[str, Any]:
+    """What every --json object starts with (docs/json.md): `schema`, the version of this command's shape (raised
+    only when a key changes meaning or goes away; new keys do not raise it), and `exit_code`, the status the
+    process exits with (left out only for the records of a stream, such as mock's request lines)."""
+    head: dict[str, Any] = {"schema": schema}
+    if exit_code is not None:
+        head["exit_code"] = int(exit_code)
+    return {**head, **{key: value for key, value in obj.items() if key not in head}}
+
+
+def json_line(obj: Mapping[str, Any], *, schema: int = 1, exit_code: int | None = None) -> str:
+    """One JSON Lines record (mock's --json log): compact, on one line, `schema` first (no newline)."""
+    return json.dumps(machine_object(obj, schema=schema, exit_code=exit_code), ensure_ascii=False, default=str)
+
+
 _WIDE_LABEL_MAX = 6  # the longest label before a full-width colon (`提示`, `警告`, `codex`)
 
 
@@ -209,8 +224,11 @@ class Output:
         return Spinner(self.err, text, width=self.err_width, unicode=_encodes("⠋", self.err.encoding),
                        color=self.err_color, dumb=self.env.get("TERM") == "dumb")
 
-    def json(self, obj: Any) -> None:
-        self.out.write(json.dumps(obj, indent=2, ensure_ascii=False, default=str) + "\n")
+    def json(self, obj: Mapping[str, Any], *, exit_code: int, schema: int = 1) -> None:
+        """A command's --json: one object, its `schema` and `exit_code` first (machine_object; docs/json.md)."""
+        self.out.write(json.dumps(machine_object(obj, schema=schema, exit_code=exit_code), indent=2,
+                                  ensure_ascii=False, default=str) + "\n")
+
 
     @property
     def console(self):  # rich.console.Console, created on first use (rich is slow to import)

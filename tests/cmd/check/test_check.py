@@ -639,7 +639,7 @@ def test_explain_every_code(run, env):
     assert "taotoken config set base_url https://gw.example/api" in doubled
     assert "https://gw.example/api/v1" in doubled
     data = json.loads(run("explain", "quota.exhausted", "--json").stdout)
-    assert data["retry"] is False and data["exit_code"] == 6
+    assert data["codes"][0]["retry"] is False and data["codes"][0]["exit_code"] == 6
 
 
 # --- every catalogue entry is reproduced above ------------------------------------------------------

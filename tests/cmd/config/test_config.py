@@ -193,6 +193,7 @@ def test_config_show_json_is_stable_and_masked(home, cli, monkeypatch) -> None:
 
     result = cli("config", "show", "--json", env={"TAOTOKEN_API_KEY": SENTINEL_KEY}).assert_clean()
     data = json.loads(result.stdout)
-    assert set(data) == {"profile", "profile_origin", "config_path", "config_exists", "values", "routes", "profiles"}
+    assert set(data) == {"schema", "exit_code", "profile", "profile_origin", "config_path", "config_exists", "values",
+                         "routes", "profiles"}
     assert data["values"]["api_key"] == {"value": "sk-SE…WXYZ", "origin": "env", "origin_detail": "TAOTOKEN_API_KEY",
                                          "notes": [], "error": None}

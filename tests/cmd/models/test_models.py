@@ -20,7 +20,7 @@ from tests.rawserver import closed_port
 MODEL = "gpt-4o-mini"
 LONG = "accounts/fireworks/models/llama-v3p1-405b-instruct-long-name"
 SERVED = (MODEL, "gpt-4o", "claude-sonnet-4-5", "gpu-llama-3.1-8b", "cpu-qwen2.5-0.5b", LONG)
-JSON_KEYS = {"ok", "exit_code", "code", "profile", "base_url", "url", "status", "latency_ms", "key", "proxy",
+JSON_KEYS = {"schema", "ok", "exit_code", "code", "profile", "base_url", "url", "status", "latency_ms", "key", "proxy",
              "filter", "count", "matched", "configured_model", "configured_listed", "routes", "models",
              "close_matches", "unlisted", "notes", "error"}
 
