@@ -41,6 +41,7 @@ def main_options(
 from taotoken_cli.cmd import options as _options  # noqa: E402
 from taotoken_cli.cmd.bench import cli as _bench_cmd  # noqa: E402
 from taotoken_cli.cmd.check import cli as _check_cmd  # noqa: E402
+from taotoken_cli.cmd.completion import cli as _completion_cmd  # noqa: E402
 from taotoken_cli.cmd.config import cli as _config_cmd  # noqa: E402
 from taotoken_cli.cmd.demo import cli as _demo_cmd  # noqa: E402
 from taotoken_cli.cmd.doctor import cli as _doctor_cmd  # noqa: E402
@@ -60,6 +61,7 @@ _doctor_cmd.register(app)
 _bench_cmd.register(app)
 _mock_cmd.register(app)
 _demo_cmd.register(app)
+_completion_cmd.register(app)
 _options.tidy_help(app)
 
 

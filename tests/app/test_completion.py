@@ -16,15 +16,16 @@ from tests.tmux import Tmux, require_tmux
 PROMPT = "T> "
 MARK = "Z"  # typed after Tab: shows whether completion added a space
 
+SHARE = REPO / "taotoken_cli" / "share" / "completions"
 SETUP = {
     "bash": (["bash", "--norc", "--noprofile"],
              f"PS1='{PROMPT}'; bind 'set show-all-if-ambiguous on'; bind 'set bell-style none'; "
-             f"bind 'set page-completions off'; source {REPO / 'completions/taotoken.bash'}"),
+             f"bind 'set page-completions off'; source {SHARE / 'taotoken.bash'}"),
     "zsh": (["zsh", "-f"],
-            f"PS1='{PROMPT}'; fpath=({REPO / 'completions'} $fpath); autoload -Uz compinit; compinit -u -D"),
+            f"PS1='{PROMPT}'; fpath=({SHARE} $fpath); autoload -Uz compinit; compinit -u -D"),
     "fish": (["fish", "--no-config"],
              f"function fish_prompt; echo -n '{PROMPT}'; end; set -g fish_autosuggestion_enabled 0; "
-             f"source {REPO / 'completions/taotoken.fish'}"),
+             f"source {SHARE / 'taotoken.fish'}"),
 }
 
 # (typed before Tab, the command line after Tab and MARK)

@@ -12,6 +12,10 @@ import pytest
 
 from tests.conftest import REPO
 
+SHARE = REPO / "taotoken_cli" / "share"
+MAN_PAGE = SHARE / "man" / "man1" / "taotoken.1"
+ZH_MAN_PAGE = SHARE / "man" / "zh_CN" / "man1" / "taotoken.1"
+
 
 def test_generated_files_are_fresh() -> None:
     proc = subprocess.run([sys.executable, str(REPO / "scripts/gen_docs.py"), "--check"], capture_output=True,
@@ -22,7 +26,7 @@ def test_generated_files_are_fresh() -> None:
 def _bash_complete(line: str) -> list[str]:
     words = line.split(" ")
     quoted = " ".join(shlex.quote(w) for w in words)
-    script = (f"source {REPO / 'completions/taotoken.bash'}\n"
+    script = (f"source {SHARE / 'completions' / 'taotoken.bash'}\n"
               f"COMP_WORDS=({quoted})\nCOMP_CWORD={len(words) - 1}\n_taotoken\n"
               "printf '%s\\n' \"${COMPREPLY[@]}\"\n")
     proc = subprocess.run(["bash", "-c", script], capture_output=True, text=True, check=True)
@@ -39,7 +43,7 @@ def test_bash_completion_completes_commands_subcommands_and_options() -> None:
 def test_other_completions_parse(shell: str, path: str) -> None:
     if not shutil.which(shell):
         pytest.skip(f"{shell} is not installed here (.ci/run installs it)")
-    proc = subprocess.run([shell, "-n", str(REPO / path)], capture_output=True, text=True)
+    proc = subprocess.run([shell, "-n", str(SHARE / path)], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
 
 
@@ -56,7 +60,7 @@ def test_man_page_renders_cleanly(tmp_path: Path) -> None:
     if "renders" not in probe.stdout:
         pytest.skip(f"man cannot render any page here: {(probe.stdout + probe.stderr).strip()[:200]!r}")
     for locale in ("C.UTF-8", "C"):  # the page's escapes render without warnings on a UTF-8 or an ASCII terminal
-        proc = subprocess.run(["man", "-l", "--warnings", str(REPO / "man/taotoken.1")], capture_output=True,
+        proc = subprocess.run(["man", "-l", "--warnings", str(MAN_PAGE)], capture_output=True,
                               text=True, env={**MAN_ENV, "LANG": locale, "LC_ALL": locale})
         assert proc.returncode == 0
         assert "warning" not in proc.stderr.lower(), (locale, proc.stderr)
@@ -65,6 +69,71 @@ def test_man_page_renders_cleanly(tmp_path: Path) -> None:
         # each command's synopsis names its arguments as its help does
         assert "taotoken config set [OPTIONS] KEY VALUE" in proc.stdout
         assert "taotoken route set [OPTIONS] KIND=MODEL..." in proc.stdout
+
+
+def _render(page: Path, width: int) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(["man", "-l", "--warnings", str(page)], capture_output=True, text=True,
+                          env={**MAN_ENV, "MANWIDTH": str(width), "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8"})
+
+
+def test_the_chinese_man_page_renders_within_80_columns() -> None:
+    """groff 1.22 measures a CJK character as one column: the page is wrapped by taotoken's layout rule instead,
+    so at 80 columns no line is wider than the terminal, and nothing warns."""
+    if not shutil.which("man"):
+        pytest.skip("man is not installed")
+    from taotoken_cli.core.term.layout import cell_width
+
+    proc = _render(ZH_MAN_PAGE, 80)
+    if "TAOTOKEN" not in proc.stdout:
+        pytest.skip(f"man cannot render any page here: {proc.stderr[:200]!r}")
+    assert "warning" not in proc.stderr.lower(), proc.stderr
+    for heading in ("名称", "概要", "描述", "命令", "退出码", "环境变量", "文件", "示例"):
+        assert f"\n{heading}\n" in proc.stdout, heading
+    assert "TAOTOKEN_LANG" in proc.stdout and "CLICOLOR_FORCE" in proc.stdout
+    widest = max(proc.stdout.splitlines(), key=cell_width)
+    assert cell_width(widest) <= 80, widest
+
+
+# Variables the code reads that the page leaves out on purpose: the OS's own plumbing, and test seams.
+NOT_FOR_USERS = {"PATH", "PYTHONPATH", "PYTHONIOENCODING", "REQUEST_METHOD", "SYSTEMDRIVE", "APPDATA", "USERPROFILE",
+                 "USERNAME", "PROMPT", "PSModulePath", "LOCALAPPDATA", "TAOTOKEN_SYSTEM_ROOT", "TAOTOKEN_DOCUMENTS_DIR",
+                 "MANPATH", "LINES", "AppleLanguages"}
+
+
+def test_the_man_pages_name_every_variable_the_code_reads() -> None:
+    """ENVIRONMENT lists each variable read through env.get / environ[…] / `in env` anywhere in the package (in both
+    languages); a new variable fails here until the page names it (scripts/gen_docs.py, MAN_TEXT)."""
+    import re
+
+    read: set[str] = set()
+    pattern = re.compile(r"""(?:\.get\(|environ\[|env\[|getenv\()\s*["']([A-Z][A-Za-z0-9_]{2,})["']"""
+                         r"""|["']([A-Z][A-Z0-9_]{2,})["'] in (?:env|os\.environ)""")
+    for path in (REPO / "taotoken_cli").rglob("*.py"):
+        for match in pattern.finditer(path.read_text(encoding="utf-8")):
+            read.add(match.group(1) or match.group(2))
+    for page in (MAN_PAGE, ZH_MAN_PAGE):
+        text = page.read_text(encoding="utf-8").replace("\\-", "-").replace("\\_", "_")
+        text = text.replace("\\fB", " ")
+        missing = sorted(name for name in read - NOT_FOR_USERS
+                         if not re.search(rf"(?<![A-Za-z0-9_]){name}(?![A-Za-z0-9_])", text))
+        assert not missing, (page.name, missing)
+
+
+def test_the_wheel_and_the_sdist_carry_the_completions_and_the_man_pages(tmp_path: Path) -> None:
+    """Every script and page is package data (so `taotoken completion` has it however taotoken was installed, uv's
+    tool environments included) and a data file under share/ where pip's installs make it visible."""
+    import tomllib
+
+    project = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["setuptools"]
+    shipped = sorted(str(p.relative_to(REPO)) for p in SHARE.rglob("*") if p.is_file())
+    assert len(shipped) == 6, shipped  # bash, zsh, fish, PowerShell; the English and the Chinese page
+    data_files = {file for files in project["data-files"].values() for file in files}
+    assert data_files == set(shipped) - {"taotoken_cli/share/completions/taotoken.ps1"}
+    from fnmatch import fnmatch
+
+    patterns = project["package-data"]["taotoken_cli"]
+    for path in shipped:
+        assert any(fnmatch(path.removeprefix("taotoken_cli/"), pattern) for pattern in patterns), path
 
 
 def _generator():
@@ -105,7 +174,7 @@ def test_each_kind_of_option_value_gets_its_completion_in_every_shell() -> None:
 
 
 def test_the_man_page_is_ascii_with_groff_escapes() -> None:
-    page = (REPO / "man/taotoken.1").read_text(encoding="utf-8")
+    page = MAN_PAGE.read_text(encoding="utf-8")
     assert page.isascii(), [line for line in page.splitlines() if not line.isascii()][:3]
     assert "`export TAOTOKEN_MODEL=...`" in page  # route --export's help: "…" written as three dots
 
@@ -116,7 +185,7 @@ def test_the_shipped_completions_offer_values_from_the_code() -> None:
     from taotoken_cli.core.diagnosis.catalogue import CATALOGUE
     from taotoken_cli.core.settings.edit import SETTABLE_KEYS
 
-    bash = (REPO / "completions/taotoken.bash").read_text(encoding="utf-8")
+    bash = (SHARE / "completions" / "taotoken.bash").read_text(encoding="utf-8")
     assert f'"/init|--target") _taotoken_words "{" ".join(CLIENTS)}"' in bash
     assert f'"/config/set|0") _taotoken_words "{" ".join(SETTABLE_KEYS)}"' in bash
     assert f'"/mock|--fail-style") _taotoken_words "{" ".join(FAIL_STYLES)}"' in bash

@@ -6,6 +6,7 @@ import typer
 
 from taotoken_cli.cmd import options as _options
 from taotoken_cli.core.base.i18n import _
+from taotoken_cli.core.platform.installer import add_extra
 
 # Values shell completion offers (autocompletion=), taken from the code that accepts them; gen_docs writes
 # them into the static completion scripts, so Tab never starts Python. Imports happen only when asked.
@@ -117,7 +118,9 @@ def bench(
                                      "FILE.summary.csv.")),
     html: str | None = typer.Option(None, "--html", metavar="FILE", rich_help_panel=_OUTPUT,
                                     help=_("Write an HTML report with plots, one file that opens offline (needs "
-                                      "the html extra: pip install \"taotoken[html]\").")),
+                                           "the html extra: {command}).").format(
+                                        # rich reads [html] as markup: escaped, it shows as typed
+                                        command=str(add_extra("html")).replace("[", "\\["))),
     json_out: bool = _options.JSON,
     base_url: str | None = _options.BASE_URL,
     profile: str | None = _options.PROFILE,

@@ -324,8 +324,11 @@ def _require_plotting() -> None:
     try:
         import plotly  # noqa: F401
     except ImportError:
+        from taotoken_cli.core.base.fix import Fix
+        from taotoken_cli.core.platform.installer import add_extra
+
         raise InputError(_("--html needs the plotting library plotly, which is not installed"),
-                         _('pip install "taotoken[html]"   (in the environment taotoken runs in)')) from None
+                         Fix.run(add_extra("html"))) from None
 
 
 def _proxy(args: BenchOptions, root: str, env: Mapping[str, str]) -> tuple[str | None, str | None]:

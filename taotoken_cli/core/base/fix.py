@@ -31,6 +31,9 @@ class Command:
     line: str
     sets: str | None = None
     value: str | None = None
+    # a package the command adds to taotoken's environment (`httpx[socks]`): a diagnosis writes it for the installer
+    # taotoken runs under (core.platform.installer), `line` is the pip form
+    installs: str | None = None
 
     def __str__(self) -> str:
         return self.line

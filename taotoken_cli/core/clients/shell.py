@@ -103,23 +103,33 @@ def source_line(env_file: Path) -> str:
     return f"[ -f {quoted} ] && . {quoted}  {MARKER} (added by taotoken init)"
 
 
-def commented_out(text: str) -> bool:
+def commented_out(text: str, marker: str = MARKER) -> bool:
     """Whether the user commented our marked line out (`# [ -f … ] && . …  # taotoken-env`): their choice stands."""
-    return any(MARKER in line and line.lstrip().startswith("#") and not line.lstrip().startswith(MARKER)
+    return any(marker in line and line.lstrip().startswith("#") and not line.lstrip().startswith(marker)
                for line in text.splitlines())
 
 
-def with_marked_line(text: str, line: str) -> str:
-    """`text` with our marked line replaced, or appended once; every other byte untouched: the line keeps its
-    own ending (CRLF stays CRLF), an appended line uses the file's, and a file that ended without a newline
-    still does. A marked line the user commented out is left as it is (commented_out)."""
-    if commented_out(text):
+def without_marked_lines(text: str, marker: str) -> str:
+    """`text` without the lines that carry `marker` (what an uninstall takes back); every other byte kept."""
+    return "".join(line for line in text.splitlines(keepends=True) if marker not in line)
+
+
+def with_marked_line(text: str, line: str, marker: str = MARKER, *, before: re.Pattern[str] | None = None) -> str:
+    """`text` with our marked line replaced, or added once: at the end, or `before` the first line that matches
+    (zsh's fpath must be set before compinit runs); every other byte untouched: the line keeps its own ending
+    (CRLF stays CRLF), an added line uses the file's, and a file that ended without a newline still does. A
+    marked line the user commented out is left as it is (commented_out)."""
+    if commented_out(text, marker):
         return text
     lines = text.splitlines(keepends=True)
     for index, existing in enumerate(lines):
-        if MARKER in existing:
+        if marker in existing:
             lines[index] = line + existing[len(existing.rstrip("\r\n")):]
             return "".join(lines)
+    at = next((index for index, existing in enumerate(lines) if before and before.search(existing)), None)
+    if at is not None:
+        lines.insert(at, line + newline_of(text))
+        return "".join(lines)
     if not text:
         return line + "\n"
     newline = newline_of(text)

@@ -40,6 +40,7 @@ from taotoken_cli.core.devices.selection import (
     visible_devices,
     visible_devices_fix,
 )
+from taotoken_cli.core.platform.installer import add_extra, add_package
 
 PROBE_SCRIPT = Path(__file__).with_name("backends.py")
 DEFAULT_TIMEOUT_S = 15.0
@@ -51,17 +52,16 @@ NO_DEVICE = "CUDA_ERROR_NO_DEVICE"
 PRESENT, NOT_INSTALLED, NO_DRIVER, BROKEN = "present", "not_installed", "no_driver", "broken"
 
 # The fixes, translated where a report is made (`hint(NO_DRIVER_HINT, backend)`): the language is chosen per run.
+# {command}, {opencl}, {pocl}: the commands for the installer taotoken runs under (core.platform.installer)
 PYCUDA_HINT = N_("pycuda builds from source: it needs nvcc on PATH (or CUDA_ROOT), a C++ compiler and the Python "
-                 "headers; then `pipx inject taotoken pycuda`, `uv tool install taotoken --with pycuda`, or "
-                 "`pip install pycuda` in the environment taotoken runs from")
+                 "headers; then: {command}")
 INSTALL_HINT = {
-    "opencl": N_("pip install 'taotoken[opencl]'   (no GPU driver? `pip install 'taotoken[pocl]'` adds the "
-                 "PoCL CPU device)"),
+    "opencl": N_("{opencl}   (no GPU driver? {pocl} adds the PoCL CPU device)"),
     "cuda": N_("optional, the CUDA driver API is probed without it: {pycuda_hint}"),
 }
 NO_DRIVER_HINT = {
     "opencl": N_("install an OpenCL ICD driver for your device (NVIDIA driver, Intel compute-runtime, ROCm), "
-                 "or the PoCL CPU driver: pip install 'taotoken[pocl]'; ICD files live in /etc/OpenCL/vendors "
+                 "or the PoCL CPU driver: {pocl}; ICD files live in /etc/OpenCL/vendors "
                  "(or $OCL_ICD_VENDORS)"),
     "cuda": N_("with an NVIDIA GPU: install the NVIDIA driver (it provides libcuda.so.1) and check `nvidia-smi`; in "
                "containers run with the GPU exposed (e.g. docker --gpus all) and no CUDA stub libcuda.so first on "
@@ -86,7 +86,12 @@ def hint(hints: Mapping[str, str], key: str | None) -> str | None:
     """The fix `hints` holds for `key`, in the user's language."""
     if key not in hints:
         return None
-    return _(hints[key]).format(pycuda_hint=_(PYCUDA_HINT))
+    return _(hints[key]).format(pycuda_hint=pycuda_hint(), opencl=add_extra("opencl"), pocl=add_extra("pocl"))
+
+
+def pycuda_hint() -> str:
+    """How to add pycuda where taotoken is installed (it is in no extra: it builds from source)."""
+    return _(PYCUDA_HINT).format(command=add_package("pycuda"))
 
 
 @dataclass
@@ -312,7 +317,7 @@ def _parse_cuda(report: BackendReport, data: dict[str, Any]) -> None:
         pycuda = probe_message(data, "pycuda_message") or f"pycuda: {report.pycuda}"
         if report.status == PRESENT:
             report.notes.append(_("{pycuda} (optional: the driver API answered); {pycuda_hint}").format(
-                pycuda=pycuda, pycuda_hint=_(PYCUDA_HINT)))
+                pycuda=pycuda, pycuda_hint=pycuda_hint()))
         elif report.pycuda == BROKEN:
             report.notes.append(pycuda)
 

@@ -56,7 +56,12 @@ class DiagnosisContext:
         return replace(self, **values)
 
     def filled(self, command: Command) -> Command:
-        """A catalogue command with its placeholders filled in."""
+        """A catalogue command with its placeholders filled in; one that installs a package, for the installer
+        taotoken runs under."""
+        if command.installs:
+            from taotoken_cli.core.platform.installer import add_package
+
+            return add_package(command.installs)
         return Command(_fill(command.line, self), command.sets,
                        None if command.value is None else _fill(command.value, self))
 

@@ -129,6 +129,9 @@ def cancelled(out: Output) -> None:
 def report_applied(out: Output, result: ApplyResult) -> None:
     """Each file written (and where a symlink led the write), the backups, and the one undo command."""
     for change in result.written:
+        if change.removes:
+            out.wrapped(str(change.path), _("removed "))
+            continue
         out.wrapped(str(change.path) + (f" -> {os.path.realpath(change.path)}"
                                         if Path(change.path).is_symlink() else ""), _("wrote "))
     if result.backup_dir:

@@ -50,7 +50,7 @@ class FileChange:
 
     path: Path  # as the client knows it (may be a symlink; the write lands on its target)
     before: bytes | None  # None: the file does not exist yet
-    after: bytes
+    after: bytes | None  # None: the file is removed (backed up first, put back by undo)
     secret: bool = False  # holds a key: created 0600, group/world bits dropped
     summary: list[str] = field(default_factory=list)  # human lines: "set env.ANTHROPIC_MODEL = …"
     target: str = ""  # which init target produced it ("claude-code", "own", …)
@@ -63,6 +63,10 @@ class FileChange:
     @property
     def creates(self) -> bool:
         return self.before is None
+
+    @property
+    def removes(self) -> bool:
+        return self.after is None and self.before is not None
 
 
 @dataclass
@@ -118,9 +122,10 @@ def unified_diff(change: FileChange, redact: Callable[[str], str] | None = None)
     """A unified diff of one change with every known secret masked."""
     redact = redact or (lambda text: mask_unknown_keys(SECRETS(text)))
     before = (change.before or b"").decode("utf-8", errors="replace")
-    after = change.after.decode("utf-8", errors="replace")
+    after = (change.after or b"").decode("utf-8", errors="replace")
     from_name = "/dev/null" if change.before is None else str(change.path)
-    lines = difflib.unified_diff(_lines(before), _lines(after), fromfile=from_name, tofile=str(change.path))
+    to_name = "/dev/null" if change.after is None else str(change.path)
+    lines = difflib.unified_diff(_lines(before), _lines(after), fromfile=from_name, tofile=to_name)
     return redact("".join(lines))
 
 
@@ -136,13 +141,14 @@ def change_lines(plan: Plan) -> list[str]:
     what happens to the mode of a file that holds the key."""
     lines = []
     for change in plan.pending:
-        what = _("create {path}  [{target}]") if change.creates else _("update {path}  [{target}]")
+        what = (_("create {path}  [{target}]") if change.creates else _("remove {path}  [{target}]")
+                if change.removes else _("update {path}  [{target}]"))
         if change.secret and change.creates:
             what = _("create {path}  [{target}] (holds the key: 0600)")
         elif change.secret and _group_or_world_bits(change.path):
             what = _("update {path}  [{target}] (holds the key: mode tightened to 0600)")
         lines.append("  " + what.format(path=change.path, target=change.target))
-        if not change.creates and _read_only(change.path):
+        if not change.creates and not change.removes and _read_only(change.path):
             lines.append("      " + _("the file is read-only (mode {mode}): it is replaced all the same and keeps that "
                                       "mode; if you made it read-only to keep it as it is, answer no").format(
                 mode=oct(stat.S_IMODE(os.stat(resolve_target(change.path)).st_mode))[2:].zfill(4)))
@@ -337,7 +343,10 @@ def apply(plan: Plan, config_dir: Path, *, lock_timeout: float = LOCK_TIMEOUT_S,
         written: list[tuple[FileChange, dict]] = []
         for change, entry in zip(pending, entries, strict=True):
             try:
-                atomic_write(change.path, change.after, secret=change.secret, mode=change.new_mode)
+                if change.after is None:
+                    resolve_target(change.path).unlink()
+                else:
+                    atomic_write(change.path, change.after, secret=change.secret, mode=change.new_mode)
             except OSError as exc:
                 failed = [] if entry["existed"] else [entry]  # only its new directories need removing
                 problems = _restore(failed + [e for _, e in reversed(written)], backup_dir)

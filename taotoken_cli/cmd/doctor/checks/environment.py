@@ -17,6 +17,7 @@ from taotoken_cli.core.base.masking import mask_key
 from taotoken_cli.core.clients.base import ENV_SYSTEM_ROOT
 from taotoken_cli.core.clients.envvars import VARIABLES
 from taotoken_cli.core.net import hygiene
+from taotoken_cli.core.platform.installer import add_package
 from taotoken_cli.core.settings import ENV_CONFIG, ENV_PROFILE, FIELDS, profile_table, read_config_file
 from taotoken_cli.core.settings.origins import fix_at_source
 
@@ -316,7 +317,7 @@ def proxy_vars(ctx: DoctorContext) -> Result:
                            "clients (taotoken, the OpenAI SDK) fail with 'Using SOCKS proxy, but the socksio "
                            "package is not installed'").format(var=name, value=value))
             fixes.append(Fix.of(_("{command}   (in the Python environment that runs the client)"),
-                                command=Command('pip install "httpx[socks]"')))
+                                command=add_package("httpx[socks]")))
             fixes.append(Fix.of(_("or use the proxy's HTTP port: {command}"),
                                 command=Command(f"export {name}=http://{urlsplit(value).netloc}")))
     if base:

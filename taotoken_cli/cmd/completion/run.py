@@ -1,0 +1,96 @@
+"""`taotoken completion`: print a packaged completion script, or install/uninstall them through the apply flow
+(show, confirm, backups, `taotoken init --undo`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from taotoken_cli.cmd.completion import install as places
+from taotoken_cli.core.base.errors import InputError
+from taotoken_cli.core.base.exitcodes import Exit
+from taotoken_cli.core.base.i18n import _
+from taotoken_cli.core.clients.base import Machine
+from taotoken_cli.core.files import applyflow
+from taotoken_cli.core.platform import system
+from taotoken_cli.core.term.iostreams import IOStreams
+
+
+@dataclass
+class CompletionOptions:
+    targets: list[str] = field(default_factory=list)
+    install: bool = False
+    uninstall: bool = False
+    yes: bool = False
+    dry_run: bool = False
+
+
+def _unknown(target: str, allowed: tuple[str, ...]) -> InputError:
+    return InputError(_("{target!r} is not a shell taotoken has a completion for").format(target=target),
+                      _("choose one of: {names}").format(names=", ".join(allowed)))
+
+
+def run(options: CompletionOptions, io: IOStreams) -> int:
+    if options.install and options.uninstall:
+        raise InputError(_("--install and --uninstall cannot be combined"), _("run one of them"))
+    if not (options.install or options.uninstall):
+        return _print(options, io)
+    targets = options.targets or _default_targets(io)
+    for target in targets:
+        if target not in places.TARGETS:
+            raise _unknown(target, places.TARGETS)
+    if places.MAN in targets and system.current().windows:
+        raise InputError(_("Windows has no man: the same text is in taotoken --help and each command's --help"),
+                         _("leave man out: taotoken completion --install powershell"))
+    machine = Machine.of(io.env, io.cwd)
+    targets = list(dict.fromkeys(targets))
+    plan = (places.install_plan if options.install else places.uninstall_plan)(targets, machine)
+    command = "taotoken completion --install" if options.install else "taotoken completion --uninstall"
+    flow = applyflow.Flow(command=command, yes=options.yes, dry_run=options.dry_run, offers_dry_run=True)
+    outcome = applyflow.run(io, plan, flow, machine.config_dir)
+    if outcome.step is applyflow.Step.NOOP:
+        io.out.wrapped(_("already installed and up to date: {targets}").format(targets=", ".join(targets))
+                       if options.install else _("nothing to remove: {targets}").format(targets=", ".join(targets)),
+                       hang="  ")
+    if outcome.step in (applyflow.Step.NOOP, applyflow.Step.APPLIED) and options.install:
+        _next_steps(io, targets, machine)
+    return outcome.exit_code
+
+
+def _print(options: CompletionOptions, io: IOStreams) -> int:
+    shells = places.SHELLS
+    if len(options.targets) != 1:
+        raise InputError(_("name one shell to print its completion script"),
+                         _("taotoken completion bash   (or zsh, fish, powershell; --install puts it in place)"))
+    shell = options.targets[0]
+    if shell not in shells:
+        raise _unknown(shell, shells)
+    io.out.out.write(places.script(shell).decode("utf-8"))
+    return Exit.OK
+
+
+def _default_targets(io: IOStreams) -> list[str]:
+    shell = places.user_shell(io.env)
+    if shell is None:
+        raise InputError(_("cannot tell which shell you use ($SHELL is {shell})").format(
+            shell=repr(io.env.get("SHELL", ""))), _("name it: taotoken completion --install bash   (or zsh, fish, "
+                                                     "powershell; man for the man pages)"))
+    return [shell] if system.current().windows else [shell, places.MAN]
+
+
+def _next_steps(io: IOStreams, targets: list[str], machine: Machine) -> None:
+    """How this shell gets the completion now (new ones have it), and whether man will find the page."""
+    out, where = io.out, places.places(machine)
+    now = {"bash": _("bash: new shells complete taotoken; in this one: exec bash"),
+           "zsh": _("zsh: new shells complete taotoken; in this one: exec zsh"),
+           "fish": _("fish: taotoken completes at the next Tab"),
+           "powershell": _("PowerShell: new windows complete taotoken; in this one: . $PROFILE")}
+    for target in targets:
+        if target in now:
+            out.wrapped(now[target], _("next: "), "  ")
+    if places.MAN in targets:
+        if places.man_found(where.man_root, io.env):
+            out.wrapped(_("man: man taotoken (LANG=zh_CN.UTF-8 man taotoken for Chinese)"), _("next: "), "  ")
+        else:
+            out.error_note(_("note: man looks beside the directories on PATH (DIR/../share/man) and in MANPATH; "
+                             "{root} is in neither: add {bin} to PATH, or export MANPATH=\"{root}:\"").format(
+                root=where.man_root, bin=where.man_root.parent.parent / "bin"))
