@@ -78,6 +78,13 @@ class Tmux:
                 raise AssertionError(f"timed out; the screen shows:\n{text}")
             time.sleep(0.05)
 
+    def record(self, path: Path) -> None:
+        """From now on, every byte the program writes to the terminal (escape sequences, carriage returns and
+        all, as the terminal received them) is appended to `path`: what was drawn, not only what stayed."""
+        import shlex
+
+        self._tmux("pipe-pane", "-o", "-t", "t", f"cat >> {shlex.quote(str(path))}")
+
     def dead(self) -> bool:
         """Has the program in the window exited?"""
         return self._tmux("display-message", "-p", "-t", "t", "#{pane_dead}").strip() == "1"

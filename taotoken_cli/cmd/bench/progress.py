@@ -82,6 +82,44 @@ class LiveView(Progress):
         self.progress.stop()
 
 
+class PlainProgress(Progress):
+    """TERM=dumb: nothing is redrawn (no carriage return, no escape sequence); one plain line per model every
+    INTERVAL_S at most ("gpt-4o-mini: 120/200 29/s 3 err 4s"), and one when a series ends."""
+
+    INTERVAL_S = 5.0
+
+    def __init__(self, out, models: list[str], sweep=None, repeat: int = 1) -> None:
+        self.out = out
+        self.width = out.err_width - 1  # never the last column
+
+    def _say(self, text: str) -> None:
+        self.out.error_line(truncate(text, self.width))
+        self.out.err.flush()
+
+    def series_started(self, plan, step: str | None, repeat: int | None):
+        import time
+
+        label = plan.model + (f" {step}" if step else "") + (f" #{repeat + 1}" if repeat is not None else "")
+        last = [time.monotonic()]
+
+        def on_progress(done: int, failed: int, total: int | None, elapsed: float) -> None:
+            now = time.monotonic()
+            if now - last[0] >= self.INTERVAL_S:
+                last[0] = now
+                self._say(f"{label}: {status_text(done, failed, total, elapsed)}")
+
+        return on_progress
+
+    def series_finished(self, plan, result) -> None:
+        stats = result.stats
+        status = (_("stopped: {failed} failed").format(failed=stats.failed) if result.aborted
+                  else status_text(stats.ok + stats.failed, stats.failed, None, stats.elapsed))
+        self._say(f"{plan.model}: {status}")
+
+    def close(self) -> None:
+        pass
+
+
 def _short(n: int) -> str:
     return f"{n / 1000:.1f}k" if n >= 10000 else str(n)
 

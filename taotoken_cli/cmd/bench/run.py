@@ -223,9 +223,11 @@ def run(args: BenchOptions, io: IOStreams) -> int:
     options.slo_limits = request_limits(slos)
     view = None
     if io.stderr_tty:
-        from taotoken_cli.cmd.bench.progress import LiveView
+        from taotoken_cli.cmd.bench.progress import LiveView, PlainProgress
+        from taotoken_cli.core.term.output import dumb_terminal
 
-        view = LiveView(out.err_console, models, sweep, args.repeat)
+        view = (PlainProgress(out, models, sweep, args.repeat) if dumb_terminal(io.env)
+                else LiveView(out.err_console, models, sweep, args.repeat))
     from taotoken_cli.cmd.bench import stop_on_signals
 
     restore = stop_on_signals()

@@ -35,16 +35,31 @@ def isatty(stream: object) -> bool:
     return is_terminal(stream)
 
 
+def _set(value: str | None) -> bool:
+    """A forcing variable is on when set to anything but empty, 0 or false (FORCE_COLOR=0 is Node's "off")."""
+    return bool(value) and value.strip().lower() not in ("0", "false")
+
+
 def color_enabled(stream: IO[str], env: Mapping[str, str] | None = None, tty: bool | None = None) -> bool:
-    """Colour on a terminal, unless NO_COLOR or TERM=dumb; FORCE_COLOR forces it (https://no-color.org)."""
+    """Colour by the conventions, first that says wins: NO_COLOR (any value: never; https://no-color.org) >
+    CLICOLOR_FORCE or FORCE_COLOR (always, terminal or not) > CLICOLOR=0 (never) > a terminal that is not
+    TERM=dumb (https://bixense.com/clicolors)."""
     env = os.environ if env is None else env
     if env.get("NO_COLOR"):
         return False
-    if env.get("TERM") == "dumb":
-        return False
-    if env.get("FORCE_COLOR"):
+    if _set(env.get("CLICOLOR_FORCE")) or _set(env.get("FORCE_COLOR")):
         return True
+    if env.get("CLICOLOR") == "0":
+        return False
+    if dumb_terminal(env):
+        return False
     return tty if tty is not None else isatty(stream)
+
+
+def dumb_terminal(env: Mapping[str, str]) -> bool:
+    """TERM=dumb (Emacs' shell, some CI logs): no cursor movement at all, so nothing is redrawn in place; progress
+    is at most a plain line every few seconds (spinner.Spinner, bench's PlainProgress)."""
+    return env.get("TERM") == "dumb"
 
 
 def machine_object(obj: Mapping[str, Any], *, schema: int, exit_code: int | None) -> dict[str, Any]:
@@ -222,7 +237,7 @@ class Output:
         if not (enabled and isatty(self._raw_out) and isatty(self._raw_err)):
             return NoSpinner()
         return Spinner(self.err, text, width=self.err_width, unicode=_encodes("⠋", self.err.encoding),
-                       color=self.err_color, dumb=self.env.get("TERM") == "dumb")
+                       color=self.err_color, dumb=dumb_terminal(self.env))
 
     def json(self, obj: Mapping[str, Any], *, exit_code: int, schema: int = 1) -> None:
         """A command's --json: one object, its `schema` and `exit_code` first (machine_object; docs/json.md)."""

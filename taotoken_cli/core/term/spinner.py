@@ -2,8 +2,8 @@
 
 Only on a terminal, and never in machine output (the caller passes `enabled=False` for --json, --export,
 -q). It draws only after a short delay, so quick runs show nothing, and it erases its line before the
-command prints anything, so no stale line is left. It needs nothing but a carriage return: on TERM=dumb
-it still draws (plain: no colour, no escape sequences) — rich's live display would draw nothing there.
+command prints anything, so no stale line is left. On TERM=dumb nothing moves the cursor (not even a carriage
+return): after the delay, one plain line ("… 12 of 51 checks done") every DUMB_INTERVAL_S, left as it is.
 """
 
 from __future__ import annotations
@@ -18,6 +18,8 @@ FRAMES = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 ASCII_FRAMES = "|/-\\"
 DELAY_S = 0.25  # nothing is drawn for waits shorter than this
 INTERVAL_S = 0.1
+DUMB_DELAY_S = 2.0  # TERM=dumb: the first plain line after this, then one every DUMB_INTERVAL_S
+DUMB_INTERVAL_S = 5.0
 _HIDE_CURSOR, _SHOW_CURSOR, _ERASE_LINE = "\x1b[?25l", "\x1b[?25h", "\x1b[2K"
 _CYAN, _RESET = "\x1b[36m", "\x1b[0m"
 
@@ -34,7 +36,7 @@ class Spinner:
         self._frames = FRAMES if unicode else ASCII_FRAMES
         self._color = color and not dumb
         self._dumb = dumb
-        self._delay_s = delay_s
+        self._delay_s = DUMB_DELAY_S if dumb and delay_s == DELAY_S else delay_s
         self._stop = threading.Event()
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
@@ -55,10 +57,10 @@ class Spinner:
         with self._lock:
             if self._stop.is_set():
                 return
-            if self._dumb:
-                self._write("\r" + text + " " * max(0, self._drawn - used))
-            else:
-                self._write(("" if self._drawn else _HIDE_CURSOR) + "\r" + _ERASE_LINE + text)
+            if self._dumb:  # a line of its own, never redrawn
+                self._write(truncate(self._current(), self._width) + "\n")
+                return
+            self._write(("" if self._drawn else _HIDE_CURSOR) + "\r" + _ERASE_LINE + text)
             self._drawn = used
 
     def _write(self, text: str) -> None:
@@ -75,7 +77,7 @@ class Spinner:
         while not self._stop.is_set():
             self._draw(self._frames[index % len(self._frames)])
             index += 1
-            self._stop.wait(INTERVAL_S)
+            self._stop.wait(DUMB_INTERVAL_S if self._dumb else INTERVAL_S)
 
     def __enter__(self) -> Spinner:
         self._thread = threading.Thread(target=self._run, name="spinner", daemon=True)
@@ -85,8 +87,8 @@ class Spinner:
     def __exit__(self, *exc: object) -> None:
         with self._lock:
             self._stop.set()
-            if self._drawn:
-                self._write("\r" + " " * self._drawn + "\r" if self._dumb else "\r" + _ERASE_LINE + _SHOW_CURSOR)
+            if self._drawn:  # (a dumb terminal's lines stay: nothing was drawn over)
+                self._write("\r" + _ERASE_LINE + _SHOW_CURSOR)
                 self._drawn = 0
         if self._thread is not None:
             self._thread.join(1.0)

@@ -104,16 +104,16 @@ def test_the_spinner_draws_only_after_a_delay_and_erases_itself() -> None:
     assert text.startswith("\x1b[?25l") and text.endswith("\r\x1b[2K\x1b[?25h")  # cursor hidden, line erased
 
 
-def test_on_a_dumb_terminal_the_spinner_is_plain_and_fits_the_width() -> None:
+def test_on_a_dumb_terminal_the_spinner_prints_plain_lines_that_fit_and_never_moves_the_cursor() -> None:
     stream = FakeTerminal()
     long = "waiting for: " + "a very long check title " * 10
     with Spinner(stream, lambda: long, width=40, dumb=True, unicode=False, delay_s=0.0):
         time.sleep(0.25)
     text = stream.getvalue()
-    assert "\x1b" not in text  # no escape sequences: only carriage returns and spaces
-    frames = [f for f in text.split("\r") if f.strip()]
-    assert frames and all(cell_width(f) <= 39 for f in frames) and frames[0].endswith("…")
-    assert text.endswith("\r" + " " * cell_width(frames[-1]) + "\r")
+    assert "\x1b" not in text and "\r" not in text  # no escape sequence, no carriage return: nothing redrawn
+    lines = text.splitlines()
+    assert len(lines) == 1 and cell_width(lines[0]) <= 39 and lines[0].endswith("…")  # one line per interval
+    assert text.endswith("\n")  # and left as it is
 
 
 @pytest.mark.parametrize("out_tty, err_tty, enabled, spins", [(True, True, True, True), (False, True, True, False),
