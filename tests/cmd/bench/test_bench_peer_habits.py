@@ -22,7 +22,7 @@ def test_durations_as_go_writes_them(text, seconds) -> None:
 def test_a_duration_that_is_not_one_is_refused_with_examples(text) -> None:
     with pytest.raises(InputError, match="is not a positive duration") as refused:
         parse_duration(text)
-    assert "-z 1m30s" in str(refused.value.fix)
+    assert "--duration 1m30s" in str(refused.value.fix)
 
 
 @pytest.mark.parametrize("text, count", [("10k", 10_000), ("1.5k", 1500), ("2M", 2_000_000), ("10,000", 10_000),
