@@ -105,7 +105,8 @@ def user_shell(env: Mapping[str, str]) -> str | None:
 
 def _file(path: Path, content: bytes | None, target: str, summary: str) -> FileChange:
     before = read_current(path)
-    return FileChange(path, before, content, target=target, summary=[summary] if before != content else [])
+    return FileChange(path, before, content, target=target,
+                      summary=[summary] if summary and before != content else [])
 
 
 def _edited(path: Path, edit, target: str, summary: str) -> FileChange:
@@ -169,7 +170,7 @@ def install_plan(targets: list[str], machine: Machine) -> Plan:
         elif target == MAN:
             for lang in MAN_PAGES:
                 plan.add(_file(where.man_page(lang), packaged(*MAN_PAGES[lang]), "man",
-                               _("man taotoken") if not lang else f"LANG={lang}.UTF-8 man taotoken"))
+                               "man taotoken" if not lang else f"LANG={lang}.UTF-8 man taotoken"))
     return plan
 
 
@@ -183,7 +184,7 @@ def uninstall_plan(targets: list[str], machine: Machine) -> Plan:
     for target in targets:
         for path in files[target]:
             if read_current(path) is not None:
-                plan.add(_file(path, None, target, _("removed")))
+                plan.add(_file(path, None, target, ""))
         for path in startup.get(target, []):
             if path.exists():
                 plan.add(_edited(path, lambda text: without_marked_lines(text, MARKER), target,
