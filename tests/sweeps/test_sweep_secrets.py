@@ -70,6 +70,8 @@ SCENARIOS: dict[str, dict[str, list[list[str]]]] = {
     "route set": {"local": [["route", "set", f"cpu={MODEL}", "code=other"], ["route", "set", "bad"]]},
     "route list": {"local": [["route", "list"]]},
     "demo": {"local": [["demo", "--fast", "--step", "check"]]},  # its own key (DEMO_KEY), its own mock
+    "completion": {"local": [["completion", "bash"], ["completion", "--install", "fish", "man", "--yes"],
+                             ["completion", "--uninstall", "fish", "man", "--yes"]]},
     "doctor": {"network": [["doctor", "--timeout", "3"], ["doctor", "--offline"]],
                "local": [["doctor", "--list"], ["doctor", "--fix", "--yes", "--offline"]]},
 }

@@ -241,9 +241,11 @@ def test_html_report_in_chinese(bench, tmp_path):
         assert label in plot_text, label
     for english in ("seconds since the start", "throughput", "goodput", "knee"):
         assert english not in plot_text, english
-    # the embedded report is data: as --json has it in English
+    # the embedded report is data: as --json has it in English (less the run's exit status, which is no report's)
     embedded = json.loads(next(s for s in page.scripts if s.lstrip().startswith('{"schema"')))
-    assert _shape(embedded) == _shape(json.loads(bench(*args, "--json", lang="en").stdout))
+    machine = json.loads(bench(*args, "--json", lang="en").stdout)
+    assert machine.pop("exit_code") == 6
+    assert _shape(embedded) == _shape(machine)
     assert embedded["sweep"]["knee_rule"] == ("the lowest concurrency reaching the best goodput (within 5 %) while "
                                               "meeting every SLO")
     assert "lower the concurrency" in embedded["series"][3]["top_error_fix"]

@@ -11,6 +11,7 @@ import json
 import os
 import re
 import socket
+import sys
 import time
 from pathlib import Path
 
@@ -237,8 +238,9 @@ def test_socks_proxy_without_socksio(cli, home, gateway):
         pytest.skip("socksio is installed here")
     own_config(home, gateway)
     result = cli("doctor", "--check", "env.proxy", env={"ALL_PROXY": "socks5://127.0.0.1:7890"}).assert_clean()
-    assert_finding(result, "env.proxy", "fail", 'pip install "httpx[socks]"   (in the Python environment that runs '
-                   "the client)")
+    # the command for the installer taotoken runs under: here this virtual environment's pip
+    assert_finding(result, "env.proxy", "fail", f"{sys.executable} -m pip install 'httpx[socks]'   (in the Python "
+                   "environment that runs the client)")
 
 
 def test_both_anthropic_variables(cli, home, gateway):
