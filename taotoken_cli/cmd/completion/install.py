@@ -125,12 +125,16 @@ def _ps_line(path: Path) -> str:
 
 
 def bash_completion_loads(machine: Machine) -> bool:
-    """Whether bash-completion is installed and a start-up file of interactive bash loads it (then it finds the
-    file in the user directory on the first Tab, and ~/.bashrc needs no line)."""
+    """Whether bash-completion is installed and a start-up file of bash loads it (then it finds the file in the
+    user directory on the first Tab, and ~/.bashrc needs no line). Where this cannot be told (a loader sourced
+    through /etc/profile.d, say), the ~/.bashrc line is added all the same: a completion it defined first is
+    never loaded twice."""
     root = machine.system_root
     if not any((root / loader).is_file() for loader in BASH_COMPLETION_LOADERS):
         return False
-    startup = (machine.home / ".bashrc", root / "etc" / "bash.bashrc", root / "etc" / "bashrc")
+    home = machine.home
+    startup = (home / ".bashrc", home / ".bash_profile", home / ".profile", root / "etc" / "bash.bashrc",
+               root / "etc" / "bashrc")
     return any("bash_completion" in (read_text(path).text or "") for path in startup)
 
 

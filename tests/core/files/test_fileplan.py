@@ -89,6 +89,24 @@ def test_apply_backs_up_writes_and_undo_restores_exactly(home: Path, files: dict
     assert snapshot(home, skip=(".config",)) == before  # contents, modes, and the created dirs are gone
 
 
+def test_a_removal_is_backed_up_shown_as_a_deletion_and_undone(home: Path, files: dict[str, Path]) -> None:
+    """`after=None` removes a file (completion --uninstall): in the diff it goes to /dev/null, its bytes and mode
+    are backed up first, and undo puts it back exactly."""
+    own = home / ".config" / "taotoken"
+    before = snapshot(home)
+    plan = Plan([FileChange(files["two"], fileplan.read_current(files["two"]), None, target="t"),
+                 change_for(files["one"], '{"x": 3}\n')])
+    assert plan.changes[0].removes and not plan.changes[0].creates
+    diff = fileplan.plan_diff(plan)
+    assert f"--- {files['two']}\n+++ /dev/null\n" in diff and "-x = 1" in diff
+    assert "remove " + str(files["two"]) in "\n".join(fileplan.change_lines(plan))
+    result = fileplan.apply(plan, own)
+    assert not files["two"].exists() and files["one"].read_text() == '{"x": 3}\n'
+    assert [c.path for c in result.written if c.removes] == [files["two"]]
+    fileplan.undo_last(own)
+    assert snapshot(home, skip=(".config",)) == before  # the removed file back with its content and mode 0640
+
+
 def test_noop_plan_writes_nothing(home: Path, files: dict[str, Path]) -> None:
     plan = Plan([change_for(files["one"], files["one"].read_text())])
     assert plan.is_noop
