@@ -11,7 +11,7 @@ from taotoken_cli.cmd.init import wizard
 from taotoken_cli.core.base.errors import InputError
 from taotoken_cli.core.base.i18n import _
 from taotoken_cli.core.base.masking import remember_secret
-from taotoken_cli.core.clients import CLIENTS, ON_REQUEST, ccswitch, codex, mcp, project_env
+from taotoken_cli.core.clients import CLIENTS, ON_REQUEST, ccswitch, codex, gemini_cli, mcp, project_env
 from taotoken_cli.core.clients.base import Machine, PlanOptions, Triple
 from taotoken_cli.core.clients.copies import OWN, Record, plan_copies, read_record, record_change, written_keys
 from taotoken_cli.core.clients.envvars import host_key, key_mark
@@ -211,6 +211,36 @@ def _codex_key_source(chosen: list[str], notes: list[str], prompter: Prompter | 
                       .format(variable=codex_key), _("choose how Codex gets the key: {how}").format(how=how))
 
 
+def _gemini_served(request: InitRequest, triple: Triple, targets: list[str], notes: list[str], io: IOStreams) -> None:
+    """Gemini CLI speaks only the Gemini API: it is written only when the gateway answers it (one small request).
+    Named with --target, a gateway that does not serve it (or cannot be asked) stops init; detected or kept in
+    step, Gemini CLI is left out with a note saying why."""
+    from taotoken_cli.core.base.errors import TaotokenError
+    from taotoken_cli.core.base.fix import Command, Fix
+    from taotoken_cli.core.diagnosis import gemini_api
+    from taotoken_cli.core.diagnosis.catalogue import get
+
+    found = gemini_api.probe(triple.base_url, triple.api_key, triple.model, io.env)
+    if found.served:
+        notes.append(_("{target}: the gateway serves the Gemini API ({url}: {reason})").format(
+            target=gemini_cli.NAME, url=found.url, reason=found.reason))
+        return
+    code = gemini_api.CODE if found.served is False else found.diagnosis.code if found.diagnosis else "net.error"
+    if found.served is False:
+        why = _("the gateway does not serve the Gemini API that Gemini CLI speaks ({url}: {reason})").format(
+            url=found.url, reason=found.reason)
+        fix = Fix.of(_("write the other clients: {command}; or ask the gateway's operator to enable the Gemini API"),
+                     command=Command("taotoken init"))
+    else:
+        why = _("could not tell whether the gateway serves the Gemini API that Gemini CLI speaks ({url}: {reason})"
+                ).format(url=found.url, reason=found.reason)
+        fix = Fix.of(_("find out why: {command}, then run init again"), command=Command("taotoken check --chat"))
+    if gemini_cli.NAME in request.targets:
+        raise TaotokenError(_("{why}; nothing was written").format(why=why), fix, get(code).exit, code=code)
+    targets.remove(gemini_cli.NAME)
+    notes.append(_("warning: {target}: not written: {why} [{code}]").format(target=gemini_cli.NAME, why=why, code=code))
+
+
 def recorded_places(request: InitRequest, triple: Triple, profile: str,
                     machine: Machine) -> dict[str, tuple[str, ...]]:
     """Where the copies are, kept across runs (a later sync from any directory reaches them): TaoToken's hosts,
@@ -243,6 +273,8 @@ def build(request: InitRequest, io: IOStreams, *, assume_yes: bool = False) -> I
     machine = Machine.of(io.env, io.cwd)
     targets, target_notes, blocker = choose_targets(request, machine, profile, io.prompter, assume_yes=assume_yes,
                                                     key_exported=io.env.get(codex.ENV_KEY) == triple.api_key)
+    if gemini_cli.NAME in targets:
+        _gemini_served(request, triple, targets, target_notes, io)
     options = PlanOptions(scope=request.scope, codex_auth=request.codex_auth,
                           **recorded_places(request, triple, profile, machine))
     if mcp.NAME not in targets:  # a server pointing at TaoToken is a copy, whatever targets were named

@@ -84,6 +84,7 @@ class MockOptions:
     model_timing: dict[str, ModelTiming] = field(default_factory=dict)
     model_fail: dict[str, int | str] = field(default_factory=dict)  # model -> status | MODEL_FAILURES name
     lenient_paths: bool = False  # serve doubled/missing /v1 too (still flagged in the log)
+    gemini_api: bool = True  # serve the Gemini API (/v1beta/models/…:generateContent); False: an unknown route
     lang: str = "en"  # language of new-api messages (one-api's are always Chinese)
     keep_requests: int = 10_000  # how many RequestRecords to keep (oldest dropped): `--keep N`
     replay: tuple[Recording, ...] = ()  # recorded answers (--replay), served before anything else

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from taotoken_cli import __version__
-from taotoken_cli.cmd.mock import api
+from taotoken_cli.cmd.mock import api, gemini
 from taotoken_cli.cmd.mock.capacity import TokenBucket
 from taotoken_cli.cmd.mock.error_bodies import HTML_PAGE, ErrorContext, error_reply, kind_for_status
 from taotoken_cli.cmd.mock.options import GENERATION_FAULTS, STREAM_FAULTS, MockOptions, Timing
@@ -135,6 +135,9 @@ class Router:
                 record.flags.append("replayed")
                 return Reply(recording.status, recording.body, content_type=recording.content_type,
                              headers=list(recording.headers))
+        gemini_route = gemini.match(path) if opts.gemini_api else None
+        if gemini_route is not None:
+            return self._gemini(gemini_route, body, record, auth)
         auth_ok = False
         if endpoint is not None:
             record.endpoint = endpoint
@@ -180,6 +183,47 @@ class Router:
         if endpoint == "count_tokens":
             return Reply(200, json.dumps({"input_tokens": api.estimate_prompt_tokens(body)}).encode())
         return self._generate(endpoint, body, record, anthropic_endpoint)
+
+    def _gemini(self, route: gemini.Route, body: dict[str, Any] | None, record: RequestRecord, auth: _Auth) -> Reply:
+        """The Gemini API (mock/gemini.py): the same checks in the same order, its own paths and bodies."""
+        opts = self.options
+        record.endpoint, record.model, record.stream = route.endpoint, route.model, route.stream
+        if auth.key is None and (key := gemini.query_key(record.query)):  # ?key= is the API's other way
+            auth = _Auth("query-key", key)
+            record.auth_kind, record.key_masked = auth.kind, mask_key(key)
+        auth_ok = self._auth_ok(record, auth)
+        problem = gemini.prefix_problem(route.prefix)
+        if problem:
+            record.flags.append(problem)
+            if not opts.lenient_paths:
+                return self._wrong_path(record)
+        if not auth_ok:
+            return self._error("missing_key" if not auth.key else "invalid_key", record)
+        if body is None:
+            return self._error("bad_request", record)
+        if opts.no_channel_for(route.model):
+            return self._error("no_channel", record)
+        if not opts.serves(route.model):
+            record.flags.append("unknown-model")
+            return self._error("model_not_found", record)
+        record.response_model = opts.aliases.get(route.model, route.model)
+        if route.endpoint == gemini.COUNT:
+            return Reply(200, gemini.count_json(body))
+        if self.bucket is not None and not self.bucket.take(record.received_at):
+            return self._limited(record, False)
+        timing = opts.timing_for(record.model)
+        limit = gemini.max_output_tokens(body)
+        truncated = limit is not None and limit < timing.tokens
+        gen = api.Generation(request_id=record.request_id, model=record.response_model,
+                             tokens=api.output_tokens(limit if truncated and limit is not None else timing.tokens),
+                             prompt_tokens=gemini.prompt_tokens(body), truncated_by_max=truncated,
+                             style=opts.fail_style, lang=opts.lang)
+        if route.stream:
+            reply = Reply(200, content_type="text/event-stream", headers=[("Cache-Control", "no-cache")],
+                          events=gemini.generate_stream(gen), timing=timing)
+        else:
+            reply = Reply(200, gemini.generate_json(gen), timing=timing)
+        return self._inject(record, reply, generation=True)
 
     def _wrong_path(self, record: RequestRecord) -> Reply:
         """What one-api/new-api answer for an unknown path: JSON under /v1 and /api, the SPA page elsewhere."""
@@ -340,6 +384,8 @@ def _read_auth(headers: dict[str, str]) -> _Auth:
         return _Auth(kind, key)
     if x_api_key is not None:
         return _Auth("x-api-key", x_api_key)
+    if headers.get("x-goog-api-key") is not None:  # the Gemini API's header
+        return _Auth("x-goog-api-key", headers["x-goog-api-key"])
     return _Auth("none", None)
 
 

@@ -261,6 +261,14 @@ _ENTRIES = (
           (Step(N_("the base URL is right: this gateway does not serve this endpoint; point the client that needs "
                    "it at a gateway that does, or ask the operator to enable it")),
            Step(N_("clients on the OpenAI chat API work here: {openai_base}/chat/completions")))),
+    Entry("url.no_gemini_api", N_("The gateway does not serve the Gemini API (Gemini CLI needs it)"), Exit.NOT_FOUND,
+          (N_("Gemini CLI speaks only the Gemini API ({base}/v1beta/models/{model}:generateContent), and this gateway "
+              "answers that route as unknown"),
+           N_("the gateway serves the OpenAI and Anthropic APIs only (many one-api/new-api deployments)")),
+          (Step(N_("use a client that speaks the OpenAI or Anthropic API with this gateway (Claude Code, Codex, "
+                   "Cline: {command})"), command=Command("taotoken init")),
+           Step(N_("or ask the gateway's operator to enable the Gemini API, then: {command}"),
+                command=Command("taotoken init --target gemini-cli")))),
     # --- model ------------------------------------------------------------------------------------
     Entry("model.not_found", N_("The model is not known to the gateway"), Exit.NOT_FOUND,
           (N_("the model ID is misspelled (IDs are case-sensitive)"), N_("this key or group does not offer the model")),

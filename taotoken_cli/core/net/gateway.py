@@ -59,6 +59,9 @@ class Endpoints:
     def messages(self) -> str:  # the Anthropic SDK appends /v1/messages to its base URL
         return self.anthropic_base + "/v1/messages"
 
+    def gemini_generate(self, model: str) -> str:  # the Gemini API (@google/genai appends it to the bare root)
+        return f"{BARE_ROOT.url(self.root)}/v1beta/models/{model}:generateContent"
+
 
 @dataclass
 class StreamSummary:
@@ -236,16 +239,16 @@ class Gateway:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def headers(self, anthropic: bool = False) -> dict[str, str]:
+    def headers(self, anthropic: bool = False, gemini: bool = False) -> dict[str, str]:
         headers = {"Accept": "application/json", **self._extra_headers}
-        if self._key:
-            headers["Authorization"] = f"Bearer {self._key}"
+        if self._key:  # the Gemini API takes the key in x-goog-api-key (as Gemini CLI sends it), never a query
+            headers["x-goog-api-key" if gemini else "Authorization"] = self._key if gemini else f"Bearer {self._key}"
         if anthropic:
             headers["anthropic-version"] = ANTHROPIC_VERSION
         return headers
 
     def request(self, method: str, url: str, *, json_body: Any = None, anthropic: bool = False,
-                stream: bool = False) -> Observation:
+                stream: bool = False, gemini: bool = False) -> Observation:
         obs = Observation(method, url, key_sent=bool(self._key))
         refusal = plain_http_refusal(url, self.env) if self._key else None
         if refusal is not None:
@@ -281,7 +284,8 @@ class Gateway:
             timer.daemon = True
             timer.start()
         try:
-            with client.stream(method, url, json=json_body, headers=self.headers(anthropic), **kwargs) as response:
+            with client.stream(method, url, json=json_body, headers=self.headers(anthropic, gemini),
+                               **kwargs) as response:
                 obs.status = response.status_code
                 obs.headers = {k.lower(): v for k, v in response.headers.items()}
                 is_sse = obs.content_type == "text/event-stream"
@@ -381,6 +385,12 @@ class Gateway:
         if stream:
             body["stream"] = True
         return self.request("POST", self.endpoints.responses, json_body=body, stream=stream)
+
+    def gemini_generate(self, model: str, *, prompt: str = "Say OK.", max_tokens: int = 1) -> Observation:
+        """One Gemini API generateContent request (what Gemini CLI needs the gateway to serve)."""
+        body = {"contents": [{"role": "user", "parts": [{"text": prompt}]}],
+                "generationConfig": {"maxOutputTokens": max_tokens}}
+        return self.request("POST", self.endpoints.gemini_generate(model), json_body=body, gemini=True)
 
 
 def budgeted(base_url: str, api_key: str | None, timeout_s: float, *, trust_env: bool = True,

@@ -30,6 +30,7 @@ class Platform:
     processes: str  # "proc" (/proc) | "pgrep" | "tasklist"
     locks: str  # "fcntl" | "msvcrt"
     managed_claude: str  # Claude Code's managed settings, under the system root
+    gemini_system: str  # Gemini CLI's system settings (they override the user's and the project's), under the root
     mp_start: str  # multiprocessing start method: fork where it is safe and fast, else spawn
     libcuda: str  # the CUDA driver library's file name
     dns_check: str  # a command that resolves a host name as the system does ({host})
@@ -46,17 +47,21 @@ class Platform:
 _POSIX_COMMON = {"permissions": "mode", "locks": "fcntl", "dns_check": "getent hosts {host}"}
 _FACTS = {
     LINUX: Platform(LINUX, ("shell",), opener=("xdg-open",), processes="proc",
-                    managed_claude="etc/claude-code/managed-settings.json", mp_start="fork", libcuda="libcuda.so.1",
+                    managed_claude="etc/claude-code/managed-settings.json", mp_start="fork",
+                    gemini_system="etc/gemini-cli/settings.json", libcuda="libcuda.so.1",
                     **_POSIX_COMMON),
     POSIX: Platform(POSIX, ("shell",), opener=("xdg-open",), processes="pgrep",
-                    managed_claude="etc/claude-code/managed-settings.json", mp_start="spawn", libcuda="libcuda.so.1",
+                    managed_claude="etc/claude-code/managed-settings.json", mp_start="spawn",
+                    gemini_system="etc/gemini-cli/settings.json", libcuda="libcuda.so.1",
                     **_POSIX_COMMON),
     MACOS: Platform(MACOS, ("shell", "launchctl"), opener=("open",), processes="pgrep",
                     managed_claude="Library/Application Support/ClaudeCode/managed-settings.json", mp_start="spawn",
+                    gemini_system="Library/Application Support/GeminiCli/settings.json",
                     libcuda="libcuda.dylib", permissions="mode", locks="fcntl",
                     dns_check="dscacheutil -q host -a name {host}"),
     WINDOWS: Platform(WINDOWS, ("windows-env", "powershell"), opener=(), processes="tasklist",
                       managed_claude="Program Files/ClaudeCode/managed-settings.json", mp_start="spawn",
+                      gemini_system="ProgramData/gemini-cli/settings.json",
                       libcuda="nvcuda.dll", permissions="acl", locks="msvcrt", dns_check="Resolve-DnsName {host}"),
 }
 
