@@ -49,7 +49,7 @@ def _proxy(listener: socket.socket, hits: list[str], stop: threading.Event) -> N
             stop.set()
 
 
-GENERATION = ("messages", "responses", "chat")
+GENERATION = ("messages", "responses", "chat", "gemini")
 
 
 def main(spec_path: str) -> int:

@@ -18,7 +18,9 @@ SECTION = "Clients"
 # The static checks whose findings can explain a client's live failure.
 _EXPLAINERS = {"claude-code": ("claude.", "env.anthropic", "net."),
                "codex": ("codex.", "env.openai", "env.proxy", "net."),
-               "cline": ("cline.", "env.proxy", "net.")}
+               "cline": ("cline.", "env.proxy", "net."),
+               "gemini-cli": ("gemini.", "env.proxy", "net."),
+               "openclaw": ("openclaw.", "env.proxy", "net.")}
 
 
 def live_check(client: live.LiveClient) -> Check:

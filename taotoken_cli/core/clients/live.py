@@ -124,6 +124,48 @@ def _cline_error(stdout: str, stderr: str) -> str | None:
     return _last_lines("\n".join(lines))
 
 
+def _json_document(stdout: str) -> dict:
+    """The pretty-printed JSON object a client prints last (Gemini CLI, OpenClaw), after any log lines."""
+    lines = stdout.splitlines()
+    for start in (i for i, line in enumerate(lines) if line.startswith("{")):
+        try:
+            item = json.loads("\n".join(lines[start:]))
+        except ValueError:
+            continue
+        if isinstance(item, dict):
+            return item
+    return {}
+
+
+def _gemini_reply(stdout: str) -> str | None:
+    reply = _json_document(stdout).get("response")
+    return reply if isinstance(reply, str) else None
+
+
+def _gemini_error(stdout: str, stderr: str) -> str | None:
+    error = _json_document(stdout).get("error")
+    if isinstance(error, dict) and error.get("message"):
+        return str(error["message"]).strip()
+    return _last_lines("\n".join(line for line in stderr.splitlines() if not line.startswith(("Warning:", "Ripgrep"))))
+
+
+def _openclaw_reply(stdout: str) -> str | None:
+    document = _json_document(stdout)
+    final = document.get("final")
+    return final if document.get("ok") is True and isinstance(final, str) else None
+
+
+def _openclaw_error(stdout: str, stderr: str) -> str | None:
+    document = _json_document(stdout)
+    error = document.get("error") or document.get("message")
+    if isinstance(error, dict):
+        error = error.get("message")
+    if error:
+        return str(error).strip()
+    return _last_lines("\n".join(line for line in (stderr + "\n" + stdout).splitlines()
+                                 if "error" in line.lower() or "fail" in line.lower()))
+
+
 def _last_lines(text: str, count: int = 3) -> str | None:
     lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
     # bash -i without a terminal says so on stderr; that is the shell's, not the client's
@@ -142,6 +184,14 @@ LIVE_CLIENTS: tuple[LiveClient, ...] = (
     LiveClient("cline", "Cline", "cline", "cline", "chat",
                lambda prompt: ["--json", prompt],
                _cline_reply, _cline_error),
+    # --skip-trust: headless Gemini CLI refuses a folder the user has not trusted (it would not read ~/.gemini/.env)
+    LiveClient("gemini-cli", "Gemini CLI", "gemini", "@google/gemini-cli", "gemini",
+               lambda prompt: ["-p", prompt, "--output-format", "json", "--skip-trust"],
+               _gemini_reply, _gemini_error),
+    # `agent exec`: one embedded agent turn, no OpenClaw gateway daemon
+    LiveClient("openclaw", "OpenClaw", "openclaw", "openclaw", "chat",
+               lambda prompt: ["agent", "exec", "--json", prompt],
+               _openclaw_reply, _openclaw_error),
 )
 BY_NAME = {client.name: client for client in LIVE_CLIENTS}
 

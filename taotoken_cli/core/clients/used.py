@@ -9,11 +9,12 @@ from dataclasses import dataclass
 
 from taotoken_cli.core.base.i18n import _
 from taotoken_cli.core.base.masking import mask_key
-from taotoken_cli.core.clients import claude_code, cline, codex
+from taotoken_cli.core.clients import claude_code, cline, codex, gemini_cli, openclaw
 from taotoken_cli.core.clients.base import Machine
 
 ANTHROPIC_DEFAULT = "https://api.anthropic.com"
 OPENAI_DEFAULT = "https://api.openai.com/v1"
+GEMINI_DEFAULT = "https://generativelanguage.googleapis.com"
 
 
 @dataclass(frozen=True)
@@ -90,7 +91,34 @@ def cline_used(machine: Machine) -> Used:
                 where if settings.get("model") else None)
 
 
-READERS = {claude_code.NAME: claude, codex.NAME: codex_used, cline.NAME: cline_used}
+def gemini_used(machine: Machine) -> Used:
+    found = gemini_cli.effective(machine)
+    base = found.base_url.value if found.base_url else GEMINI_DEFAULT
+    model = found.model.value if found.model else None
+    return Used(f"{base.rstrip('/')}/v1beta/models/{model or 'MODEL'}:streamGenerateContent",
+                _mask(found.api_key.value) if found.api_key else None,
+                f"{gemini_cli.API_KEY} ({found.api_key.where})" if found.api_key else None,
+                model, found.model.where if found.model else None)
+
+
+def openclaw_used(machine: Machine) -> Used:
+    file = openclaw.read_config(machine)
+    data = file.data if isinstance(file.data, dict) else {}
+    chosen = openclaw.primary(data) or ""
+    provider_id, _slash, model = chosen.partition("/")
+    models = data.get("models") if isinstance(data.get("models"), dict) else {}
+    providers = models.get("providers") if isinstance(models.get("providers"), dict) else {}
+    entry = providers.get(provider_id) if isinstance(providers.get(provider_id), dict) else {}
+    base, key = entry.get("baseUrl"), entry.get("apiKey")
+    suffix = openclaw.ENDPOINTS.get(str(entry.get("api") or openclaw.API), "")
+    return Used(str(base).rstrip("/") + suffix if isinstance(base, str) and base else None,
+                _mask(key if isinstance(key, str) else None),
+                f"models.providers.{provider_id}.apiKey ({file.path})" if isinstance(key, str) and key else None,
+                model or None, f"agents.defaults.model.primary ({file.path})" if model else None)
+
+
+READERS = {claude_code.NAME: claude, codex.NAME: codex_used, cline.NAME: cline_used, gemini_cli.NAME: gemini_used,
+           openclaw.NAME: openclaw_used}
 
 
 def used_by(name: str, machine: Machine) -> Used:
