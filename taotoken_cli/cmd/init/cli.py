@@ -12,9 +12,9 @@ from taotoken_cli.core.base.i18n import _
 
 
 def complete_ccswitch_apps() -> list[str]:
-    from taotoken_cli.core.clients.ccswitch_store import APPS
+    from taotoken_cli.core.clients.ccswitch_store import LINK_APPS
 
-    return list(APPS)
+    return list(LINK_APPS)
 
 
 def complete_codex_auth_modes() -> list[str]:
@@ -48,7 +48,8 @@ def init(
                                    help=_("The API key (lands in shell history: prefer --key-stdin).")),
     key_stdin: bool = typer.Option(False, "--key-stdin", help=_("Read the API key from stdin.")),
     target: list[str] = typer.Option([], "--target", metavar="TARGET", autocompletion=complete_init_targets,
-                                     help=_("claude-code, codex, cline, cc-switch, shell, mcp "
+                                     help=_("claude-code, codex, cline, gemini-cli (only where the gateway serves the "
+                                       "Gemini API), openclaw, cc-switch, shell, mcp "
                                        "(MCP servers that point at TaoToken) or project-env (.env.taotoken here) "
                                        "(repeatable; default: the clients detected here). Own config: always.")),
     all_targets: bool = typer.Option(False, "--all", help=_("Write every target (project-env only when named).")),

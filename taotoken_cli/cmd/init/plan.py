@@ -211,7 +211,8 @@ def _codex_key_source(chosen: list[str], notes: list[str], prompter: Prompter | 
                       .format(variable=codex_key), _("choose how Codex gets the key: {how}").format(how=how))
 
 
-def _gemini_served(request: InitRequest, triple: Triple, targets: list[str], notes: list[str], io: IOStreams) -> None:
+def _gemini_served(request: InitRequest, triple: Triple, targets: list[str], notes: list[str],
+                   io: IOStreams) -> bool:
     """Gemini CLI speaks only the Gemini API: it is written only when the gateway answers it (one small request).
     Named with --target, a gateway that does not serve it (or cannot be asked) stops init; detected or kept in
     step, Gemini CLI is left out with a note saying why."""
@@ -224,7 +225,9 @@ def _gemini_served(request: InitRequest, triple: Triple, targets: list[str], not
     if found.served:
         notes.append(_("{target}: the gateway serves the Gemini API ({url}: {reason})").format(
             target=gemini_cli.NAME, url=found.url, reason=found.reason))
-        return
+        return True
+    if gemini_cli.NAME not in targets:  # asked for CC Switch's link only
+        return False
     code = gemini_api.CODE if found.served is False else found.diagnosis.code if found.diagnosis else "net.error"
     if found.served is False:
         why = _("the gateway does not serve the Gemini API that Gemini CLI speaks ({url}: {reason})").format(
@@ -239,6 +242,7 @@ def _gemini_served(request: InitRequest, triple: Triple, targets: list[str], not
         raise TaotokenError(_("{why}; nothing was written").format(why=why), fix, get(code).exit, code=code)
     targets.remove(gemini_cli.NAME)
     notes.append(_("warning: {target}: not written: {why} [{code}]").format(target=gemini_cli.NAME, why=why, code=code))
+    return False
 
 
 def recorded_places(request: InitRequest, triple: Triple, profile: str,
@@ -266,15 +270,16 @@ def build(request: InitRequest, io: IOStreams, *, assume_yes: bool = False) -> I
     if request.codex_auth not in codex.AUTH_MODES:
         raise InputError(_("unknown --codex-auth {value}").format(value=repr(request.codex_auth)),
                          _("use one of: {choices}").format(choices=", ".join(codex.AUTH_MODES)))
-    if request.open_app not in (None, *ccswitch.APPS):
+    if request.open_app not in (None, *ccswitch.LINK_APPS):
         raise InputError(_("unknown --open-app {value}").format(value=repr(request.open_app)),
-                         _("use --open-app claude or --open-app codex"))
+                         _("use one of: {choices}").format(choices=", ".join(ccswitch.LINK_APPS)))
     triple, profile, hygiene = resolve_triple(request, io)
     machine = Machine.of(io.env, io.cwd)
     targets, target_notes, blocker = choose_targets(request, machine, profile, io.prompter, assume_yes=assume_yes,
                                                     key_exported=io.env.get(codex.ENV_KEY) == triple.api_key)
-    if gemini_cli.NAME in targets:
-        _gemini_served(request, triple, targets, target_notes, io)
+    gemini_served = None
+    if gemini_cli.NAME in targets or "cc-switch" in targets:
+        gemini_served = _gemini_served(request, triple, targets, target_notes, io)
     options = PlanOptions(scope=request.scope, codex_auth=request.codex_auth,
                           **recorded_places(request, triple, profile, machine))
     if mcp.NAME not in targets:  # a server pointing at TaoToken is a copy, whatever targets were named
@@ -287,5 +292,9 @@ def build(request: InitRequest, io: IOStreams, *, assume_yes: bool = False) -> I
     plan.add(record_change(Record(profile, tuple(targets), options), machine))
     fileplan.add_git_warnings(plan)
     links = ccswitch.import_links(triple) if "cc-switch" in targets else {}
+    if links and not gemini_served:  # CC Switch would point Gemini CLI at a gateway that does not answer it
+        links.pop("gemini", None)
+        target_notes.append(_("cc-switch: the Gemini CLI link is not handed over: the gateway does not serve the "
+                              "Gemini API (or could not be asked)"))
     remember_secret(ccswitch.encode(triple.api_key))  # the key as the links carry it
     return InitPlan(triple, profile, targets, plan, hygiene, target_notes, links, blocker)

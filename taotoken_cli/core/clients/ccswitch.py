@@ -22,7 +22,7 @@ from taotoken_cli.core.base.errors import ConfigFileError, TaotokenError
 from taotoken_cli.core.base.exitcodes import Exit
 from taotoken_cli.core.base.i18n import _
 from taotoken_cli.core.base.masking import mask_key
-from taotoken_cli.core.clients import claude_code, codex
+from taotoken_cli.core.clients import claude_code, codex, gemini_cli, openclaw
 from taotoken_cli.core.clients.base import (
     ClientState,
     Detection,
@@ -35,13 +35,24 @@ from taotoken_cli.core.clients.base import (
     read_text,
     text_change,
 )
-from taotoken_cli.core.clients.ccswitch_store import APP_LABELS, APPS, CCSwitchPaths, Store, paths_under, read_store
+from taotoken_cli.core.clients.ccswitch_store import (
+    APP_LABELS,
+    LINK_APPS,
+    CCSwitchPaths,
+    Store,
+    paths_under,
+    read_store,
+)
 from taotoken_cli.core.files.fileplan import Plan
+from taotoken_cli.core.net.urlform import OPENAI_V1
 from taotoken_cli.core.platform import processes, system
 
 NAME = "cc-switch"
 LABEL = "CC Switch"
-URL_FORMS = {"claude": claude_code.URL_FORM, "codex": codex.URL_FORM}  # what each app's client needs
+# What each app's client needs: CC Switch writes the endpoint verbatim (OpenCode's @ai-sdk/openai-compatible appends
+# /chat/completions, so root + /v1).
+URL_FORMS = {"claude": claude_code.URL_FORM, "codex": codex.URL_FORM, "gemini": gemini_cli.URL_FORM,
+             "opencode": OPENAI_V1, "openclaw": openclaw.URL_FORM}
 PROVIDER_ID = "taotoken"
 PROVIDER_NAME = "TaoToken"
 LINKS_FILE = "cc-switch-import.txt"
@@ -94,7 +105,7 @@ def import_links(triple: Triple) -> dict[str, str]:
     """One deep link per app. No `enabled=true`: that would switch CC Switch to TaoToken (rewriting the live
     files) without the user choosing it."""
     links = {}
-    for app in APPS:
+    for app in LINK_APPS:
         params = {"app": app, "resource": "provider", "name": PROVIDER_NAME, "homepage": homepage(triple),
                   "endpoint": endpoint(triple, app), "apiKey": triple.api_key, "model": triple.model}
         if app == "claude":
@@ -176,13 +187,14 @@ def plan(triple: Triple, machine: Machine, options: PlanOptions = PlanOptions())
     links = import_links(triple)
     links_path = machine.config_dir / LINKS_FILE
     result.add(text_change(read_text(links_path), links_file_text(links, links_path), target=NAME, secret=True,
-                           summary=[_("CC Switch import links for Claude and Codex (contain the key; mode 0600)")]))
+                           summary=[_("CC Switch import links for Claude Code, Codex, Gemini CLI, OpenCode and "
+                                             "OpenClaw (contain the key; mode 0600)")]))
     if current.kind == "legacy-json":
         result.notes.append(_("{store}; TaoToken is added to that file directly").format(store=current.describe()))
         result.extend(_plan_legacy(triple, where))
     else:
         result.notes.append(current.describe())
-        for app in APPS:
+        for app in LINK_APPS:
             same = current.same_endpoint(app, endpoint(triple, app))
             if same:
                 result.notes.append(_("CC Switch already has a {app} provider with endpoint {endpoint} ({providers}): "

@@ -22,8 +22,12 @@ from typing import Any
 from taotoken_cli.core.base.i18n import N_, _
 from taotoken_cli.core.clients.base import read_json
 
-APPS = ("claude", "codex")
-APP_LABELS = {"claude": "Claude Code", "codex": "Codex"}
+APPS = ("claude", "codex")  # the apps whose live files doctor checks against CC Switch's current provider
+# Every app taotoken hands CC Switch a provider for (deeplink/provider.rs builds each app's settings_config; 3.20
+# also has grokbuild and hermes, clients taotoken does not write).
+LINK_APPS = (*APPS, "gemini", "opencode", "openclaw")
+APP_LABELS = {"claude": "Claude Code", "codex": "Codex", "gemini": "Gemini CLI", "opencode": "OpenCode",
+              "openclaw": "OpenClaw"}
 LOCK_WAIT_S = 0.5  # how long to wait for CC Switch to finish a write before reading around it
 SQLITE_MAGIC = b"SQLite format 3\x00"
 REQUIRED = {"id", "app_type", "settings_config"}  # the providers columns every version has
@@ -47,7 +51,7 @@ def paths_under(home_dir: Path) -> CCSwitchPaths:
 class StoredProvider:
     """One provider row (database) or entry (config.json), with what the app reads from it."""
 
-    app: str  # claude | codex
+    app: str  # claude | codex | gemini | opencode | openclaw (LINK_APPS)
     id: str
     name: str
     settings: dict  # settings_config / settingsConfig ({} when it is not a JSON object)
@@ -80,22 +84,41 @@ class StoredProvider:
         return (chosen if isinstance(chosen, str) else None), (table if isinstance(table, dict) else {})
 
     @property
+    def options(self) -> dict:  # OpenCode's provider options (baseURL, apiKey)
+        options = self.settings.get("options")
+        return options if isinstance(options, dict) else {}
+
+    @property
     def endpoint(self) -> str | None:
-        value = self.env.get("ANTHROPIC_BASE_URL") if self.app == "claude" else self.codex_provider()[1].get("base_url")
+        value = {"claude": lambda: self.env.get("ANTHROPIC_BASE_URL"),
+                 "codex": lambda: self.codex_provider()[1].get("base_url"),
+                 "gemini": lambda: self.env.get("GOOGLE_GEMINI_BASE_URL"),
+                 "opencode": lambda: self.options.get("baseURL"),
+                 "openclaw": lambda: self.settings.get("baseUrl")}.get(self.app, lambda: None)()
         return value if isinstance(value, str) and value.strip() else None
 
     @property
     def api_key(self) -> str | None:
         if self.app == "claude":
             value = self.env.get("ANTHROPIC_AUTH_TOKEN") or self.env.get("ANTHROPIC_API_KEY")
-        else:
+        elif self.app == "codex":
             auth = self.settings.get("auth")
             value = auth.get("OPENAI_API_KEY") if isinstance(auth, dict) else None
+        else:
+            value = {"gemini": self.env.get("GEMINI_API_KEY"), "opencode": self.options.get("apiKey"),
+                     "openclaw": self.settings.get("apiKey")}.get(self.app)
         return value if isinstance(value, str) and value else None
 
     @property
     def model(self) -> str | None:
-        value = self.env.get("ANTHROPIC_MODEL") if self.app == "claude" else self.codex_config()[0].get("model")
+        if self.app in ("opencode", "openclaw"):  # a catalogue: {id: {name}} or [{id, name}]
+            models = self.settings.get("models")
+            value = next(iter(models), None) if isinstance(models, dict) else \
+                next((m.get("id") for m in models if isinstance(m, dict)), None) if isinstance(models, list) else None
+        else:
+            value = {"claude": lambda: self.env.get("ANTHROPIC_MODEL"),
+                     "codex": lambda: self.codex_config()[0].get("model"),
+                     "gemini": lambda: self.env.get("GEMINI_MODEL")}[self.app]()
         return value if isinstance(value, str) and value else None
 
     def describe(self) -> str:
@@ -209,8 +232,9 @@ def _read_database(paths: CCSwitchPaths) -> Store:
         schema = conn.execute("PRAGMA user_version").fetchone()[0]
         columns = {row[1] for row in conn.execute("PRAGMA table_info(providers)")}
         wanted = [c for c in ("id", "app_type", "name", "settings_config", "is_current") if c in columns]
-        rows = conn.execute(f"SELECT {', '.join(wanted)} FROM providers WHERE app_type IN (?, ?) "
-                            "ORDER BY app_type, id", APPS).fetchall() if columns >= REQUIRED else None
+        marks = ", ".join("?" for _app in LINK_APPS)
+        rows = conn.execute(f"SELECT {', '.join(wanted)} FROM providers WHERE app_type IN ({marks}) "
+                            "ORDER BY app_type, id", LINK_APPS).fetchall() if columns >= REQUIRED else None
     except sqlite3.OperationalError as exc:
         busy = "locked" in str(exc) or "busy" in str(exc)
         problem = (_("the database is locked (CC Switch is writing it): its providers were not read") if busy

@@ -146,7 +146,7 @@ def test_a_key_with_plus_slash_and_equals_survives_init_and_is_never_printed(cli
     assert "sk-Ab%2BCd" not in result.output and "sk-Ab…Mn0123"[:6] in result.output
     lines = (home / ".config/taotoken/cc-switch-import.txt").read_text().splitlines()
     links = [line for line in lines if line.startswith("ccswitch://")]
-    assert [query_pairs(link)["apiKey"] for link in links] == [key, key]
+    assert [query_pairs(link)["apiKey"] for link in links] == [key] * len(ccswitch.LINK_APPS)
 
 
 def test_the_files_hint_run_by_a_shell_yields_exactly_the_link(cli, home: Path) -> None:
@@ -180,8 +180,8 @@ def test_open_without_a_terminal_hands_over_one_link_and_says_how_to_hand_over_t
 def test_open_app_names_one_app(cli, home: Path) -> None:
     result = init(cli, "--open-app", "codex", env=fake_opener(home)).assert_clean()
     assert [query_pairs(link)["app"] for link in opened(home)] == ["codex"]
-    bad = init(cli, "--open-app", "gemini").assert_clean()
-    assert bad.returncode == 2 and "use --open-app claude or --open-app codex" in bad.stderr
+    bad = init(cli, "--open-app", "hermes").assert_clean()
+    assert bad.returncode == 2 and "use one of: claude, codex, gemini, opencode, openclaw" in bad.stderr
     assert result.returncode == 0
 
 

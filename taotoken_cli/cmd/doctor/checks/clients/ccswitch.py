@@ -30,7 +30,7 @@ from taotoken_cli.cmd.doctor.model import Issues, Result, Status
 from taotoken_cli.core.base.i18n import N_, _
 from taotoken_cli.core.base.masking import mask_key
 from taotoken_cli.core.clients import ccswitch
-from taotoken_cli.core.clients.ccswitch_store import Store, StoredProvider, live_files
+from taotoken_cli.core.clients.ccswitch_store import APPS, Store, StoredProvider, live_files
 
 
 @dataclass(frozen=True)
@@ -57,7 +57,7 @@ def ccswitch_found(ctx: DoctorContext) -> CCSwitch | Result:
     if settings.error:
         return parse_failure(settings)
     data = settings.data if isinstance(settings.data, dict) else {}
-    current = {app: store.current(app, data) for app in ccswitch.APPS}
+    current = {app: store.current(app, data) for app in APPS}
     managed = {app: existing for app, files in live_files(store.paths, ctx.machine.home, data).items()
                if (existing := [f for f in files if f.exists()])}
     return CCSwitch(store, current, managed)
