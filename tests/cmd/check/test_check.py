@@ -653,8 +653,9 @@ COVERED_ELSEWHERE = {"net.timeout", "net.reset", "stream.truncated", "proxy.auth
                      "net.refused", "proxy.unreachable", "proxy.socks_unsupported", "proxy.refused", "net.dns",
                      "net.connect_timeout", "net.tls", "auth.missing_key", "config.missing", "config.invalid",
                      "config.unparsable", "input.invalid", "url.plain_http",
-                     "url.tls_to_plain_http"}  # proxy.refused: test_proxy_answers.py; url.tls_to_plain_http:
-# test_check_gateway_answers.py
+                     "url.tls_to_plain_http", "url.no_gemini_api"}  # proxy.refused: test_proxy_answers.py;
+# url.tls_to_plain_http: test_check_gateway_answers.py; url.no_gemini_api (init and doctor's Gemini API probe, not
+# check's): tests/core/diagnosis/test_gemini_api.py
 
 
 def test_every_catalogue_entry_is_reproduced():
