@@ -153,6 +153,8 @@ SECRET_FILES = (
     re.compile(r"\.codex/config\.toml$"),  # --codex-auth inline
     re.compile(r"\.codex/auth\.json$"),
     re.compile(r"\.cline/data/settings/providers\.json$"),
+    re.compile(r"\.gemini/\.env$"),  # init --all against a gateway serving the Gemini API
+    re.compile(r"\.openclaw/openclaw\.json$"),
     re.compile(r"\.cc-switch/config\.json$"),
 )
 
