@@ -96,10 +96,10 @@ def mock(
                              help=_("Remember the last N requests (memory stays bounded; default 10000).")),
     lenient_paths: bool = typer.Option(False, "--lenient-paths",
                                        help=_("Also answer doubled/missing /v1 paths (they are still flagged).")),
-    gemini_api: bool = typer.Option(True, "--gemini-api/--no-gemini-api",
-                                    help=_("Serve the Gemini API (/v1beta/models/MODEL:generateContent) that Gemini "
-                                           "CLI speaks; --no-gemini-api answers it as an unknown route, as gateways "
-                                           "without it do.")),
+    no_gemini_api: bool = typer.Option(False, "--no-gemini-api",
+                                       help=_("Answer the Gemini API (/v1beta/models/MODEL:generateContent, served by "
+                                              "default for Gemini CLI) as an unknown route, as gateways without it "
+                                              "do.")),
     lang: str = typer.Option("en", "--lang", metavar="LANG", autocompletion=complete_mock_languages,
                              help=_("Language of new-api messages: en or zh.")),
     replay: list[Path] = typer.Option([], "--replay", metavar="FILE",
@@ -124,7 +124,7 @@ def mock(
         aliases=parse_aliases(alias), no_channel=parse_models(no_channel), latency_ms=latency_ms,
         token_rate=token_rate, tokens=tokens, fail=fail, fail_style=fail_style, fail_rate=fail_rate,
         retry_after=retry_after, fault=fault, model_timing=parse_model_timing(model_timing),
-        model_fail=parse_model_fail(model_fail), lenient_paths=lenient_paths, gemini_api=gemini_api, lang=lang,
+        model_fail=parse_model_fail(model_fail), lenient_paths=lenient_paths, gemini_api=not no_gemini_api, lang=lang,
         replay=tuple(load_recording(path) for path in replay),
         slots=slots, rate_limit=rate_limit, keep_requests=keep)
     raise typer.Exit(run(options, _options.io(), key_flag=key, quiet=quiet, as_json=json_out))
