@@ -85,6 +85,43 @@ def own_config(home: Path, base: str, key: str = SENTINEL_KEY, model: str = "gpt
                  f"api_key = {json.dumps(key)}\nmodel = {json.dumps(model)}\n")
 
 
+NETGUARD = REPO / "tests" / "netguard"  # sitecustomize.py: the network guard, in this process and every child
+
+
+def netguard_env() -> dict[str, str]:
+    """What a child's environment needs for the network guard (tests/netguard) when the caller builds it from
+    scratch (the docs' examples): its folder first on PYTHONPATH, and the running test's log."""
+    log = os.environ.get("NETGUARD_LOG")
+    return {"PYTHONPATH": os.pathsep.join((str(NETGUARD), str(REPO))), "NETGUARD_LOG": log} if log else {}
+
+
+@pytest.fixture(autouse=True)
+def _no_network(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch, request):
+    """Nothing a test runs contacts a real gateway or the internet: a lookup of any host but loopback (and the
+    reserved names that never resolve) is refused and logged, in this process and in every Python child, and a
+    logged one fails the test (tests/netguard/sitecustomize.py)."""
+    import importlib.util
+
+    if "guard" not in _NETGUARD:
+        spec = importlib.util.spec_from_file_location("taotoken_test_netguard", NETGUARD / "sitecustomize.py")
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)  # replaces socket.getaddrinfo; idle while NETGUARD_LOG is unset
+        _NETGUARD["guard"] = module
+        _NETGUARD["dir"] = tmp_path_factory.mktemp("netguard")
+    log = _NETGUARD["dir"] / f"{abs(hash(request.node.nodeid))}.log"
+    log.unlink(missing_ok=True)
+    monkeypatch.setenv("NETGUARD_LOG", str(log))
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(p for p in (str(NETGUARD), os.environ.get("PYTHONPATH", ""))
+                                                     if p))
+    yield
+    contacted = log.read_text(encoding="utf-8").strip() if log.exists() else ""
+    if contacted:
+        pytest.fail("the test tried to reach the network (only loopback is allowed):\n" + contacted, pytrace=False)
+
+
+_NETGUARD: dict = {}
+
+
 @pytest.fixture
 def chinese():
     """This process speaks Chinese for one test (messages are translated when they are produced), then the
@@ -241,6 +278,16 @@ def mock_gateway():
     starter.close()
 
 
+@pytest.fixture(scope="session")
+def loopback_gateway():
+    """One mock gateway for the whole run (SENTINEL_KEY, every model served), for tests whose commands ask the
+    gateway something on the way (init: the model list, the Gemini API) but are about something else: they point
+    there instead of the real gateway's default URL."""
+    starter = _MockStarter()
+    yield starter()
+    starter.close()
+
+
 @pytest.fixture(scope="module")
 def module_mock_gateway():
     """Like `mock_gateway`, but the mocks live for the whole test module (one start for many tests)."""
@@ -302,8 +349,17 @@ class PtySession:
         if exc_type is not None:  # a failed expectation: the child may be waiting at a prompt for ever
             with contextlib.suppress(ProcessLookupError):
                 os.kill(self.pid, signal.SIGKILL)
+        import select
+        import time
+
+        deadline = time.monotonic() + 60  # a child still waiting for input after the test is done is killed
         with contextlib.suppress(OSError):  # read what is left, so the child never blocks on a full pty
-            while chunk := os.read(self.fd, 4096):
+            while True:
+                if not select.select([self.fd], [], [], max(0.0, deadline - time.monotonic()))[0]:
+                    os.kill(self.pid, signal.SIGKILL)
+                    break
+                if not (chunk := os.read(self.fd, 4096)):
+                    break
                 self.seen += chunk
         _, status = os.waitpid(self.pid, 0)
         os.close(self.fd)

@@ -47,7 +47,8 @@ def english_sentences(text: str) -> list[str]:
 
 def test_init_dry_run_in_chinese(cli, home: Path) -> None:
     (home / ".claude").mkdir()
-    result = cli("init", "--key-stdin", "--base-url", "https://taotoken.net/api/v1/?utm_source=x", "--model", MODEL,
+    result = cli("init", "--allow-unlisted",
+                 "--key-stdin", "--base-url", "https://taotoken.net/api/v1/?utm_source=x", "--model", MODEL,
                  "--target", "claude-code", "--target", "shell", "--dry-run", input=SENTINEL_KEY + "\n",
                  env=ZH).assert_clean()
     assert result.returncode == 0, result.output
@@ -66,7 +67,7 @@ def test_init_dry_run_in_chinese(cli, home: Path) -> None:
 
 def test_init_on_a_terminal_asks_in_chinese_and_writes(home: Path, mock_gateway) -> None:
     mock = mock_gateway(models=(MODEL, "gpt-4o", "qwen-max"))
-    with PtySession(["init", "--target", "cline"], cwd=home, env=ZH) as session:
+    with PtySession(["init", "--allow-unlisted", "--allow-unlisted", "--target", "cline"], cwd=home, env=ZH) as session:
         session.expect("Base URL [https://taotoken.net/api]：".encode())
         session.send(b"127.0.0.1/api\n")
         session.expect("Base URL '127.0.0.1/api' 缺少协议".encode())
@@ -96,7 +97,7 @@ def test_init_on_a_terminal_asks_in_chinese_and_writes(home: Path, mock_gateway)
 
 
 def test_init_without_a_terminal_names_what_is_missing_in_chinese(cli, home: Path) -> None:
-    result = cli("init", "--target", "cline", "--yes", env=ZH).assert_clean()
+    result = cli("init", "--allow-unlisted", "--target", "cline", "--yes", env=ZH).assert_clean()
     assert result.returncode == 2
     assert "未提供 API 密钥，且标准输入不是终端，无法询问" in flat(result.stderr)
     assert "传入 --key-stdin 或设置 TAOTOKEN_API_KEY" in flat(result.stderr)
@@ -106,14 +107,16 @@ def test_init_without_a_terminal_names_what_is_missing_in_chinese(cli, home: Pat
 def written(cli, home: Path):
     """A first init that wrote Claude Code's settings and the shell's env.sh (English: the setup is not tested)."""
     (home / ".claude").mkdir()
-    result = cli("init", "--key-stdin", "--base-url", "https://taotoken.net/api", "--model", MODEL, "--target",
+    result = cli("init", "--allow-unlisted",
+                 "--key-stdin", "--base-url", "https://taotoken.net/api", "--model", MODEL, "--target",
                  "claude-code", "--target", "shell", "--yes", input=SENTINEL_KEY, env=EN).assert_clean()
     assert result.returncode == 0, result.output
     return home
 
 
 def test_config_set_sync_and_show_in_chinese(cli, written: Path) -> None:
-    stale = cli("config", "set", "model", "qwen-max", env=ZH).assert_clean()  # no terminal, no --yes
+    stale = cli("config", "set", "model", "qwen-max", "--allow-unlisted",
+                env=ZH).assert_clean()  # no terminal, no --yes
     assert stale.returncode == 0, stale.output
     assert "在配置档 'default' 中设置 model = qwen-max" in flat(stale.stdout)
     assert "警告：1 个副本仍是旧值：~/.claude/settings.json" in flat(stale.stderr)
@@ -157,7 +160,8 @@ def test_a_broken_client_file_names_line_and_column_in_chinese(cli, home: Path) 
     settings = home / ".claude/settings.json"
     settings.parent.mkdir()
     settings.write_text('{\n  "env": {\n    "A": "1"\n    "B": "2"\n  }\n}\n')
-    result = cli("init", "--key-stdin", "--model", MODEL, "--target", "claude-code", "--yes", input=SENTINEL_KEY,
+    result = cli("init", "--allow-unlisted",
+                 "--key-stdin", "--model", MODEL, "--target", "claude-code", "--yes", input=SENTINEL_KEY,
                  env=ZH).assert_clean()
     assert result.returncode == 3, result.output
     assert f"{settings}:4:5: JSON 无效：缺少分隔符 ','" in flat(result.stderr)

@@ -28,8 +28,10 @@ MODEL = "gpt-4o-mini"
 
 
 @pytest.fixture
-def run(run):
-    """The in-process runner of conftest, with the key on stdin and every run checked for leaks."""
+def run(run, loopback_gateway, monkeypatch):
+    """The in-process runner of conftest, with the key on stdin and every run checked for leaks; the gateway init
+    asks on the way is the mock on loopback."""
+    monkeypatch.setenv("TAOTOKEN_BASE_URL", loopback_gateway.url)
 
     def invoke(*args: str, key: str = SENTINEL_KEY) -> Result:
         return run(*args, input=key).assert_clean()
@@ -38,7 +40,7 @@ def run(run):
 
 
 def init(run, *args: str, model: str = MODEL) -> Result:
-    return run("init", "--key-stdin", "--model", model, "--all", "--yes", *args)
+    return run("init", "--allow-unlisted", "--key-stdin", "--model", model, "--all", "--yes", *args)
 
 
 def outside_own_dir(home: Path) -> dict:
@@ -113,7 +115,8 @@ def test_dangling_symlink_keeps_the_link_and_undo_removes_what_was_created(run, 
     link.parent.mkdir()
     target = home / "dotfiles" / "codex.toml"  # neither the file nor its directory exists yet
     link.symlink_to(target)
-    result = run("init", "--key-stdin", "--model", MODEL, "--target", "codex", "--target", "shell", "--yes")
+    result = run("init", "--allow-unlisted",
+                 "--key-stdin", "--model", MODEL, "--target", "codex", "--target", "shell", "--yes")
     assert result.returncode == 0, result.output
     assert link.is_symlink() and os.readlink(link) == str(target)
     assert f'model = "{MODEL}"' in target.read_text()

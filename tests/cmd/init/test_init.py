@@ -22,8 +22,30 @@ from taotoken_cli.core.term.iostreams import IOStreams
 from tests.conftest import SENTINEL_KEY, PtySession, flat, python_path, squashed
 from tests.core.files.test_fileplan import snapshot
 
-ROOT = "https://taotoken.net/api"
 MODEL = "gpt-4o-mini"
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+# The module's gateway: the mock on loopback (init asks it whether the model is listed, and for the Gemini API
+# when Gemini CLI is a target); its port is chosen at import, so the expected file contents below can name it.
+GATEWAY_PORT = _free_port()
+ORIGIN = f"http://127.0.0.1:{GATEWAY_PORT}"
+ROOT = f"{ORIGIN}/api"
+
+
+@pytest.fixture(scope="module", autouse=True)
+def gateway():
+    from taotoken_cli.cmd.mock import MockGateway, MockOptions
+
+    with MockGateway(MockOptions(port=GATEWAY_PORT, key=SENTINEL_KEY)) as mock:
+        yield mock
 
 CLAUDE_SETTINGS = """{
   "$schema": "https://json.schemastore.org/claude-code-settings.json",
@@ -176,7 +198,7 @@ BASHRC = "# ~/.bashrc\nexport PATH=\"$HOME/bin:$PATH\"\nalias ll='ls -l'\n"
 
 
 def init(cli, *args: str, key: str = SENTINEL_KEY, env: dict | None = None, cwd: Path | None = None):
-    return cli("init", "--key-stdin", "--model", MODEL, *args, input=key, env=env, cwd=cwd)
+    return cli("init", "--key-stdin", "--model", MODEL, "--base-url", ROOT, *args, input=key, env=env, cwd=cwd)
 
 
 def write(path: Path, text: str, mode: int = 0o644) -> Path:
@@ -237,10 +259,10 @@ def test_all_targets_into_an_empty_home_write_the_reference_formats(cli, home: P
     claude_q = {k: v[0] for k, v in parse_qs(urlsplit(claude_link).query).items()}
     codex_q = {k: v[0] for k, v in parse_qs(urlsplit(codex_link).query).items()}
     assert claude_q == {"app": "claude", "resource": "provider", "name": "TaoToken", "endpoint": ROOT,
-                        "homepage": "https://taotoken.net", "apiKey": SENTINEL_KEY, "model": MODEL,
+                        "homepage": ORIGIN, "apiKey": SENTINEL_KEY, "model": MODEL,
                         "haikuModel": MODEL}
     assert codex_q == {"app": "codex", "resource": "provider", "name": "TaoToken", "endpoint": ROOT + "/v1",
-                       "homepage": "https://taotoken.net", "apiKey": SENTINEL_KEY, "model": MODEL}
+                       "homepage": ORIGIN, "apiKey": SENTINEL_KEY, "model": MODEL}
     assert "ccswitch://v1/import?app=claude" in result.stdout and "apiKey=sk-SE…WXYZ" in result.stdout
 
     env_sh = home / ".config/taotoken/env.sh"
@@ -373,7 +395,8 @@ def test_several_broken_files_are_all_named(cli, home: Path, existing) -> None:
 
 def test_failure_half_way_through_the_real_plan_leaves_every_file_as_before(home: Path, existing,
                                                                             monkeypatch) -> None:
-    planned = init_core.build(init_core.InitRequest(api_key=SENTINEL_KEY, model=MODEL, all_targets=True),
+    planned = init_core.build(init_core.InitRequest(base_url=ROOT, api_key=SENTINEL_KEY, model=MODEL,
+                                                    all_targets=True),
                               IOStreams.memory(env=os.environ, cwd=home))
     assert len(planned.plan.pending) >= 6
     before = snapshot(home)
@@ -394,7 +417,8 @@ def test_failure_half_way_through_the_real_plan_leaves_every_file_as_before(home
 
 
 def test_file_edited_between_plan_and_apply_stops_the_run(home: Path, existing) -> None:
-    planned = init_core.build(init_core.InitRequest(api_key=SENTINEL_KEY, model=MODEL, all_targets=True),
+    planned = init_core.build(init_core.InitRequest(base_url=ROOT, api_key=SENTINEL_KEY, model=MODEL,
+                                                    all_targets=True),
                               IOStreams.memory(env=os.environ, cwd=home))
     existing["codex"].write_text(CODEX_TOML + "# edited meanwhile\n")
     before = snapshot(home)
@@ -409,7 +433,8 @@ def test_concurrent_runs_never_mix_files(home: Path, existing) -> None:
     procs = []
     for model in ("model-a", "model-b"):
         procs.append(subprocess.Popen(
-            [sys.executable, "-m", "taotoken_cli", "init", "--all", "--yes", "--key-stdin", "--model", model],
+            [sys.executable, "-m", "taotoken_cli", "init", "--all", "--yes", "--key-stdin", "--model", model,
+             "--base-url", ROOT, "--allow-unlisted"],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=home))
     outputs = [p.communicate(SENTINEL_KEY, timeout=60) for p in procs]
     codes = [p.returncode for p in procs]
@@ -440,7 +465,7 @@ def test_missing_values_without_a_terminal_name_the_flag(run, home: Path) -> Non
 
 def test_key_flag_works_but_warns_and_hygiene_is_reported(cli, home: Path) -> None:
     result = cli("init", "--yes", "--key", f"  '{SENTINEL_KEY}'\n", "--model", MODEL,
-                 "--base-url", "https://taotoken.net/api/v1/?utm_source=blog").assert_clean()
+                 "--base-url", f"{ROOT}/v1/?utm_source=blog").assert_clean()
     assert result.returncode == 0, result.output
     assert "shell history" in result.output
     assert "removed the query string" in result.stdout and "removed the trailing /v1" in result.stdout
@@ -449,8 +474,9 @@ def test_key_flag_works_but_warns_and_hygiene_is_reported(cli, home: Path) -> No
 
 
 def test_values_come_from_the_environment(cli, home: Path) -> None:
-    result = cli("init", "--yes", "--target", "cline", env={"TAOTOKEN_API_KEY": SENTINEL_KEY,
-                                                            "TAOTOKEN_MODEL": "env-model"}).assert_clean()
+    result = cli("init", "--yes", "--target", "cline", "--allow-unlisted",
+                 env={"TAOTOKEN_API_KEY": SENTINEL_KEY, "TAOTOKEN_MODEL": "env-model",
+                      "TAOTOKEN_BASE_URL": ROOT}).assert_clean()
     assert result.returncode == 0, result.output
     entry = json.loads((home / ".cline/data/settings/providers.json").read_text())["providers"]["openai-compatible"]
     assert entry["settings"]["model"] == "env-model"

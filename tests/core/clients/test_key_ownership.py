@@ -58,7 +58,8 @@ def test_each_key_follows_its_own_url_variable() -> None:
 
 def test_init_config_set_and_sync_never_replace_another_services_key(run, home) -> None:
     path = mixed_server(home)
-    result = clean(run("init", "--target", "mcp", "--yes", "--base-url", ROOT, "--model", MODEL, "--key-stdin",
+    result = clean(run("init", "--allow-unlisted",
+                       "--target", "mcp", "--yes", "--base-url", ROOT, "--model", MODEL, "--key-stdin",
                        input=SENTINEL_KEY))
     assert result.returncode == 0, result.output
     assert env_of(path) == {"OPENAI_BASE_URL": ROOT + "/v1", "OPENAI_API_KEY": SENTINEL_KEY,
@@ -85,7 +86,8 @@ def test_init_config_set_and_sync_never_replace_another_services_key(run, home) 
 
 
 def test_a_key_taotoken_wrote_is_followed_whatever_variable_holds_it(run, home) -> None:
-    assert clean(run("init", "--yes", "--base-url", ROOT, "--model", MODEL, "--key-stdin", input=OLD_KEY)) \
+    assert clean(run("init", "--allow-unlisted",
+                     "--yes", "--base-url", ROOT, "--model", MODEL, "--key-stdin", input=OLD_KEY)) \
         .returncode == 0  # taotoken wrote OLD_KEY (its own config only)
     path = write(home / ".claude.json", json.dumps({"mcpServers": {"pasted": {"command": "x", "env": {
         "TAOTOKEN_MODEL": MODEL, "ANTHROPIC_API_KEY": OLD_KEY}}}}))  # the user pasted it there later
@@ -97,7 +99,8 @@ def test_a_key_taotoken_wrote_is_followed_whatever_variable_holds_it(run, home) 
 def test_init_for_one_client_keeps_a_taotoken_mcp_server_in_step(run, home) -> None:
     path = write(home / ".claude.json", json.dumps({"mcpServers": {"tt": {"command": "tt-mcp", "env": {
         "TAOTOKEN_BASE_URL": ROOT, "TAOTOKEN_API_KEY": OLD_KEY}}}}, indent=2) + "\n")
-    result = clean(run("init", "--target", "claude-code", "--yes", "--base-url", ROOT, "--model", MODEL,
+    result = clean(run("init", "--allow-unlisted",
+                       "--target", "claude-code", "--yes", "--base-url", ROOT, "--model", MODEL,
                        "--key-stdin", input=SENTINEL_KEY))
     assert result.returncode == 0, result.output
     assert "mcp: added: MCP servers pointing at TaoToken hold other values" in " ".join(result.output.split())
@@ -107,7 +110,8 @@ def test_init_for_one_client_keeps_a_taotoken_mcp_server_in_step(run, home) -> N
 
 
 def test_a_project_env_variable_pointed_elsewhere_stays_the_users(run, home) -> None:
-    assert clean(run("init", "--target", "project-env", "--yes", "--base-url", ROOT, "--model", MODEL, "--key-stdin",
+    assert clean(run("init", "--allow-unlisted",
+                     "--target", "project-env", "--yes", "--base-url", ROOT, "--model", MODEL, "--key-stdin",
                      input=SENTINEL_KEY)).returncode == 0
     env_file = home / ".env.taotoken"
     text = env_file.read_text().replace(f"export OPENAI_BASE_URL={ROOT}/v1",

@@ -251,7 +251,8 @@ def test_one_server_all_at_taotoken(run, home, monkeypatch) -> None:
 # -- sync -----------------------------------------------------------------------------------------------
 
 def init_mcp(run, *extra: str, root: str = ROOT):
-    return clean(run("init", "--target", "mcp", "--yes", "--base-url", root, "--model", MODEL, "--key-stdin", *extra,
+    return clean(run("init", "--allow-unlisted",
+                     "--target", "mcp", "--yes", "--base-url", root, "--model", MODEL, "--key-stdin", *extra,
                      input=SENTINEL_KEY))
 
 
@@ -360,7 +361,8 @@ def test_detected_by_init_and_a_broken_file_is_left_alone_with_a_warning(run, ho
     files = seed(home)
     files["cline"].write_text("{ not json")
     # Codex is detected too: auth.json gives it the key (the shell target is never implied).
-    result = clean(run("init", "--yes", "--base-url", ROOT, "--model", MODEL, "--key-stdin", "--codex-auth",
+    result = clean(run("init", "--allow-unlisted",
+                       "--yes", "--base-url", ROOT, "--model", MODEL, "--key-stdin", "--codex-auth",
                        "auth-json", input=SENTINEL_KEY))
     assert result.returncode == 0, result.output
     assert "mcp: detected (MCP servers with gateway variables:" in result.stdout

@@ -160,7 +160,8 @@ def test_outside_a_repository_the_directory_is_the_project(run, home, monkeypatc
 # -- the project-env target -------------------------------------------------------------------------------
 
 def init_project(run, *extra: str, model: str = MODEL):
-    return run("init", "--target", "project-env", "--yes", "--base-url", ROOT, "--model", model, "--key-stdin",
+    return run("init", "--allow-unlisted",
+               "--target", "project-env", "--yes", "--base-url", ROOT, "--model", model, "--key-stdin",
                *extra, input=SENTINEL_KEY).assert_clean()
 
 
@@ -235,18 +236,18 @@ def test_a_later_change_from_anywhere_updates_the_recorded_project(run, home, re
     elsewhere.mkdir()
     git(elsewhere, "init", "-q")
     monkeypatch.chdir(elsewhere)
-    result = run("config", "set", "model", "gpt-4.1", "--yes").assert_clean()
+    result = run("config", "set", "model", "gpt-4.1", "--yes", "--allow-unlisted").assert_clean()
     assert result.returncode == 0, result.output
     assert sourced(repo / ".env.taotoken")["TAOTOKEN_MODEL"] == "gpt-4.1"
     assert not (elsewhere / ".env.taotoken").exists()  # the sync writes where init wrote, not here
 
     (repo / ".env.taotoken").unlink()  # deleted by the user: a sync from elsewhere does not bring it back
-    result = run("config", "set", "model", MODEL, "--yes").assert_clean()
+    result = run("config", "set", "model", MODEL, "--yes", "--allow-unlisted").assert_clean()
     assert not (repo / ".env.taotoken").exists() and result.returncode == 0, result.output
 
 
-def test_all_targets_never_include_project_env(run, repo) -> None:
-    result = run("init", "--all", "--yes", "--base-url", ROOT, "--model", MODEL, "--key-stdin",
+def test_all_targets_never_include_project_env(run, repo, loopback_gateway) -> None:
+    result = run("init", "--all", "--yes", "--base-url", loopback_gateway.url, "--model", MODEL, "--key-stdin",
                  input=SENTINEL_KEY).assert_clean()
     assert result.returncode == 0, result.output
     assert not (repo / ".env.taotoken").exists()

@@ -14,7 +14,8 @@ NEW_KEY = "sk-ROTATEDrotated0123456789abcdEFGH"
 def test_a_commented_out_start_up_line_stays_so(run, home) -> None:
     bashrc = home / ".bashrc"
     bashrc.write_text("# my bashrc\nalias ll='ls -l'\n")
-    result = run("init", "--target", "shell", "--yes", "--base-url", "https://taotoken.net/api", "--model", "m",
+    result = run("init", "--allow-unlisted",
+                 "--target", "shell", "--yes", "--base-url", "https://taotoken.net/api", "--model", "m",
                  "--key-stdin", input=SENTINEL_KEY).assert_clean()
     assert result.returncode == 0, result.output
     text = bashrc.read_text()
@@ -24,7 +25,8 @@ def test_a_commented_out_start_up_line_stays_so(run, home) -> None:
     changed = run("config", "set", "api_key", "-", "--yes", input=NEW_KEY).assert_clean(NEW_KEY)
     assert changed.returncode == 0, changed.output
     assert bashrc.read_bytes() == before
-    again = run("init", "--target", "shell", "--yes", "--key-stdin", input=NEW_KEY).assert_clean(NEW_KEY)
+    again = run("init", "--allow-unlisted",
+                "--target", "shell", "--yes", "--key-stdin", input=NEW_KEY).assert_clean(NEW_KEY)
     assert again.returncode == 0 and bashrc.read_bytes() == before, again.output
     assert "is commented out in" in flat(again.output) and "remove the leading # to bring them back" in \
         flat(again.output)
@@ -35,7 +37,8 @@ def test_doctor_says_new_shells_lack_the_variables_and_how_to_bring_the_line_bac
 
     bashrc = home / ".bashrc"
     bashrc.write_text("alias ll='ls -l'\n")
-    assert run("init", "--target", "shell", "--yes", "--base-url", "https://taotoken.net/api", "--model", "m",
+    assert run("init", "--allow-unlisted",
+               "--target", "shell", "--yes", "--base-url", "https://taotoken.net/api", "--model", "m",
                "--key-stdin", input=SENTINEL_KEY).assert_clean().returncode == 0
 
     def finding() -> dict:

@@ -27,7 +27,8 @@ def test_init_as_root_leaves_every_file_to_the_homes_owner(run, home: Path) -> N
     settings = write(home / ".claude" / "settings.json", json.dumps({"theme": "dark"}) + "\n", mode=0o600)
     os.chown(settings.parent, USER, USER)
     os.chown(settings, USER, USER)
-    result = run("init", "--target", "claude-code", "--yes", "--base-url", "https://taotoken.net/api", "--model",
+    result = run("init", "--allow-unlisted",
+                 "--target", "claude-code", "--yes", "--base-url", "https://taotoken.net/api", "--model",
                  "gpt-4o-mini", "--key-stdin", input=SENTINEL_KEY).assert_clean()
     assert result.returncode == 0, result.output
     assert json.loads(settings.read_text())["env"]["ANTHROPIC_AUTH_TOKEN"] == SENTINEL_KEY
@@ -46,7 +47,8 @@ def test_init_as_root_leaves_every_file_to_the_homes_owner(run, home: Path) -> N
 
 
 def test_a_root_owned_place_stays_roots(run, home: Path) -> None:
-    result = run("init", "--yes", "--base-url", "https://taotoken.net/api", "--model", "gpt-4o-mini", "--key-stdin",
+    result = run("init", "--allow-unlisted",
+                 "--yes", "--base-url", "https://taotoken.net/api", "--model", "gpt-4o-mini", "--key-stdin",
                  input=SENTINEL_KEY).assert_clean()
     assert result.returncode == 0
     assert (home / ".config" / "taotoken" / "config.toml").stat().st_uid == 0

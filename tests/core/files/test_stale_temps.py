@@ -25,7 +25,7 @@ def test_a_later_run_removes_only_its_own_dead_leftovers(run, home) -> None:
         ours = write(settings.parent / f".settings.json.{TEMP_TAG}-{dead_pid}-k9x2.tmp", SENTINEL_KEY)
         running = write(settings.parent / f".settings.json.{TEMP_TAG}-{live.pid}-a1b2.tmp", "being written")
         foreign = write(settings.parent / ".settings.json.x7Yq3.tmp", "another program's")
-        result = run("init", "--target", "claude-code", "--yes", "--base-url", "https://taotoken.net/api",
+        result = run("init", "--allow-unlisted", "--target", "claude-code", "--yes", "--base-url", "https://taotoken.net/api",
                      "--model", "gpt-4o-mini", "--key-stdin", input=SENTINEL_KEY).assert_clean()
         assert result.returncode == 0, result.output
         assert not ours.exists(), "a dead run's temporary file (holding the key) is still there"
@@ -42,7 +42,8 @@ def test_an_undo_after_a_killed_undo_resumes_it(run, home) -> None:
     the user had edited the files. A file already back as it was is now simply done, and the undo resumes."""
     settings = write(home / ".claude" / "settings.json", json.dumps({"theme": "dark"}) + "\n")
     before = settings.read_bytes()
-    assert run("init", "--target", "claude-code", "--yes", "--base-url", "https://taotoken.net/api", "--model",
+    assert run("init", "--allow-unlisted",
+               "--target", "claude-code", "--yes", "--base-url", "https://taotoken.net/api", "--model",
                "gpt-4o-mini", "--key-stdin", input=SENTINEL_KEY).assert_clean().returncode == 0
     own = home / ".config" / "taotoken" / "config.toml"
     assert own.exists() and settings.read_bytes() != before

@@ -13,7 +13,7 @@ BOM = "\ufeff"
 
 def test_a_codex_config_with_a_bom_is_edited_and_keeps_it(run, home) -> None:
     config = write(home / ".codex" / "config.toml", BOM + '# my codex\nmodel = "o3"\n')
-    result = run("init", "--target", "codex", "--codex-auth", "auth-json", "--yes", "--base-url",
+    result = run("init", "--allow-unlisted", "--target", "codex", "--codex-auth", "auth-json", "--yes", "--base-url",
                  "https://taotoken.net/api", "--model", "gpt-4o-mini", "--key-stdin", input=SENTINEL_KEY).assert_clean()
     assert result.returncode == 0, result.output
     text = config.read_text(encoding="utf-8")
@@ -37,7 +37,8 @@ def test_a_read_only_settings_file_is_named_before_it_is_replaced(run, home) -> 
     import json
 
     settings = write(home / ".claude" / "settings.json", json.dumps({"theme": "dark"}) + "\n", mode=0o444)
-    dry = run("init", "--target", "claude-code", "--dry-run", "--base-url", "https://taotoken.net/api", "--model",
+    dry = run("init", "--allow-unlisted",
+              "--target", "claude-code", "--dry-run", "--base-url", "https://taotoken.net/api", "--model",
               "gpt-4o-mini", "--key-stdin", input=SENTINEL_KEY).assert_clean()
     assert "the file is read-only (mode 0444)" in " ".join(dry.output.split()), dry.output
     assert json.loads(settings.read_text()) == {"theme": "dark"}
