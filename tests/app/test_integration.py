@@ -78,8 +78,9 @@ def test_init_check_doctor_route_bench_against_the_mock(cli, home, mock_gateway)
     # -- init: every client in its own URL form, the user's own settings kept, key files 0600 ------------
     result = init(cli, mock).assert_clean()
     assert result.returncode == 0, result.output
-    # init asks the gateway one thing: whether it lists --model (issue 23: a typo is refused before it is written)
-    assert [(r.method, r.path) for r in mock.requests] == [("GET", "/api/v1/models")]
+    # init asks the gateway whether it lists --model (issue 23: a typo is refused before it is written) and, as
+    # Gemini CLI is among --all's targets, whether it serves the Gemini API (its model list: nothing generated)
+    assert [(r.method, r.path) for r in mock.requests] == [("GET", "/api/v1/models"), ("GET", "/api/v1beta/models")]
     settings = json.loads((home / ".claude/settings.json").read_text())
     assert settings["theme"] == "dark" and settings["permissions"] == {"allow": ["Bash(git status)"]}
     assert settings["env"]["ANTHROPIC_BASE_URL"] == mock.url  # bare root: Claude Code appends /v1/messages
@@ -117,9 +118,9 @@ def test_init_check_doctor_route_bench_against_the_mock(cli, home, mock_gateway)
             response = http.post(url, json=body, headers={"Authorization": f"Bearer {key}",
                                                           "anthropic-version": "2023-06-01"})
             assert response.status_code == 200, (url, response.text)
-    assert [r.path for r in new_requests(mock, 1)] == ["/api/v1/messages", "/api/v1/responses",
+    assert [r.path for r in new_requests(mock, 2)] == ["/api/v1/messages", "/api/v1/responses",
                                                        "/api/v1/chat/completions"]
-    assert_log_clean(new_requests(mock, 1), {"/api/v1/messages", "/api/v1/responses", "/api/v1/chat/completions"})
+    assert_log_clean(new_requests(mock, 2), {"/api/v1/messages", "/api/v1/responses", "/api/v1/chat/completions"})
 
     # -- check ----------------------------------------------------------------------------------------
     seen = len(mock.requests)
@@ -149,8 +150,11 @@ def test_init_check_doctor_route_bench_against_the_mock(cli, home, mock_gateway)
     for check_id in ("claude.base_url", "codex.wire_api", "cline.providers", "gateway.key", "gateway.model",
                      "gateway.stream"):
         assert statuses.get(check_id) == "ok", (check_id, statuses.get(check_id))
-    assert_log_clean(new_requests(mock, seen), {"/api/v1/models", "/api/v1/chat/completions",
-                                                "/api/v1/messages", "/api/v1/responses"})
+    records = new_requests(mock, seen)
+    gemini = [r for r in records if r.path == "/api/v1beta/models"]  # gemini.api: init wrote Gemini CLI too
+    assert [(r.method, r.auth_kind, r.status) for r in gemini] == [("GET", "x-goog-api-key", 200)]
+    assert_log_clean([r for r in records if r not in gemini], {"/api/v1/models", "/api/v1/chat/completions",
+                                                               "/api/v1/messages", "/api/v1/responses"})
 
     # -- route: table, choice, verify ------------------------------------------------------------------------
     result = cli("route", "set", f"cuda={GPU_MODEL}", "gpu=gpt-4o", f"cpu={CPU_MODEL}", env=env).assert_clean()

@@ -79,9 +79,10 @@ def set_value(io: IOStreams, key: str, value: str, profile: str | None, *, yes: 
     copies = Sync(None, None, Plan())
     if key in FIELDS and sync:
         after = load_settings(Overrides(profile=profile), io.env, text=new_text)
-        copies = plan_sync(triple_of(after), after.profile, Machine.of(io.env, io.cwd))
+        copies = plan_sync(triple_of(after), after.profile, Machine.of(io.env, io.cwd), admit=_gemini_rule(io))
         if settings.value(key).origin.kind == "env":
             out.error_wrapped(fix_at_source(settings, key, shown, io.env), _("warning: "))
+    _name_held(out, copies)
     if not copies.stale or not (yes or io.prompter.interactive):
         # taotoken's own file alone, or a script without --yes: only the own file, as before; say what is stale
         if applyflow.write_own(own):
@@ -92,7 +93,7 @@ def set_value(io: IOStreams, key: str, value: str, profile: str | None, *, yes: 
             _name_stale(out, copies, io.env)
         return Exit.OK
     plan = Plan([own], notes=copies.plan.notes, warnings=copies.plan.warnings, secrets=copies.plan.secrets)
-    plan.extend(Plan(copies.stale))
+    plan.extend(Plan(copies.plan.pending))
     return _apply(io, plan, applyflow.Flow(f"taotoken config set {key}", yes=yes, notes=False))
 
 
@@ -123,7 +124,7 @@ def sync(io: IOStreams, profile: str | None, *, yes: bool = False, dry_run: bool
     out = io.out
     settings = load_settings(Overrides(profile=profile), io.env)
     settings.require("base_url", "api_key", "model")
-    copies = plan_sync(triple_of(settings), settings.profile, Machine.of(io.env, io.cwd))
+    copies = plan_sync(triple_of(settings), settings.profile, Machine.of(io.env, io.cwd), admit=_gemini_rule(io))
     if copies.record is None:
         out.wrapped(_("nothing to sync: no client holds a copy written by taotoken (run `taotoken init` to write "
                       "them)"), hang="  ")
@@ -138,6 +139,7 @@ def sync(io: IOStreams, profile: str | None, *, yes: bool = False, dry_run: bool
         if settings.value(name).origin.kind in ("env", "flag"):
             out.error_note(_("note: {name} comes from {origin}, not the config file").format(
                 name=name, origin=describe(settings.value(name), io.env)))
+    _name_held(out, copies)
     if not copies.stale:
         targets = ", ".join(copies.record.targets) or _("no clients")
         out.wrapped(_("every copy already holds the values of profile {profile} ({targets}); nothing to do").format(
@@ -147,6 +149,18 @@ def sync(io: IOStreams, profile: str | None, *, yes: bool = False, dry_run: bool
     _name_gone(out, copies, io.env)
     return _apply(io, copies.plan, applyflow.Flow(SYNC_COMMAND, yes=yes, dry_run=dry_run, offers_dry_run=True,
                                                   notes=False))
+
+
+def _gemini_rule(io: IOStreams):
+    """Gemini CLI's copy moves only to a gateway that serves the Gemini API (asked when the base URL changes)."""
+    from taotoken_cli.core.diagnosis import gemini_api
+
+    return gemini_api.admit(gemini_api.probe_for(io.env))
+
+
+def _name_held(out: Output, copies: Sync) -> None:
+    for reason in copies.held:
+        out.error_note(_("warning: {problem}").format(problem=reason))
 
 
 def _name_gone(out: Output, copies: Sync, env) -> None:

@@ -129,6 +129,23 @@ def responses(ctx: DoctorContext) -> Observation:
     return _send_once(ctx, "responses", Gateway.responses)
 
 
+def gemini(ctx: DoctorContext):
+    """Does the gateway serve the Gemini API (diagnosis.gemini_api.probe: a free model-list request), once per run;
+    with --offline it is not asked ("could not tell")."""
+    from taotoken_cli.core.diagnosis import gemini_api
+    from taotoken_cli.core.net.gateway import Endpoints
+
+    def run() -> gemini_api.GeminiSupport:
+        assert ctx.base_url is not None and ctx.api_key is not None
+        if ctx.offline:
+            return gemini_api.GeminiSupport(None, Endpoints(ctx.base_url).gemini_models, None,
+                                            _("not asked (--offline)"))
+        return gemini_api.probe(ctx.base_url, ctx.api_key, ctx.env, model=ctx.model,
+                                timeout_s=ctx.request_timeouts()[1])
+
+    return ctx.memo("gemini:api", run)
+
+
 def describe_error(obs: Observation) -> str:
     """A short human phrase for a transport failure (the classifier gives the catalogue code)."""
     exc = obs.error

@@ -11,10 +11,11 @@ from taotoken_cli.cmd.init import wizard
 from taotoken_cli.core.base.errors import InputError
 from taotoken_cli.core.base.i18n import _
 from taotoken_cli.core.base.masking import remember_secret
-from taotoken_cli.core.clients import CLIENTS, ON_REQUEST, ccswitch, codex, gemini_cli, mcp, project_env
+from taotoken_cli.core.clients import CLIENTS, ON_REQUEST, ccswitch, ccswitch_cli, codex, gemini_cli, mcp, project_env
 from taotoken_cli.core.clients.base import Machine, PlanOptions, Triple
 from taotoken_cli.core.clients.copies import OWN, Record, plan_copies, read_record, record_change, written_keys
 from taotoken_cli.core.clients.envvars import host_key, key_mark
+from taotoken_cli.core.diagnosis import gemini_api
 from taotoken_cli.core.files import fileplan
 from taotoken_cli.core.files.fileplan import Plan
 from taotoken_cli.core.settings import (
@@ -58,6 +59,7 @@ class InitPlan:
     target_notes: list[str]  # why these targets
     links: dict[str, str]  # CC Switch import links (contain the key; printed masked)
     blocker: InputError | None = None  # a choice the user must make before this plan is applied (shown by a dry run)
+    cli: ccswitch_cli.Handover | None = None  # the apps `cc-switch provider add` takes once the files are written
 
 
 # ------------------------------------------------------------------------------------------- triple
@@ -211,40 +213,6 @@ def _codex_key_source(chosen: list[str], notes: list[str], prompter: Prompter | 
                       .format(variable=codex_key), _("choose how Codex gets the key: {how}").format(how=how))
 
 
-def _gemini_served(request: InitRequest, triple: Triple, targets: list[str], notes: list[str],
-                   io: IOStreams) -> bool:
-    """Gemini CLI speaks only the Gemini API: it is written only when the gateway answers it (one small request).
-    Named with --target, a gateway that does not serve it (or cannot be asked) stops init; detected or kept in
-    step, Gemini CLI is left out with a note saying why."""
-    from taotoken_cli.core.base.errors import TaotokenError
-    from taotoken_cli.core.base.fix import Command, Fix
-    from taotoken_cli.core.diagnosis import gemini_api
-    from taotoken_cli.core.diagnosis.catalogue import get
-
-    found = gemini_api.probe(triple.base_url, triple.api_key, triple.model, io.env)
-    if found.served:
-        notes.append(_("{target}: the gateway serves the Gemini API ({url}: {reason})").format(
-            target=gemini_cli.NAME, url=found.url, reason=found.reason))
-        return True
-    if gemini_cli.NAME not in targets:  # asked for CC Switch's link only
-        return False
-    code = gemini_api.CODE if found.served is False else found.diagnosis.code if found.diagnosis else "net.error"
-    if found.served is False:
-        why = _("the gateway does not serve the Gemini API that Gemini CLI speaks ({url}: {reason})").format(
-            url=found.url, reason=found.reason)
-        fix = Fix.of(_("write the other clients: {command}; or ask the gateway's operator to enable the Gemini API"),
-                     command=Command("taotoken init"))
-    else:
-        why = _("could not tell whether the gateway serves the Gemini API that Gemini CLI speaks ({url}: {reason})"
-                ).format(url=found.url, reason=found.reason)
-        fix = Fix.of(_("find out why: {command}, then run init again"), command=Command("taotoken check --chat"))
-    if gemini_cli.NAME in request.targets:
-        raise TaotokenError(_("{why}; nothing was written").format(why=why), fix, get(code).exit, code=code)
-    targets.remove(gemini_cli.NAME)
-    notes.append(_("warning: {target}: not written: {why} [{code}]").format(target=gemini_cli.NAME, why=why, code=code))
-    return False
-
-
 def recorded_places(request: InitRequest, triple: Triple, profile: str,
                     machine: Machine) -> dict[str, tuple[str, ...]]:
     """Where the copies are, kept across runs (a later sync from any directory reaches them): TaoToken's hosts,
@@ -277,11 +245,13 @@ def build(request: InitRequest, io: IOStreams, *, assume_yes: bool = False) -> I
     machine = Machine.of(io.env, io.cwd)
     targets, target_notes, blocker = choose_targets(request, machine, profile, io.prompter, assume_yes=assume_yes,
                                                     key_exported=io.env.get(codex.ENV_KEY) == triple.api_key)
-    gemini_served = None
-    if gemini_cli.NAME in targets or "cc-switch" in targets:
-        gemini_served = _gemini_served(request, triple, targets, target_notes, io)
     options = PlanOptions(scope=request.scope, codex_auth=request.codex_auth,
                           **recorded_places(request, triple, profile, machine))
+    # Gemini CLI only where the gateway serves the Gemini API (asked only when it is a target; named: a "no" stops)
+    gemini = gemini_api.gate(triple, targets, options, gemini_api.probe_for(io.env),
+                             named=gemini_cli.NAME in request.targets)
+    targets, options = gemini.targets, gemini.options
+    target_notes.extend([*gemini.notes, *(_("warning: {problem}").format(problem=w) for w in gemini.warnings)])
     if mcp.NAME not in targets:  # a server pointing at TaoToken is a copy, whatever targets were named
         behind = mcp.stale(triple, machine, replace(options, written_keys=written_keys(options, machine, profile)))
         if behind:
@@ -291,10 +261,9 @@ def build(request: InitRequest, io: IOStreams, *, assume_yes: bool = False) -> I
     plan = plan_copies(triple, targets, options, machine, own_profile=profile)
     plan.add(record_change(Record(profile, tuple(targets), options), machine))
     fileplan.add_git_warnings(plan)
-    links = ccswitch.import_links(triple) if "cc-switch" in targets else {}
-    if links and not gemini_served:  # CC Switch would point Gemini CLI at a gateway that does not answer it
-        links.pop("gemini", None)
-        target_notes.append(_("cc-switch: the Gemini CLI link is not handed over: the gateway does not serve the "
-                              "Gemini API (or could not be asked)"))
+    links = (ccswitch.import_links(triple, ccswitch.apps(triple, options, ccswitch.store(machine)))
+             if ccswitch.NAME in targets else {})
     remember_secret(ccswitch.encode(triple.api_key))  # the key as the links carry it
-    return InitPlan(triple, profile, targets, plan, hygiene, target_notes, links, blocker)
+    # Where CC Switch's command line is installed it adds TaoToken (unless the user asked for the links: --open)
+    cli = ccswitch.cli_handover(triple, machine, options) if links and not request.open_links else None
+    return InitPlan(triple, profile, targets, plan, hygiene, target_notes, links, blocker, cli)

@@ -97,9 +97,8 @@ def mock(
     lenient_paths: bool = typer.Option(False, "--lenient-paths",
                                        help=_("Also answer doubled/missing /v1 paths (they are still flagged).")),
     no_gemini_api: bool = typer.Option(False, "--no-gemini-api",
-                                       help=_("Answer the Gemini API (/v1beta/models/MODEL:generateContent, served by "
-                                              "default for Gemini CLI) as an unknown route, as gateways without it "
-                                              "do.")),
+                                       help=_("Answer the Gemini API (served by default, for Gemini CLI) as an "
+                                              "unknown route, as gateways without it do.")),
     lang: str = typer.Option("en", "--lang", metavar="LANG", autocompletion=complete_mock_languages,
                              help=_("Language of new-api messages: en or zh.")),
     replay: list[Path] = typer.Option([], "--replay", metavar="FILE",

@@ -1,6 +1,7 @@
 """The Gemini API, as Gemini CLI (through @google/genai) calls it and as gateways that relay it answer:
 `POST <root>/v1beta/models/{model}:generateContent`, `:streamGenerateContent?alt=sse` (Server-Sent Events, one
-`data:` line per chunk) and `:countTokens`; the key in `x-goog-api-key` (or `?key=`). Served unless the mock is
+`data:` line per chunk) and `:countTokens`, and `GET <root>/v1beta/models` (the model list taotoken's probe asks
+for); the key in `x-goog-api-key` (or `?key=`). Served unless the mock is
 started with `--no-gemini-api` (then the route is unknown, answered the way new-api answers any unknown path).
 """
 
@@ -15,8 +16,10 @@ from taotoken_cli.cmd.mock.api import Event, Generation
 
 _PATH = re.compile(r"^(?P<prefix>.*)/(?P<version>v1beta|v1)/models/(?P<model>[^/:]+):(?P<method>generateContent|"
                    r"streamGenerateContent|countTokens)$")
+_LIST = re.compile(r"^(?P<prefix>.*)/v1beta/models$")  # GET: the model list (new-api's shape: bare IDs as names)
 GENERATION = "gemini"  # the record's endpoint for a generation
 COUNT = "gemini_count"
+LIST = "gemini_models"
 
 
 @dataclass(frozen=True)
@@ -27,7 +30,11 @@ class Route:
 
     @property
     def endpoint(self) -> str:
-        return COUNT if self.method == "countTokens" else GENERATION
+        return {"countTokens": COUNT, "list": LIST}.get(self.method, GENERATION)
+
+    @property
+    def http_method(self) -> str:
+        return "GET" if self.method == "list" else "POST"
 
     @property
     def stream(self) -> bool:
@@ -36,7 +43,15 @@ class Route:
 
 def match(path: str) -> Route | None:
     found = _PATH.match(path.rstrip("/"))
-    return Route(found["prefix"], found["model"], found["method"]) if found else None
+    if found:
+        return Route(found["prefix"], found["model"], found["method"])
+    listed = _LIST.match(path.rstrip("/"))
+    return Route(listed["prefix"], "", "list") if listed else None
+
+
+def models_json(models: list[str]) -> bytes:
+    """The model list as new-api answers GET /v1beta/models (controller.ListModels, Gemini shape)."""
+    return json.dumps({"models": [{"name": m, "displayName": m} for m in models], "nextPageToken": None}).encode()
 
 
 def query_key(query: str) -> str | None:

@@ -136,7 +136,7 @@ class Router:
                 return Reply(recording.status, recording.body, content_type=recording.content_type,
                              headers=list(recording.headers))
         gemini_route = gemini.match(path) if opts.gemini_api else None
-        if gemini_route is not None:
+        if gemini_route is not None and req.method in (gemini_route.http_method, "HEAD"):
             return self._gemini(gemini_route, body, record, auth)
         auth_ok = False
         if endpoint is not None:
@@ -187,7 +187,7 @@ class Router:
     def _gemini(self, route: gemini.Route, body: dict[str, Any] | None, record: RequestRecord, auth: _Auth) -> Reply:
         """The Gemini API (mock/gemini.py): the same checks in the same order, its own paths and bodies."""
         opts = self.options
-        record.endpoint, record.model, record.stream = route.endpoint, route.model, route.stream
+        record.endpoint, record.model, record.stream = route.endpoint, route.model or None, route.stream
         if auth.key is None and (key := gemini.query_key(record.query)):  # ?key= is the API's other way
             auth = _Auth("query-key", key)
             record.auth_kind, record.key_masked = auth.kind, mask_key(key)
@@ -199,6 +199,8 @@ class Router:
                 return self._wrong_path(record)
         if not auth_ok:
             return self._error("missing_key" if not auth.key else "invalid_key", record)
+        if route.endpoint == gemini.LIST:
+            return self._inject(record, Reply(200, gemini.models_json(list(opts.listed_models))), generation=False)
         if body is None:
             return self._error("bad_request", record)
         if opts.no_channel_for(route.model):

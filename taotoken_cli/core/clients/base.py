@@ -99,6 +99,9 @@ class PlanOptions:
     taotoken_hosts: tuple[str, ...] = ()  # mcp: host:port TaoToken had; a server still on one is a copy
     project_dirs: tuple[str, ...] = ()  # project-env: the projects whose .env.taotoken holds the triple
     written_keys: tuple[str, ...] = ()  # envvars.key_mark of the keys taotoken wrote: such a value is TaoToken's
+    # The root at which the gateway last answered the Gemini API (diagnosis.gemini_api.gate): Gemini CLI and CC
+    # Switch's Gemini provider are written for that root only; another root is asked first
+    gemini_root: str = ""
 
 
 @dataclass

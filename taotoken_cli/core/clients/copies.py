@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -181,23 +181,36 @@ class Sync:
     triple: Triple | None
     plan: Plan
     gone: list[FileChange] = field(default_factory=list)
+    held: list[str] = field(default_factory=list)  # copies `admit` left out of this sync, and why
 
     @property
     def stale(self) -> list[FileChange]:
-        return self.plan.pending
+        """The copies that would change (the record's own update, when the plan carries one, is not a copy)."""
+        return [change for change in self.plan.pending if change.target != OWN]
 
 
-def plan_sync(triple: Triple | None, profile: str, machine: Machine) -> Sync:
-    """Re-plan every copy recorded for `profile` from `triple` (an empty plan when nothing is recorded)."""
+# Decides which recorded targets a sync writes, and with which options (diagnosis.gemini_api.admit: Gemini CLI only
+# where the gateway answers the Gemini API); returns them and the warnings to show.
+Admit = Callable[[Triple, tuple[str, ...], PlanOptions], tuple[list[str], PlanOptions, list[str]]]
+
+
+def plan_sync(triple: Triple | None, profile: str, machine: Machine, *, admit: Admit | None = None) -> Sync:
+    """Re-plan every copy recorded for `profile` from `triple` (an empty plan when nothing is recorded). What
+    `admit` learns (PlanOptions.gemini_root) goes into the record through the same plan."""
     record = read_record(machine)
     if record is None or triple is None or record.profile != profile:
         return Sync(record, triple, Plan())
     # MCP servers pointing at TaoToken are copies even when init was not asked to write them (mcp.stale)
     targets = record.targets if "mcp" in record.targets else (*record.targets, "mcp")
-    plan = plan_copies(triple, targets, record.options, machine, profile=record.profile)
+    options, held = record.options, []
+    if admit is not None:
+        targets, options, held = admit(triple, tuple(targets), record.options)
+    plan = plan_copies(triple, targets, options, machine, profile=record.profile)
     gone = [change for change in plan.changes if change.creates]
     plan.changes = [change for change in plan.changes if not change.creates]
-    return Sync(record, triple, plan, gone)
+    if options != record.options:
+        plan.add(record_change(dataclasses.replace(record, options=options), machine))
+    return Sync(record, triple, plan, gone, held)
 
 
 SYNC_COMMAND = "taotoken config sync"

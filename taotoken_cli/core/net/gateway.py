@@ -59,8 +59,9 @@ class Endpoints:
     def messages(self) -> str:  # the Anthropic SDK appends /v1/messages to its base URL
         return self.anthropic_base + "/v1/messages"
 
-    def gemini_generate(self, model: str) -> str:  # the Gemini API (@google/genai appends it to the bare root)
-        return f"{BARE_ROOT.url(self.root)}/v1beta/models/{model}:generateContent"
+    @property
+    def gemini_models(self) -> str:  # the Gemini API's model list (@google/genai appends /v1beta/… to the bare root)
+        return f"{BARE_ROOT.url(self.root)}/v1beta/models"
 
 
 @dataclass
@@ -386,11 +387,9 @@ class Gateway:
             body["stream"] = True
         return self.request("POST", self.endpoints.responses, json_body=body, stream=stream)
 
-    def gemini_generate(self, model: str, *, prompt: str = "Say OK.", max_tokens: int = 1) -> Observation:
-        """One Gemini API generateContent request (what Gemini CLI needs the gateway to serve)."""
-        body = {"contents": [{"role": "user", "parts": [{"text": prompt}]}],
-                "generationConfig": {"maxOutputTokens": max_tokens}}
-        return self.request("POST", self.endpoints.gemini_generate(model), json_body=body, gemini=True)
+    def gemini_models(self) -> Observation:
+        """The Gemini API's model list, the key in x-goog-api-key as Gemini CLI sends it: free (no generation)."""
+        return self.request("GET", self.endpoints.gemini_models, gemini=True)
 
 
 def budgeted(base_url: str, api_key: str | None, timeout_s: float, *, trust_env: bool = True,

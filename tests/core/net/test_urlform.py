@@ -21,7 +21,8 @@ def test_the_two_forms_and_their_way_back_to_the_root() -> None:
 def test_each_client_declares_its_form_as_data() -> None:
     assert claude_code.URL_FORM is BARE_ROOT  # Claude Code appends /v1/messages itself
     assert codex.URL_FORM is OPENAI_V1 and cline.URL_FORM is OPENAI_V1  # they append /responses, /chat/completions
-    assert ccswitch.URL_FORMS == {"claude": BARE_ROOT, "codex": OPENAI_V1}
+    assert ccswitch.URL_FORMS == {"claude": BARE_ROOT, "codex": OPENAI_V1, "gemini": BARE_ROOT,  # /v1beta/… itself
+                                  "opencode": OPENAI_V1, "openclaw": OPENAI_V1}
     assert envvars.VARIABLES["OPENAI_BASE_URL"].form == OPENAI_V1
     assert envvars.VARIABLES["ANTHROPIC_BASE_URL"].form == envvars.VARIABLES["TAOTOKEN_BASE_URL"].form == BARE_ROOT
 

@@ -232,7 +232,7 @@ def copies(ctx: DoctorContext) -> Result:
     if triple is None:
         return Result.skipped(_("base URL, key or model is missing (see above)"))
     try:
-        sync = plan_sync(triple, ctx.settings.profile, ctx.machine)
+        sync = plan_sync(triple, ctx.settings.profile, ctx.machine, admit=_gemini_rule(ctx))
     except TaotokenError as exc:  # a client file that does not parse: its own check in Clients says where
         return Result.skipped(_("cannot compare: {error} (see Clients)").format(error=exc.message.splitlines()[0]))
     if sync.record is None:
@@ -241,7 +241,7 @@ def copies(ctx: DoctorContext) -> Result:
         return Result.ok(_("the clients hold profile {held} (this run checks {profile})").format(
             held=repr(sync.record.profile), profile=repr(ctx.settings.profile)))
     gone = [_("{path} no longer exists: not recreated (`taotoken init --target {target}` writes it again)").format(
-        path=change.path, target=change.target) for change in sync.gone]
+        path=change.path, target=change.target) for change in sync.gone] + sync.held
     if not sync.stale:
         same = (_("{clients}: every copy holds the same values").format(clients=", ".join(sync.record.targets))
                 if sync.record.targets else _("no clients: every copy holds the same values"))
@@ -257,6 +257,14 @@ def copies(ctx: DoctorContext) -> Result:
                        fixes=[Fix.of(_("{command}   (or: {command2})"), command=Command(SYNC_COMMAND),
                                      command2=Command("taotoken doctor --fix"))],
                        repairs=_sync_repairs(ctx, sync.stale))
+
+
+def _gemini_rule(ctx: DoctorContext):
+    """Gemini CLI's copy is in step only with a gateway that serves the Gemini API (the run's one probe)."""
+    from taotoken_cli.cmd.doctor import probes
+    from taotoken_cli.core.diagnosis import gemini_api
+
+    return gemini_api.admit(lambda _triple: probes.gemini(ctx))
 
 
 def _config_in_doubt(ctx: DoctorContext) -> str | None:
@@ -286,7 +294,8 @@ def _sync_repairs(ctx: DoctorContext, stale: list[FileChange]) -> list[Repair]:
     @functools.cache
     def replanned() -> dict[Path, bytes]:
         now: dict[Path, bytes] = {}
-        for change in plan_sync(triple_of(ctx.settings), ctx.settings.profile, ctx.machine).stale:
+        for change in plan_sync(triple_of(ctx.settings), ctx.settings.profile, ctx.machine,
+                                admit=_gemini_rule(ctx)).stale:
             now.setdefault(change.path, change.after)
         return now
 

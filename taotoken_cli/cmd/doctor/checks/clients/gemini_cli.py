@@ -84,6 +84,7 @@ def gemini_config(ctx: DoctorContext) -> Result:
 
 @check("gemini.api", SECTION, N_("The gateway serves the Gemini API"), network=True)
 def gemini_api_served(ctx: DoctorContext) -> Result:
+    from taotoken_cli.cmd.doctor import probes
     from taotoken_cli.core.diagnosis import gemini_api
 
     skipped = _not_found(ctx)
@@ -91,7 +92,7 @@ def gemini_api_served(ctx: DoctorContext) -> Result:
         return skipped
     if not (ctx.base_url and ctx.api_key and ctx.model):
         return Result.skipped(_("no base URL, key and model to ask the gateway with"))
-    found = ctx.memo("gemini:api", lambda: gemini_api.probe(ctx.base_url, ctx.api_key, ctx.model, ctx.env))
+    found = probes.gemini(ctx)
     if found.served:
         return Result.ok(_("{url}: {reason}").format(url=found.url, reason=found.reason))
     used = gemini_cli.effective(ctx.machine, client_state(ctx, gemini_cli.NAME))
