@@ -30,7 +30,7 @@ def run(options: InitOptions, io: IOStreams) -> int:
     own_dir = config_dir(io.env)
     if options.undo:
         before = winshell.before_undo(own_dir)  # Windows: the user environment that run replaced
-        view.render_undo(out, fileplan.undo_last(own_dir, force=options.force))
+        view.render_undo(out, fileplan.undo_last(own_dir, force=options.force, env=io.env))
         _warn(out, winshell.after_undo(before))
         return Exit.OK
     flow = applyflow.Flow("taotoken init", yes=options.yes, dry_run=options.dry_run, offers_dry_run=True,
@@ -47,7 +47,12 @@ def run(options: InitOptions, io: IOStreams) -> int:
     elif outcome.step is not applyflow.Step.APPLIED:
         return outcome.exit_code
     if options.request.open_links and planned.links:
-        open_links(io, planned.triple, options.request.open_app)
+        open_links(io, planned.triple, planned.links, options.request.open_app)
+    elif planned.cli is not None and planned.cli.cli_apps and outcome.result and outcome.result.backup_dir:
+        added, failed, steps = ccswitch.add_with_cli(planned.cli, planned.triple, dict(io.env))
+        if steps:  # `init --undo` deletes them again
+            fileplan.record_steps(outcome.result.backup_dir, steps)
+        view.render_added_with_cli(out, added, failed, config_dir(io.env) / ccswitch.LINKS_FILE)
     if planned.plan.broken:  # never "next: check" while a client it wrote is known not to work
         view.render_broken(out, planned.plan.broken)
         return Exit.FAILURE
@@ -60,10 +65,10 @@ def _warn(out, problem: str | None) -> None:
         out.error_note(_("warning: {problem}").format(problem=problem))
 
 
-def open_links(io: IOStreams, triple: Triple, only: str | None) -> None:
+def open_links(io: IOStreams, triple: Triple, links: dict[str, str], only: str | None) -> None:
     """Hand the CC Switch links over one at a time: its import dialog holds one request, so the next waits for
     Enter on a terminal, or for another run without one. A link whose endpoint CC Switch has is left out."""
-    links, notes = ccswitch.pending_links(triple, Machine.of(io.env, io.cwd), only)
+    links, notes = ccswitch.pending_links(triple, Machine.of(io.env, io.cwd), links, only)
     view.render_link_notes(io.out, notes)
     apps = list(links)
     for app, next_app in zip(apps, [*apps[1:], None], strict=False):

@@ -70,7 +70,21 @@ def render_undo(out: Output, result: fileplan.UndoResult) -> None:
         out.wrapped(str(path), _("restored "))
     for path in result.deleted:
         out.wrapped(_("{path} (created by that run)").format(path=path), _("deleted "))
+    for label in result.reverted:
+        out.wrapped(label, _("removed "))
+    for problem in result.not_reverted:
+        out.error_wrapped(problem, _("warning: not undone: "))
     out.wrapped(str(result.backup_dir), _("undid the run saved in "), "  ")
+
+
+def render_added_with_cli(out: Output, added: list[str], failed: list[str], links_path: Path) -> None:
+    """What `cc-switch provider add` did for each app."""
+    for app in added:
+        out.wrapped(_("added provider {id} for {app} with cc-switch (not selected: choose it in CC Switch to use it)")
+                    .format(id=repr(ccswitch.PROVIDER_ID), app=ccswitch.APP_LABELS[app]), hang="  ")
+    for problem in failed:
+        out.error_wrapped(_("cc-switch could not add TaoToken: {problem}; its import link is in {path}").format(
+            problem=problem, path=links_path), _("warning: "))
 
 
 def render_broken(out: Output, broken: list[str]) -> None:

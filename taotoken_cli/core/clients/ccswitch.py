@@ -22,7 +22,7 @@ from taotoken_cli.core.base.errors import ConfigFileError, TaotokenError
 from taotoken_cli.core.base.exitcodes import Exit
 from taotoken_cli.core.base.i18n import _
 from taotoken_cli.core.base.masking import mask_key
-from taotoken_cli.core.clients import claude_code, codex, gemini_cli, openclaw
+from taotoken_cli.core.clients import ccswitch_cli, claude_code, codex, gemini_cli, openclaw
 from taotoken_cli.core.clients.base import (
     ClientState,
     Detection,
@@ -37,13 +37,14 @@ from taotoken_cli.core.clients.base import (
 )
 from taotoken_cli.core.clients.ccswitch_store import (
     APP_LABELS,
+    APPS,
     LINK_APPS,
     CCSwitchPaths,
     Store,
     paths_under,
     read_store,
 )
-from taotoken_cli.core.files.fileplan import Plan
+from taotoken_cli.core.files.fileplan import Plan, UndoStep
 from taotoken_cli.core.net.urlform import OPENAI_V1
 from taotoken_cli.core.platform import processes, system
 
@@ -101,11 +102,20 @@ def endpoint(triple: Triple, app: str) -> str:
     return triple.url_for(URL_FORMS[app])
 
 
-def import_links(triple: Triple) -> dict[str, str]:
+def apps(triple: Triple, options: PlanOptions, found: Store | None = None) -> tuple[str, ...]:
+    """The apps CC Switch gets a TaoToken provider for: Gemini CLI's only where the gateway answered the Gemini API
+    at this root (options.gemini_root, set by diagnosis.gemini_api.gate when Gemini CLI is a target); Claude and
+    Codex alone for a CC Switch before 3.8 (`found`: its legacy config.json), which knew no other app."""
+    legacy = found is not None and found.kind == "legacy-json"
+    return tuple(app for app in LINK_APPS if (app != "gemini" or options.gemini_root == triple.base_url)
+                 and (app in APPS or not legacy))
+
+
+def import_links(triple: Triple, for_apps: tuple[str, ...] = LINK_APPS) -> dict[str, str]:
     """One deep link per app. No `enabled=true`: that would switch CC Switch to TaoToken (rewriting the live
     files) without the user choosing it."""
     links = {}
-    for app in LINK_APPS:
+    for app in for_apps:
         params = {"app": app, "resource": "provider", "name": PROVIDER_NAME, "homepage": homepage(triple),
                   "endpoint": endpoint(triple, app), "apiKey": triple.api_key, "model": triple.model}
         if app == "claude":
@@ -129,12 +139,15 @@ def links_file_text(links: dict[str, str], links_path) -> str:
             + "".join(f"{u}\n" for u in links.values()))
 
 
-def pending_links(triple: Triple, machine: Machine, only: str | None = None) -> tuple[dict[str, str], list[str]]:
-    """The links worth handing over (`only` that app, or all), and a note for each one left out: CC Switch
-    already has a provider with that endpoint (a second import would duplicate it)."""
+def pending_links(triple: Triple, machine: Machine, links: dict[str, str],
+                  only: str | None = None) -> tuple[dict[str, str], list[str]]:
+    """Of `links` (import_links), those worth handing over (`only` that app, or all), and a note for each one left
+    out: CC Switch already has a provider with that endpoint (a second import would duplicate it)."""
     found = store(machine)
-    links, notes = {}, []
-    for app, link in import_links(triple).items():
+    pending, notes = {}, []
+    for app, link in links.items():
+        if found.kind == "legacy-json" and app not in APPS:  # CC Switch before 3.8 imports Claude and Codex only
+            continue
         if only and app != only:
             continue
         same = found.same_endpoint(app, endpoint(triple, app))
@@ -152,8 +165,8 @@ def pending_links(triple: Triple, machine: Machine, only: str | None = None) -> 
             notes.append(_("could not check CC Switch's {app} providers for this endpoint ({problem}); if the import "
                            "would duplicate one, cancel it in the dialog").format(app=APP_LABELS[app],
                                                                                   problem=found.problem))
-        links[app] = link
-    return links, notes
+        pending[app] = link
+    return pending, notes
 
 
 def open_link(url: str) -> str | None:
@@ -184,17 +197,25 @@ def plan(triple: Triple, machine: Machine, options: PlanOptions = PlanOptions())
     where = paths(machine)
     current = read_store(where)
     result = Plan()
-    links = import_links(triple)
+    for_apps = apps(triple, options, current)
+    links = import_links(triple, for_apps)
     links_path = machine.config_dir / LINKS_FILE
     result.add(text_change(read_text(links_path), links_file_text(links, links_path), target=NAME, secret=True,
-                           summary=[_("CC Switch import links for Claude Code, Codex, Gemini CLI, OpenCode and "
-                                             "OpenClaw (contain the key; mode 0600)")]))
+                           summary=[_("CC Switch import links for {apps} (contain the key; mode 0600)").format(
+                               apps=", ".join(APP_LABELS[app] for app in for_apps))]))
     if current.kind == "legacy-json":
         result.notes.append(_("{store}; TaoToken is added to that file directly").format(store=current.describe()))
         result.extend(_plan_legacy(triple, where))
     else:
         result.notes.append(current.describe())
-        for app in LINK_APPS:
+        by_cli = cli_handover(triple, machine, options, current)
+        if by_cli.cli_apps:
+            result.notes.append(_("CC Switch: TaoToken is added for {apps} with {command} once the files are written "
+                                  "(the key in a 0600 temporary file, removed after; undone by {undo})").format(
+                apps=", ".join(APP_LABELS[app] for app in by_cli.cli_apps), command="`cc-switch provider add`",
+                undo="`taotoken init --undo`"))
+        result.notes.extend(by_cli.notes)
+        for app in for_apps:
             same = current.same_endpoint(app, endpoint(triple, app))
             if same:
                 result.notes.append(_("CC Switch already has a {app} provider with endpoint {endpoint} ({providers}): "
@@ -213,16 +234,53 @@ def plan(triple: Triple, machine: Machine, options: PlanOptions = PlanOptions())
     return result
 
 
-def provider_entries(triple: Triple) -> dict[str, dict]:
-    """Provider entries in the v2 config.json shape (serde names of CC Switch's `Provider`)."""
-    claude_env = {"ANTHROPIC_AUTH_TOKEN": triple.api_key, "ANTHROPIC_BASE_URL": endpoint(triple, "claude"),
-                  "ANTHROPIC_MODEL": triple.model, "ANTHROPIC_DEFAULT_HAIKU_MODEL": triple.model}
+def settings_configs(triple: Triple) -> dict[str, dict]:
+    """Each app's provider settings (`settings_config`), as CC Switch builds them from an import link
+    (deeplink/provider.rs): for the legacy config.json and for `cc-switch provider add --config-file`."""
     return {
-        "claude": {"id": PROVIDER_ID, "name": PROVIDER_NAME, "settingsConfig": {"env": claude_env}},
-        "codex": {"id": PROVIDER_ID, "name": PROVIDER_NAME,
-                  "settingsConfig": {"auth": {"OPENAI_API_KEY": triple.api_key},
-                                     "config": codex_config_text(triple)}},
+        "claude": {"env": {"ANTHROPIC_AUTH_TOKEN": triple.api_key, "ANTHROPIC_BASE_URL": endpoint(triple, "claude"),
+                           "ANTHROPIC_MODEL": triple.model, "ANTHROPIC_DEFAULT_HAIKU_MODEL": triple.model}},
+        "codex": {"auth": {"OPENAI_API_KEY": triple.api_key}, "config": codex_config_text(triple)},
+        "gemini": {"env": {"GEMINI_API_KEY": triple.api_key, "GOOGLE_GEMINI_BASE_URL": endpoint(triple, "gemini"),
+                           "GEMINI_MODEL": triple.model}},
     }
+
+
+def provider_entries(triple: Triple) -> dict[str, dict]:
+    """Provider entries in the v2 config.json shape (serde names of CC Switch's `Provider`): Claude and Codex, the
+    apps CC Switch before 3.8 managed."""
+    configs = settings_configs(triple)
+    return {app: {"id": PROVIDER_ID, "name": PROVIDER_NAME, "settingsConfig": configs[app]}
+            for app in ("claude", "codex")}
+
+
+# ------------------------------------------------------------------------------------- the command line
+
+def cli_handover(triple: Triple, machine: Machine, options: PlanOptions, found: Store | None = None
+                 ) -> ccswitch_cli.Handover:
+    """Which apps `cc-switch provider add` takes where the command line is installed (ccswitch_cli)."""
+    command = ccswitch_cli.find(machine)
+    if command is None:
+        return ccswitch_cli.Handover(None)
+    return ccswitch_cli.handover(command, found or store(machine), read(machine).files["settings"].data,
+                                 {app: endpoint(triple, app) for app in apps(triple, options)}, PROVIDER_ID)
+
+
+def add_with_cli(handover: ccswitch_cli.Handover, triple: Triple, env: dict[str, str]
+                 ) -> tuple[list[str], list[str], list[UndoStep]]:
+    """Add TaoToken for each app of `handover`: (the apps added, what failed, how to revert what was added)."""
+    added, failed, steps = [], [], []
+    assert handover.command is not None
+    configs = settings_configs(triple)
+    for app in handover.cli_apps:
+        problem = ccswitch_cli.add(handover.command, app, configs[app], name=PROVIDER_NAME, provider_id=PROVIDER_ID,
+                                   homepage=homepage(triple), env=env)
+        if problem is None:
+            added.append(app)
+            steps.append(ccswitch_cli.undo_step(handover.command, app, PROVIDER_ID))
+        else:
+            failed.append(_("{app}: {problem}").format(app=APP_LABELS[app], problem=problem))
+    return added, failed, steps
 
 
 def codex_config_text(triple: Triple) -> str:

@@ -16,8 +16,9 @@ import json
 import os
 import shutil
 import stat
+import subprocess
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -403,6 +404,57 @@ class UndoResult:
     command: str
     restored: list[Path]
     deleted: list[Path]
+    reverted: list[str] = field(default_factory=list)  # the programs' steps undone (their labels)
+    not_reverted: list[str] = field(default_factory=list)  # steps that could not be: label, why, the command to type
+
+
+@dataclass(frozen=True)
+class UndoStep:
+    """A change a program made after the files were written (CC Switch's `cc-switch provider add`), and the command
+    that reverts it. The program may ask for confirmation on its terminal: `prompt` is what its question contains,
+    `answer` what undo types (core.platform.answering)."""
+
+    label: str  # what was changed, in words
+    argv: tuple[str, ...]  # the command that reverts it
+    prompt: str = ""
+    answer: str = ""
+
+
+def record_steps(backup_dir: Path, steps: list[UndoStep]) -> None:
+    """Add `steps` to the run's manifest (the run in `backup_dir`), so `undo_last` reverts them too."""
+    path = backup_dir / MANIFEST
+    manifest = json.loads(path.read_text(encoding="utf-8"))
+    manifest.setdefault("steps", []).extend(
+        {"label": s.label, "argv": list(s.argv), "prompt": s.prompt, "answer": s.answer} for s in steps)
+    _write_manifest(backup_dir, manifest)
+
+
+def _revert_steps(entries: list[dict], env: Mapping[str, str]) -> tuple[list[str], list[str]]:
+    """Run each step's reverting command, last first; (reverted labels, the ones that could not be, with why)."""
+    import shlex
+
+    from taotoken_cli.core.platform import answering
+
+    reverted, failed = [], []
+    for entry in reversed(entries):
+        argv = [str(a) for a in entry.get("argv", [])]
+        if entry.get("prompt"):
+            done = answering.run(argv, entry["prompt"], entry.get("answer", ""), env)
+        else:
+            try:
+                proc = subprocess.run(argv, env=dict(env), capture_output=True, text=True, timeout=30,
+                                      stdin=subprocess.DEVNULL)
+                done = answering.Answered(proc.returncode, proc.stdout + proc.stderr)
+            except (OSError, subprocess.TimeoutExpired) as exc:
+                done = answering.Answered(None, str(exc))
+        if done.returncode == 0:
+            reverted.append(entry.get("label", ""))
+            continue
+        said = " ".join(done.output.split())[-200:]
+        why = _("it said: {output}").format(output=said) if said else _("it could not be run here")
+        failed.append(_("{label}: {why}; run {command}").format(label=entry.get("label", ""), why=why,
+                                                               command=f"`{shlex.join(argv)}`"))
+    return reverted, failed
 
 
 def runs(config_dir: Path) -> list[tuple[Path, dict]]:
@@ -431,8 +483,10 @@ def _already_undone(entry: dict, backup_dir: Path) -> bool:
         return False
 
 
-def undo_last(config_dir: Path, *, force: bool = False, lock_timeout: float = LOCK_TIMEOUT_S) -> UndoResult:
-    """Restore every file of the last run exactly: old contents and modes back, created files removed."""
+def undo_last(config_dir: Path, *, force: bool = False, lock_timeout: float = LOCK_TIMEOUT_S,
+              env: Mapping[str, str] | None = None) -> UndoResult:
+    """Restore every file of the last run exactly: old contents and modes back, created files removed; then revert
+    the programs' steps it recorded (record_steps), running their commands under `env`."""
     GIVEN.clear()
     with run_lock(config_dir, lock_timeout):
         history = runs(config_dir)
@@ -456,9 +510,10 @@ def undo_last(config_dir: Path, *, force: bool = False, lock_timeout: float = LO
             raise TaotokenError(_("undo could not restore: {problems}").format(problems="; ".join(problems)),
                                 _("the originals are in {directory}").format(directory=backup_dir), Exit.FAILURE,
                                 code="init.undo_failed")
+        reverted, not_reverted = _revert_steps(manifest.get("steps", []), os.environ if env is None else env)
         manifest["undone"] = True
         manifest["undone_at"] = datetime.now(timezone.utc).isoformat()
         _write_manifest(backup_dir, manifest)
     restored = [Path(e["path"]) for e in entries if e["existed"]]
     deleted = [Path(e["path"]) for e in entries if not e["existed"]]
-    return UndoResult(backup_dir, manifest.get("command", ""), restored, deleted)
+    return UndoResult(backup_dir, manifest.get("command", ""), restored, deleted, reverted, not_reverted)

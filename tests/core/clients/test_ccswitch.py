@@ -102,7 +102,8 @@ def opened(home: Path) -> list[str]:
 
 
 def init(cli, *args: str, key: str = SENTINEL_KEY, env: dict | None = None):
-    return cli("init", "--target", "cc-switch", "--key-stdin", "--model", MODEL, "--yes", *args, input=key, env=env)
+    return cli("init", "--allow-unlisted",
+               "--target", "cc-switch", "--key-stdin", "--model", MODEL, "--yes", *args, input=key, env=env)
 
 
 def query_pairs(link: str) -> dict[str, str]:
@@ -146,7 +147,8 @@ def test_a_key_with_plus_slash_and_equals_survives_init_and_is_never_printed(cli
     assert "sk-Ab%2BCd" not in result.output and "sk-Ab…Mn0123"[:6] in result.output
     lines = (home / ".config/taotoken/cc-switch-import.txt").read_text().splitlines()
     links = [line for line in lines if line.startswith("ccswitch://")]
-    assert [query_pairs(link)["apiKey"] for link in links] == [key] * len(ccswitch.LINK_APPS)
+    assert [query_pairs(link)["apiKey"] for link in links] == [key] * (len(ccswitch.LINK_APPS) - 1)  # Gemini CLI
+    # is not a target here: no Gemini link
 
 
 def test_the_files_hint_run_by_a_shell_yields_exactly_the_link(cli, home: Path) -> None:
@@ -189,13 +191,17 @@ def test_open_on_a_terminal_waits_for_enter_between_the_links(home: Path) -> Non
     """A real pseudo-terminal: the Claude link goes over, then nothing until Enter, then the Codex link."""
     env = {"TAOTOKEN_API_KEY": SENTINEL_KEY, "TAOTOKEN_MODEL": MODEL, "PATH": f"{home}/bin:/usr/bin:/bin"}
     fake_opener(home)
-    with PtySession(["init", "--target", "cc-switch", "--yes", "--open"], cwd=home, env=env) as session:
+    with PtySession(["init", "--allow-unlisted",
+                    "--allow-unlisted", "--target", "cc-switch", "--yes", "--open"], cwd=home, env=env) as session:
         session.expect(b"Confirm the Claude Code import in CC Switch; next: the Codex link \xe2\x80\x94 press Enter")
         assert [query_pairs(link)["app"] for link in opened(home)] == ["claude"]
         session.send(b"\n")
-        session.expect(b"handed the Codex import link to CC Switch")
+        for app, next_app in (("Codex", "OpenCode"), ("OpenCode", "OpenClaw")):
+            session.expect(f"Confirm the {app} import in CC Switch; next: the {next_app} link".encode())
+            session.send(b"\n")
+        session.expect(b"handed the OpenClaw import link to CC Switch")
     assert session.exit_code == 0, session.seen
-    assert [query_pairs(link)["app"] for link in opened(home)] == ["claude", "codex"]
+    assert [query_pairs(link)["app"] for link in opened(home)] == ["claude", "codex", "opencode", "openclaw"]
     assert SENTINEL_KEY.encode() not in session.seen
 
 
@@ -207,7 +213,7 @@ def test_a_provider_with_the_same_endpoint_is_not_imported_again(cli, home: Path
     assert result.returncode == 0, result.output
     assert "CC Switch already has a Claude Code provider with endpoint https://taotoken.net/api: 'TaoToken' " \
            "(taotoken-1732000000000); not handing over the Claude Code link again" in flat(result.stdout)
-    assert [query_pairs(link)["app"] for link in opened(home)] == ["codex"]
+    assert [query_pairs(link)["app"] for link in opened(home)] == ["codex"]  # no terminal: one link a run
     assert "CC Switch 3.20 or newer keeps its providers in " + str(db) + " (schema 17, read-only)" in \
         flat(result.stdout)
     assert snapshot(home / ".cc-switch") == before  # read only: no journal, no change
@@ -215,8 +221,9 @@ def test_a_provider_with_the_same_endpoint_is_not_imported_again(cli, home: Path
 
 def test_a_duplicate_holding_an_old_key_is_named(home: Path) -> None:
     make_db(home, 5, [codex_row("tt", "TaoToken", ROOT + "/v1", key=OTHER_KEY)])
-    links, notes = ccswitch.pending_links(Triple(ROOT, SENTINEL_KEY, MODEL), Machine.of({"HOME": str(home)}))
-    assert list(links) == ["claude"]
+    triple = Triple(ROOT, SENTINEL_KEY, MODEL)
+    links, notes = ccswitch.pending_links(triple, Machine.of({"HOME": str(home)}), ccswitch.import_links(triple))
+    assert list(links) == ["claude", "gemini", "opencode", "openclaw"]
     assert "it holds another key: paste the current one into it in CC Switch" in notes[0]
 
 
