@@ -46,9 +46,11 @@ async def _read_head(reader: asyncio.StreamReader) -> bytes | None:
 
 class ProxyServer:
     def __init__(self, *, auth: str | None = None, connect_status: int | None = None,
-                 forward_status: int | None = None) -> None:
+                 forward_status: int | None = None, loopback_only: bool = False) -> None:
         """auth "user:pass" requires Proxy-Authorization; connect_status (e.g. 403, 502) refuses every
-        CONNECT with it; forward_status (e.g. 502) answers every forwarded request itself with it."""
+        CONNECT with it; forward_status (e.g. 502) answers every forwarded request itself with it; loopback_only
+        answers 502 for any other host without looking its name up (clients' telemetry, update checks)."""
+        self.loopback_only = loopback_only
         self.auth = "Basic " + base64.b64encode(auth.encode()).decode() if auth else None
         self.connect_status = connect_status
         self.forward_status = forward_status
@@ -90,6 +92,10 @@ class ProxyServer:
             return
         method, target, _ = head.split(b"\r\n", 1)[0].decode("latin-1").split(" ", 2)
         if not self._authorised(head, writer):
+            return
+        host = target.rpartition(":")[0] if method == "CONNECT" else urlsplit(target).hostname or ""
+        if self.loopback_only and host.strip("[]") not in ("127.0.0.1", "localhost", "::1"):
+            self._refuse(writer, 502, "Bad Gateway")
             return
         if method == "CONNECT":
             await self.tunnel(target, reader, writer)

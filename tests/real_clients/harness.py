@@ -4,7 +4,8 @@ real client through the runner `taotoken doctor --live` uses, and print what hap
     unshare -n python -m tests.real_clients.harness SPEC.json
 
 SPEC: {"client": "codex", "cwd": "...", "env": {...}, "mock": {MockOptions fields}, "timeout_s": 60,
-       "use_shell": false, "extra_path": ".../node_modules/.bin"}
+       "use_shell": false, "extra_path": "<the clients' commands>", "forward_proxy_port": 18767}
+(forward_proxy_port: a forwarding proxy there, the requests it carried reported as "proxied").
 A fresh namespace has every port free, so the port is fixed (PORT) and the test can write the client's
 config before the namespace exists.
 """
@@ -67,6 +68,14 @@ def main(spec_path: str) -> int:
     if spec.get("proxy_port"):  # a proxy that records the first connection and ends the run: no retry waits
         listener = socket.create_server(("127.0.0.1", spec["proxy_port"]))
         threading.Thread(target=_proxy, args=(listener, proxy_hits, stop), daemon=True).start()
+    forwarding = None
+    if spec.get("forward_proxy_port"):  # a real proxy (tests/proxyserver.py) that forwards to the mock and counts
+        import asyncio
+
+        from tests.proxyserver import ProxyServer, ServerThread
+
+        forwarding = ProxyServer(loopback_only=True)
+        asyncio.run_coroutine_threadsafe(forwarding.start(spec["forward_proxy_port"]), ServerThread().loop).result(10)
     with MockGateway(MockOptions(port=PORT, **mock_options), on_request=lambda record: stop.set()
                      if spec.get("stop_on_request") and record.endpoint in GENERATION else None) as mock:
         if "taotoken" in spec:  # the CLI itself (doctor --live, check --client) against the mock
@@ -89,7 +98,8 @@ def main(spec_path: str) -> int:
                "stdout": run.stdout, "stderr": run.stderr, "reply": run.reply, "error": run.error, "ok": run.ok,
                "outcome": state, "status": status, "shell": run.shell, "path": run.path,
                "env": {k: v for k, v in run.env.items() if not k.endswith("KEY") and "TOKEN" not in k},
-               "records": records, "proxy_hits": proxy_hits}, sys.stdout, default=str)
+               "records": records, "proxy_hits": proxy_hits,
+               "proxied": forwarding.forwarded + forwarding.connects if forwarding else None}, sys.stdout, default=str)
     return 0
 
 

@@ -2,6 +2,8 @@
 proxy variable in its environment that points at a listener recording who connects (and ending the run there,
 so no retry loop is waited out), and the gateway on loopback. Where the rule says "through the proxy", the
 listener must see the connection and the gateway nothing; where it says "direct", the other way round.
+Gemini CLI's and OpenClaw's rules are checked by the runs of tests/real_clients/test_real_gemini_openclaw.py (each
+through a forwarding proxy), which take long enough on their own.
 """
 
 from __future__ import annotations

@@ -2,9 +2,11 @@
 it honours NO_PROXY, and whether a loopback gateway (127.0.0.1, localhost, ::1) goes direct without it.
 
 These are not httpx's rules (core.net.proxies decides taotoken's own requests): Claude Code and Cline are
-Bun-compiled programs with their own proxy set-up, Codex is Rust (reqwest). Each rule was checked against the
+Bun-compiled programs with their own proxy set-up, Codex is Rust (reqwest), Gemini CLI and OpenClaw are Node
+programs that each install an undici proxy agent in their own way. Each rule was checked against the
 real client by tests/real_clients/test_proxy_rules.py (the client run with a proxy in its environment that only
-records who connects, and the mock gateway on loopback); docs/clients.md has the versions and the findings.
+records who connects, and the mock gateway on loopback; Gemini CLI and OpenClaw in the runs of
+test_real_gemini_openclaw.py, through a forwarding proxy); docs/clients.md has the versions and the findings.
 doctor's proxy claims for a client (claude.proxy, and the live runs) come from here.
 """
 
@@ -78,6 +80,7 @@ def exempts(no_proxy: str, host: str, port: int | None) -> bool:
 
 _CLAUDE = ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy")
 _NO_PROXY = ("NO_PROXY", "no_proxy")
+_GEMINI = ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy")
 
 RULES: dict[str, ProxyRule] = {
     # Claude Code sends every request (http:// gateways too) through HTTPS_PROXY, HTTP_PROXY or ALL_PROXY (its docs
@@ -90,4 +93,15 @@ RULES: dict[str, ProxyRule] = {
     # Cline CLI (Bun's fetch): the scheme's own variable.
     "cline": ProxyRule("cline", "3.0.65", ("HTTP_PROXY", "http_proxy"), ("HTTPS_PROXY", "https_proxy"), _NO_PROXY,
                        loopback_direct=False),
+    # Gemini CLI: one proxy for every request, http:// gateways too (packages/cli config: HTTPS_PROXY, https_proxy,
+    # HTTP_PROXY, http_proxy, the first set; core's setGlobalProxy installs undici's EnvHttpProxyAgent with it for
+    # both schemes and NO_PROXY, else no_proxy). ALL_PROXY is not read.
+    "gemini-cli": ProxyRule("gemini-cli", "0.61.0", _GEMINI, _GEMINI, _NO_PROXY, loopback_direct=False),
+    # OpenClaw's model requests (provider-transport-fetch: shouldUseEnvHttpProxyForUrl, then undici's
+    # EnvHttpProxyAgent): lower-case before upper-case; http:// uses http_proxy/HTTP_PROXY, https:// https_proxy/
+    # HTTPS_PROXY then the http ones; no_proxy before NO_PROXY. ALL_PROXY is not read for them (2026.9.6 hands it
+    # to some other agents, not to model requests: a run with ALL_PROXY alone went direct).
+    "openclaw": ProxyRule("openclaw", "2026.9.6", ("http_proxy", "HTTP_PROXY"),
+                          ("https_proxy", "HTTPS_PROXY", "http_proxy", "HTTP_PROXY"), ("no_proxy", "NO_PROXY"),
+                          loopback_direct=False),
 }
