@@ -17,7 +17,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tests.conftest import REPO
+from taotoken_cli.core.clients import CLIENTS, ON_REQUEST, gemini_cli
+from tests.conftest import REPO, netguard_env
 from tests.conftest import SENTINEL_KEY as KEY
 
 COMMAND_TIMEOUT_S = 90.0
@@ -108,6 +109,10 @@ def base_env(home: Path, tmp: Path, shim_dir: Path) -> dict[str, str]:
         "TMPDIR": str(tmp), "PATH": os.pathsep.join([str(shim_dir), "/usr/bin", "/bin"]),
         "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8", "NO_COLOR": "1", "COLUMNS": "1000", "TERM": "dumb",
         "PYTHONPATH": str(REPO), "PYTHONUNBUFFERED": "1", "PYTHONIOENCODING": "utf-8", "KEY": KEY,
+        **netguard_env(),  # the running test's network guard (tests/netguard)
+        # The pages show the default gateway's URL; commands that ask it get what an offline machine gets, and
+        # nothing leaves the machine
+        "NETGUARD_OFFLINE": "taotoken.net",
     }
     if "SYSTEMROOT" in os.environ:  # pragma: no cover - Windows
         env["SYSTEMROOT"] = os.environ["SYSTEMROOT"]
@@ -176,6 +181,7 @@ class Worlds:
                 path.write_bytes(data.replace(old, new))
         env = {name: value.replace(str(template.home), str(home)).replace(str(template.root / "tmp"), str(tmp))
                for name, value in template.env.items()}
+        env.update(netguard_env())  # this block's test, not the one that built the template
         return World(root, home, env, list(template.ports), template.setup)
 
     def _build(self, setup_name: str, root: Path) -> World:
@@ -195,7 +201,12 @@ class Worlds:
             ports.append(mock.port)
             base_url = mock.url
         if setup.init:
-            proc = subprocess.run([str(self.root / "bin/taotoken"), "init", "--all", "--yes", "--base-url", base_url,
+            # Without a gateway nothing may be asked: not the model list, and not the Gemini API (Gemini CLI is left
+            # out then, as init leaves it out for a gateway it cannot ask)
+            targets = (["--all"] if setup.gateway is not None else
+                       ["--allow-unlisted", *(arg for name in CLIENTS if name not in (gemini_cli.NAME, *ON_REQUEST)
+                                              for arg in ("--target", name))])
+            proc = subprocess.run([str(self.root / "bin/taotoken"), "init", *targets, "--yes", "--base-url", base_url,
                                    "--model", MODEL, "--key-stdin"], input=KEY, capture_output=True, text=True,
                                   env=env, cwd=home, timeout=COMMAND_TIMEOUT_S)
             if proc.returncode != 0:

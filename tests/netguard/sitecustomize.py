@@ -4,9 +4,11 @@ every Python child (the CLI as a subprocess, the docs' console examples, the rea
 start-up too; it is active only where NETGUARD_LOG names the log file of the running test.
 
 A name lookup is the door: loopback (127.0.0.0/8, ::1, localhost) and the RFC 5737 documentation addresses (where
-nothing answers) pass; the names RFC 2606/6761 reserve
-(.invalid, .test, .example, .localhost) never resolve anywhere, so they fail here at once as a resolver answers
-them (tests of DNS failures use them); any other host is refused, and written to the log, which fails the test.
+nothing answers) pass; the names RFC 2606/6761 reserve (.invalid, .test, .example, .localhost) never resolve
+anywhere, so they fail here at once as a resolver answers them (tests of DNS failures use them); any other host is
+refused, and written to the log, which fails the test. Hosts named in NETGUARD_OFFLINE fail the same way without
+being logged: the docs' examples show the default gateway's URL, taotoken.net, and what a machine without network
+prints for it (tests/doc_setups.py).
 """
 
 from __future__ import annotations
@@ -38,7 +40,8 @@ def _guarded(host, port, *args, **kwargs):
     name = host.decode() if isinstance(host, bytes) else (host or "")
     if not log or _loopback(name):
         return _real_getaddrinfo(host, port, *args, **kwargs)
-    if not ("." + name.lower().rstrip(".")).endswith(RESERVED):
+    offline = {h.strip().lower() for h in os.environ.get("NETGUARD_OFFLINE", "").split(",") if h.strip()}
+    if not ("." + name.lower().rstrip(".")).endswith(RESERVED) and name.lower().rstrip(".") not in offline:
         try:
             with open(log, "a", encoding="utf-8") as file:
                 file.write(f"{name}:{port} (pid {os.getpid()})\n")
