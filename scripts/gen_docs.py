@@ -447,10 +447,12 @@ MAN_TEXT = {
             ("HTTP_PROXY, HTTPS_PROXY, ALL_PROXY, NO_PROXY", "Proxies used for gateway requests (both cases)."),
             ("SSL_CERT_FILE, SSL_CERT_DIR", "CA certificates for https requests, instead of the bundled ones."),
             ("OPENAI_BASE_URL, OPENAI_API_KEY, ANTHROPIC_BASE_URL, ANTHROPIC_AUTH_TOKEN, ANTHROPIC_API_KEY, "
-             "ANTHROPIC_MODEL, ANTHROPIC_SMALL_FAST_MODEL", "What the clients read: doctor reports them and "
+             "ANTHROPIC_MODEL, ANTHROPIC_SMALL_FAST_MODEL, GOOGLE_GEMINI_BASE_URL, GEMINI_API_KEY, GEMINI_MODEL, "
+             "GOOGLE_GENAI_USE_VERTEXAI, GOOGLE_GENAI_USE_GCA", "What the clients read: doctor reports them and "
              "where they are exported; taotoken's own requests never use them."),
             ("CLAUDE_CONFIG_DIR, CODEX_HOME, CLINE_DIR, CLINE_DATA_DIR, CLINE_PROVIDER_SETTINGS_PATH, "
-             "CLINE_MCP_SETTINGS_PATH", "Where the clients keep their configuration; init and doctor honour them."),
+             "CLINE_MCP_SETTINGS_PATH, GEMINI_CLI_HOME, GEMINI_CLI_SYSTEM_SETTINGS_PATH, OPENCLAW_CONFIG_PATH, "
+             "OPENCLAW_STATE_DIR", "Where the clients keep their configuration; init and doctor honour them."),
             ("CUDA_VISIBLE_DEVICES, ONEAPI_DEVICE_SELECTOR, SYCL_DEVICE_FILTER", "Reported by route devices and "
              "doctor; CUDA_VISIBLE_DEVICES is checked against the GPUs the driver has."),
             ("OCL_ICD_VENDORS, OCL_ICD_FILENAMES, OPENCL_VENDOR_PATH", "Where OpenCL drivers are looked for."),
@@ -467,6 +469,8 @@ MAN_TEXT = {
             ("~/.claude/settings.json, ~/.claude.json", "Claude Code (env block; onboarding flag)."),
             ("~/.codex/config.toml, ~/.codex/auth.json", "Codex CLI custom provider."),
             ("~/.cline/data/settings/providers.json", "Cline 4.x extension and CLI 3.x provider settings."),
+            ("~/.gemini/.env, ~/.gemini/settings.json", "Gemini CLI (its base URL and key; auth type and model)."),
+            ("~/.openclaw/openclaw.json", "OpenClaw (the provider taotoken and its default model)."),
             ("~/.cc-switch/", "CC Switch; providers are added through its ccswitch:// import link."),
             ("~/.claude.json, .mcp.json, [mcp_servers.*], cline_mcp_settings.json",
              "MCP servers: init --target mcp updates the gateway variables of those that point at TaoToken."),
@@ -535,10 +539,12 @@ MAN_TEXT = {
             ("HTTP_PROXY, HTTPS_PROXY, ALL_PROXY, NO_PROXY", "请求网关时使用的代理（大小写均可）。"),
             ("SSL_CERT_FILE, SSL_CERT_DIR", "https 请求使用的 CA 证书，代替内置的证书。"),
             ("OPENAI_BASE_URL, OPENAI_API_KEY, ANTHROPIC_BASE_URL, ANTHROPIC_AUTH_TOKEN, ANTHROPIC_API_KEY, "
-             "ANTHROPIC_MODEL, ANTHROPIC_SMALL_FAST_MODEL", "客户端读取的变量：doctor 报告它们及其导出位置；"
+             "ANTHROPIC_MODEL, ANTHROPIC_SMALL_FAST_MODEL, GOOGLE_GEMINI_BASE_URL, GEMINI_API_KEY, GEMINI_MODEL, "
+             "GOOGLE_GENAI_USE_VERTEXAI, GOOGLE_GENAI_USE_GCA", "客户端读取的变量：doctor 报告它们及其导出位置；"
              "taotoken 自己的请求从不使用它们。"),
             ("CLAUDE_CONFIG_DIR, CODEX_HOME, CLINE_DIR, CLINE_DATA_DIR, CLINE_PROVIDER_SETTINGS_PATH, "
-             "CLINE_MCP_SETTINGS_PATH", "客户端保存配置的位置；init 和 doctor 会遵循它们。"),
+             "CLINE_MCP_SETTINGS_PATH, GEMINI_CLI_HOME, GEMINI_CLI_SYSTEM_SETTINGS_PATH, OPENCLAW_CONFIG_PATH, "
+             "OPENCLAW_STATE_DIR", "客户端保存配置的位置；init 和 doctor 会遵循它们。"),
             ("CUDA_VISIBLE_DEVICES, ONEAPI_DEVICE_SELECTOR, SYCL_DEVICE_FILTER", "由 route devices 和 doctor 报告；"
              "CUDA_VISIBLE_DEVICES 会与驱动看到的 GPU 核对。"),
             ("OCL_ICD_VENDORS, OCL_ICD_FILENAMES, OPENCL_VENDOR_PATH", "查找 OpenCL 驱动的位置。"),
@@ -555,6 +561,8 @@ MAN_TEXT = {
             ("~/.claude/settings.json, ~/.claude.json", "Claude Code（env 块；引导完成标记）。"),
             ("~/.codex/config.toml, ~/.codex/auth.json", "Codex CLI 的自定义提供方。"),
             ("~/.cline/data/settings/providers.json", "Cline 4.x 扩展和 CLI 3.x 的提供方设置。"),
+            ("~/.gemini/.env, ~/.gemini/settings.json", "Gemini CLI（Base URL 和密钥；认证方式和模型）。"),
+            ("~/.openclaw/openclaw.json", "OpenClaw（提供方 taotoken 及其默认模型）。"),
             ("~/.cc-switch/", "CC Switch；通过它的 ccswitch:// 导入链接添加提供方。"),
             ("~/.claude.json, .mcp.json, [mcp_servers.*], cline_mcp_settings.json",
              "MCP 服务器：init --target mcp 更新指向 TaoToken 的服务器的网关变量。"),
