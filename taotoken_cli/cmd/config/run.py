@@ -14,7 +14,7 @@ from taotoken_cli.core.base.errors import InputError, TaotokenError
 from taotoken_cli.core.base.exitcodes import Exit
 from taotoken_cli.core.base.i18n import _
 from taotoken_cli.core.base.masking import mask_key, remember_secret
-from taotoken_cli.core.clients import shell, winshell
+from taotoken_cli.core.clients import shell
 from taotoken_cli.core.clients.base import Machine
 from taotoken_cli.core.clients.copies import OWN, SYNC_COMMAND, Sync, plan_sync, stale_note, triple_of
 from taotoken_cli.core.files import applyflow
@@ -179,7 +179,8 @@ def _name_stale(out: Output, copies: Sync, env) -> None:
 def _apply(io: IOStreams, plan: Plan, flow: applyflow.Flow) -> int:
     """The apply flow; after a write, open shells still hold the old variables when env.sh changed."""
     own_dir = config_path(io.env).parent
-    flow.after_apply = lambda: winshell.sync_registry(own_dir)  # Windows: the user environment follows the record
+    # the Windows user environment and launchd's session follow the files
+    flow.after_apply = lambda: shell.after_apply(Machine.of(io.env, io.cwd, own_dir))
     outcome = applyflow.run(io, plan, flow, own_dir)
     if outcome.result and any(change.target == "shell" for change in outcome.result.written):
         io.out.wrapped(_("open shells still have the old variables: run {command} in each").format(

@@ -66,7 +66,8 @@ def build_plan(report: Report):
 
 
 def offer_repairs(io: IOStreams, report: Report, *, assume_yes: bool) -> FixOutcome:
-    from taotoken_cli.core.clients import winshell
+    from taotoken_cli.core.clients import shell
+    from taotoken_cli.core.clients.base import Machine
     from taotoken_cli.core.files import applyflow
     from taotoken_cli.core.settings import config_dir
 
@@ -85,7 +86,7 @@ def offer_repairs(io: IOStreams, report: Report, *, assume_yes: bool) -> FixOutc
         n=len(plan.pending))
     flow = applyflow.Flow("taotoken doctor --fix", yes=assume_yes, diff=True, heading=heading,
                           declined=_("--fix: nothing changed"), report=_report,
-                          after_apply=lambda: winshell.sync_registry(config_dir(io.env)))  # Windows: the registry
+                          after_apply=lambda: shell.after_apply(Machine.of(io.env, io.cwd)))
     done = applyflow.run(io, plan, flow, config_dir(io.env))
     outcome.interrupted = done.step is applyflow.Step.INTERRUPTED
     if done.result is not None:

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from taotoken_cli.cmd.doctor.context import DeadlineExceeded, DoctorContext
 from taotoken_cli.cmd.doctor.model import Check, Finding, Report, Result, Status
 from taotoken_cli.core.base.i18n import _
+from taotoken_cli.core.platform.shells import in_shell_fix, syntax
 
 # Probes use timeouts that end at the deadline; this grace lets them report their own timeout
 # (which URL, which phase) before the runner gives up on them.
@@ -33,7 +34,7 @@ def _timed_out(check: Check, ctx: DoctorContext) -> Result:
 
 def _run_one(check: Check, ctx: DoctorContext) -> Result:
     try:
-        return check.run(ctx)
+        result = check.run(ctx)
     except DeadlineExceeded:
         return _timed_out(check, ctx)
     except Exception as exc:  # a bug in one check must not take the others down
@@ -41,6 +42,10 @@ def _run_one(check: Check, ctx: DoctorContext) -> Result:
             raise
         return Result.fail(_("the check itself failed ({error})").format(error=f"{type(exc).__name__}: {exc}"),
                            fixes=[_("run again with TAOTOKEN_DEBUG=1 for the traceback and report it")])
+    # The checks write a variable's fix once, in POSIX (`export X=…`); the user reads it in their shell's syntax.
+    shell = syntax(ctx.env)
+    result.fixes = [in_shell_fix(fix, shell) for fix in result.fixes]
+    return result
 
 
 def run_checks(ctx: DoctorContext, checks: list[Check],

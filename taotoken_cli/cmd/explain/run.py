@@ -40,8 +40,8 @@ def profile_context(env: Mapping[str, str]) -> DiagnosisContext:
 
         settings = load_settings(env=env)
     except Exception:  # explain must work even with a broken config; placeholders then stay visible
-        return DiagnosisContext()
-    return context_for(settings=settings)
+        return context_for(env=env)
+    return context_for(settings=settings, env=env, sources=False)
 
 
 def lookup(code: str, env: Mapping[str, str]) -> Diagnosis | Candidates:

@@ -9,7 +9,7 @@ from taotoken_cli.cmd.init import view
 from taotoken_cli.cmd.init.plan import InitRequest, build
 from taotoken_cli.core.base.exitcodes import Exit
 from taotoken_cli.core.base.i18n import _
-from taotoken_cli.core.clients import ccswitch, winshell
+from taotoken_cli.core.clients import ccswitch, shell
 from taotoken_cli.core.clients.base import Machine, Triple
 from taotoken_cli.core.files import applyflow, fileplan
 from taotoken_cli.core.settings import config_dir
@@ -29,12 +29,13 @@ def run(options: InitOptions, io: IOStreams) -> int:
     out = io.out
     own_dir = config_dir(io.env)
     if options.undo:
-        before = winshell.before_undo(own_dir)  # Windows: the user environment that run replaced
+        machine = Machine.of(io.env, io.cwd, own_dir)
+        before = shell.before_undo(machine)  # the Windows user environment that run replaced, the macOS agent
         view.render_undo(out, fileplan.undo_last(own_dir, force=options.force, env=io.env))
-        _warn(out, winshell.after_undo(before))
+        _warn(out, shell.after_undo(machine, before))
         return Exit.OK
     flow = applyflow.Flow("taotoken init", yes=options.yes, dry_run=options.dry_run, offers_dry_run=True,
-                          after_apply=lambda: winshell.sync_registry(own_dir))  # Windows: the user environment
+                          after_apply=lambda: shell.after_apply(Machine.of(io.env, io.cwd, own_dir)))
     try:  # Ctrl-D or Ctrl-C at any question: nothing has been written yet
         planned = build(options.request, io, assume_yes=options.yes)
     except KeyboardInterrupt:

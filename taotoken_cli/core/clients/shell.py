@@ -1,5 +1,11 @@
 """Shell target: a sourceable env file (0600) in taotoken's config directory, and one marked line
 sourcing it in ~/.bashrc / ~/.zshrc (fish: a conf.d file). The rc files never hold the key.
+
+Per OS (core.platform.system): on macOS zsh is the default shell and Terminal starts login shells, so the line
+goes to ~/.zshrc, and for bash to ~/.bash_profile (a login bash never reads ~/.bashrc); apps started from the
+Dock read none of them and get the variables from launchd (core.clients.macshell). On Windows the user
+environment and PowerShell's profiles (core.clients.winshell). `after_apply`/`before_undo`/`after_undo` keep
+what is no file (the registry, launchd's session) in step with the files.
 """
 
 from __future__ import annotations
@@ -11,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from taotoken_cli.core.base.i18n import N_, _
-from taotoken_cli.core.clients import envvars, winshell
+from taotoken_cli.core.clients import envvars, macshell, winshell
 from taotoken_cli.core.clients.base import (
     ClientState,
     ConfigFile,
@@ -39,6 +45,7 @@ class ShellPaths:
     env_fish: Path  # <config_dir>/env.fish
     bashrc: Path
     zshrc: Path
+    bash_profile: Path  # macOS: what a login bash (Terminal's) reads instead of ~/.bashrc
     fish_dir: Path  # ~/.config/fish
     fish_conf: Path  # ~/.config/fish/conf.d/taotoken.fish
 
@@ -47,7 +54,14 @@ def paths(machine: Machine) -> ShellPaths:
     env, home, config_dir = machine.env, machine.home, machine.config_dir
     xdg = Path(env["XDG_CONFIG_HOME"]) if env.get("XDG_CONFIG_HOME") else home / ".config"
     return ShellPaths(config_dir / "env.sh", config_dir / "env.fish", home / ".bashrc", home / ".zshrc",
-                      xdg / "fish", xdg / "fish" / "conf.d" / "taotoken.fish")
+                      home / ".bash_profile", xdg / "fish", xdg / "fish" / "conf.d" / "taotoken.fish")
+
+
+def start_up_files(where: ShellPaths) -> tuple[Path, ...]:
+    """The start-up files the source line may go to on this OS, the default shell's first."""
+    if system.current().macos:
+        return (where.zshrc, where.bash_profile, where.bashrc)
+    return (where.bashrc, where.zshrc)
 
 
 def detect(machine: Machine) -> Detection:
@@ -139,12 +153,14 @@ def with_marked_line(text: str, line: str, marker: str = MARKER, *, before: re.P
 
 
 def rc_files(where: ShellPaths, env: Mapping[str, str] | None = None) -> list[Path]:
-    """Existing ~/.bashrc and ~/.zshrc; when neither exists, the one for $SHELL (bash by default)."""
-    existing = [p for p in (where.bashrc, where.zshrc) if p.exists()]
+    """The existing start-up files (~/.bashrc and ~/.zshrc; macOS: ~/.zshrc, ~/.bash_profile, ~/.bashrc); when
+    none exists, the one for $SHELL (bash by default; zsh on macOS, and bash's ~/.bash_profile there)."""
+    candidates = start_up_files(where)
+    existing = [p for p in candidates if p.exists()]
     if existing:
         return existing
-    shell = Path(environ(env).get("SHELL", "bash")).name
-    return [where.zshrc if shell == "zsh" else where.bashrc]
+    shell = Path(environ(env).get("SHELL", "")).name or ("zsh" if system.current().macos else "bash")
+    return [where.zshrc if shell == "zsh" else candidates[1] if system.current().macos else where.bashrc]
 
 
 def wants_fish(where: ShellPaths, env: Mapping[str, str] | None = None) -> bool:
@@ -176,6 +192,8 @@ def plan(triple: Triple, machine: Machine, options: PlanOptions = PlanOptions())
         quoted = _fish_quote(str(where.env_fish))
         conf = f"{MARKER} (added by taotoken init)\ntest -f {quoted}; and source {quoted}\n"
         result.add(text_change(read_text(where.fish_conf), conf, target=NAME, summary=[f"source {where.env_fish}"]))
+    if system.current().macos:
+        macshell.add_to_plan(result, machine, where.env_sh, NAME)
     result.notes.append(_("shell: new shells get the variables; in this one run {command}").format(
         command="`. " + shlex.quote(str(where.env_sh)) + "`"))
     result.notes.append(_("shell: OPENAI_BASE_URL/OPENAI_API_KEY send every OpenAI SDK script started from a new "
@@ -186,6 +204,35 @@ def plan(triple: Triple, machine: Machine, options: PlanOptions = PlanOptions())
 
 def _rc_change(file: ConfigFile, line: str, summary: str):
     return text_change(file, with_marked_line(file.text or "", line), target=NAME, summary=[summary])
+
+
+@dataclass(frozen=True)
+class DesktopState:
+    """What an undo must know from before it ran: the Windows user environment the run replaced, whether the
+    macOS LaunchAgent was there."""
+
+    windows_before: Mapping[str, str | None] | None = None
+    had_agent: bool = False
+
+
+def after_apply(machine: Machine) -> str | None:
+    """After a plan was applied: what is no file follows the files the shell target wrote (the Windows user
+    environment from windows-env.json; launchd's session from env.sh while the LaunchAgent is there). An error
+    message, or None."""
+    if system.current().macos:
+        return macshell.after_apply(machine, paths(machine).env_sh)
+    return winshell.sync_registry(machine.config_dir, machine.env)
+
+
+def before_undo(machine: Machine) -> DesktopState:
+    return DesktopState(winshell.before_undo(machine.config_dir),
+                        system.current().macos and macshell.before_undo(machine))
+
+
+def after_undo(machine: Machine, state: DesktopState) -> str | None:
+    if system.current().macos:
+        return macshell.after_undo(machine, paths(machine).env_sh, state.had_agent)
+    return winshell.after_undo(state.windows_before, machine.env)
 
 
 def load_command(machine: Machine) -> str:

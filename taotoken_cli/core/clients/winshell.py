@@ -19,7 +19,7 @@ from pathlib import Path
 from taotoken_cli.core.base.i18n import _
 from taotoken_cli.core.clients.base import Machine, on_path, read_text, text_change
 from taotoken_cli.core.files.fileplan import Plan
-from taotoken_cli.core.platform import shells, system
+from taotoken_cli.core.platform import desktopenv, shells, system
 
 RECORD = "windows-env.json"
 ENV_PS1 = "env.ps1"
@@ -68,29 +68,12 @@ def record_text(exports: Mapping[str, str], before: Mapping[str, str | None]) ->
     return json.dumps({"set": dict(exports), "before": dict(before)}, indent=2) + "\n"
 
 
-def _has_registry() -> bool:
-    """Is there a registry to write (Windows' facts may be asked for elsewhere, in tests)?"""
-    try:
-        import winreg  # type: ignore[import-not-found]  # noqa: F401
-    except ImportError:
-        return False
-    return True
-
-
-def current_values(names) -> dict[str, str | None]:
-    if not _has_registry():
-        return {name: None for name in names}
-    from taotoken_cli.core.platform import winenv
-
-    return {name: winenv.get(name) for name in names}
-
-
 def plan(exports: Mapping[str, str], machine: Machine, with_marked_line) -> Plan:
     result = Plan()
     config_dir = machine.config_dir
     env_ps1 = config_dir / ENV_PS1
     record = read_text(config_dir / RECORD)
-    before = current_values(exports)
+    before = desktopenv.get(exports, machine.env)
     if record.text:  # a rerun: what the registry held before taotoken is what the last record says it replaced
         try:
             previous = json.loads(record.text)
@@ -119,12 +102,12 @@ def load_command(machine: Machine) -> str:
     return shells.load_file(machine.config_dir / ENV_PS1, shells.POWERSHELL)
 
 
-def sync_registry(config_dir: Path) -> str | None:
+def sync_registry(config_dir: Path, env: Mapping[str, str]) -> str | None:
     """After init wrote windows-env.json: set the user environment from it. An error message, or None."""
     values = _read(config_dir)
-    if values is None or not _has_registry():
+    if values is None:
         return None
-    return _set(values.get("set", {}))
+    return _set(values.get("set", {}), env)
 
 
 def before_undo(config_dir: Path) -> dict[str, str | None] | None:
@@ -133,10 +116,10 @@ def before_undo(config_dir: Path) -> dict[str, str | None] | None:
     return None if values is None else values.get("before")
 
 
-def after_undo(before: Mapping[str, str | None] | None) -> str | None:
-    if before is None or not _has_registry():
+def after_undo(before: Mapping[str, str | None] | None, env: Mapping[str, str]) -> str | None:
+    if before is None:
         return None
-    return _set(before)
+    return _set(before, env)
 
 
 def _read(config_dir: Path) -> dict | None:
@@ -147,21 +130,16 @@ def _read(config_dir: Path) -> dict | None:
     return data if isinstance(data, dict) else None
 
 
-def _set(values: Mapping[str, str | None]) -> str | None:
-    from taotoken_cli.core.platform import winenv
-
+def _set(values: Mapping[str, str | None], env: Mapping[str, str]) -> str | None:
+    if desktopenv.kind(env) is None:  # Windows' facts asked for elsewhere (tests): no registry to write
+        return None
     try:
-        winenv.set_values(values)
+        desktopenv.set_values(values, env)
     except OSError as exc:
         return _("could not set the Windows user environment ({error})").format(error=exc.strerror or exc)
     return None
 
 
-
-def user_env_value(name: str) -> str | None:
-    """`name` in the Windows user environment (HKCU\\Environment), None when unset or there is no registry."""
-    if not _has_registry():
-        return None
-    from taotoken_cli.core.platform import winenv
-
-    return winenv.get(name)
+def user_env_value(name: str, env: Mapping[str, str]) -> str | None:
+    """`name` in the Windows user environment (HKCU\\Environment), None when unset or there is none."""
+    return desktopenv.get([name], env)[name]

@@ -23,6 +23,7 @@ from taotoken_cli.core.diagnosis.catalogue import CONDITIONS, Entry, Step, get
 from taotoken_cli.core.diagnosis.context import DiagnosisContext, context_for, root_of
 from taotoken_cli.core.diagnosis.evidence import named_model, parse_retry_after, request_id
 from taotoken_cli.core.net.gateway import Observation
+from taotoken_cli.core.platform.shells import in_shell_fix
 
 
 @dataclass
@@ -68,6 +69,8 @@ class Diagnosis:
             elif step.otherwise:
                 out.append(self._fix(step.otherwise))
         at_source = [Fix.coerce(fix).replace_commands(self.context.at_source) for fix in out]
+        if self.context.shell:  # the catalogue's `export X=…` as the user's shell writes it
+            at_source = [in_shell_fix(fix, self.context.shell) for fix in at_source]
         return unique(at_source)  # the situation's own fix may repeat a catalogue line
 
     def causes(self) -> list[str]:

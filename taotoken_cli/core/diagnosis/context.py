@@ -38,6 +38,7 @@ class DiagnosisContext:
     http_base: str = ""  # the base URL with http:// (a TLS handshake answered in plain http)
     sources: dict[str, Source] = field(default_factory=dict)
     route: str = ""  # the routing table chose the model for this route: a fix that sets the model sets the route
+    shell: str = ""  # the user's shell syntax (core.platform.shells): the catalogue's `export X=…` is shown in it
 
     def value(self, name: str) -> str:
         """A placeholder's value; one with no value shows as `<name>` rather than breaking the text."""
@@ -78,7 +79,7 @@ class DiagnosisContext:
         return set_at(self.sources[command.sets], None if command.sets == "api_key" else command.value)
 
 
-_PLACEHOLDERS = frozenset(f.name for f in fields(DiagnosisContext) if f.name not in ("sources", "route"))
+_PLACEHOLDERS = frozenset(f.name for f in fields(DiagnosisContext) if f.name not in ("sources", "route", "shell"))
 
 
 def _fill(text: str, context: DiagnosisContext) -> str:
@@ -131,7 +132,11 @@ def context_for(*, base: str | None = None, url: str | None = None, settings: Se
     if base is None and settings is not None:
         base = settings.base_url.value or ""
     base = (base or "").rstrip("/")
-    context = DiagnosisContext()
+    import os
+
+    from taotoken_cli.core.platform.shells import syntax
+
+    context = DiagnosisContext(shell=syntax(os.environ if env is None else env))
     if base:
         context.base, context.openai_base = base, base + "/v1"
         context.host = urlsplit(base).hostname or ""

@@ -18,6 +18,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 ENV_DOCUMENTS = "TAOTOKEN_DOCUMENTS_DIR"  # Windows: the Documents folder to use instead of Explorer's (sandboxes)
+# A JSON file standing in for the environment of programs started from the desktop (the Windows user environment,
+# macOS launchd's session: core.platform.desktopenv), so a sandbox changes nothing outside its directory
+ENV_DESKTOP = "TAOTOKEN_DESKTOP_ENV_FILE"
 LINUX, MACOS, WINDOWS, POSIX = "linux", "macos", "windows", "posix"  # POSIX: the BSDs and other Unixes
 
 
@@ -34,6 +37,9 @@ class Platform:
     mp_start: str  # multiprocessing start method: fork where it is safe and fast, else spawn
     libcuda: str  # the CUDA driver library's file name
     dns_check: str  # a command that resolves a host name as the system does ({host})
+    # where per-user settings live: (the variable naming the base folder, the path under it); taotoken's own
+    # config dir is <that>/taotoken (what platformdirs computes, read from the environment a command was given)
+    config_root: tuple[str, str] = ("HOME", ".config")
 
     @property
     def windows(self) -> bool:
@@ -58,11 +64,13 @@ _FACTS = {
                     managed_claude="Library/Application Support/ClaudeCode/managed-settings.json", mp_start="spawn",
                     gemini_system="Library/Application Support/GeminiCli/settings.json",
                     libcuda="libcuda.dylib", permissions="mode", locks="fcntl",
-                    dns_check="dscacheutil -q host -a name {host}"),
+                    dns_check="dscacheutil -q host -a name {host}",
+                    config_root=("HOME", "Library/Application Support")),
     WINDOWS: Platform(WINDOWS, ("windows-env", "powershell"), opener=(), processes="tasklist",
                       managed_claude="Program Files/ClaudeCode/managed-settings.json", mp_start="spawn",
                       gemini_system="ProgramData/gemini-cli/settings.json",
-                      libcuda="nvcuda.dll", permissions="acl", locks="msvcrt", dns_check="Resolve-DnsName {host}"),
+                      libcuda="nvcuda.dll", permissions="acl", locks="msvcrt", dns_check="Resolve-DnsName {host}",
+                      config_root=("LOCALAPPDATA", "")),
 }
 
 
@@ -86,6 +94,16 @@ def current() -> Platform:
     return _FACTS[kind_of(sys.platform)]
 
 
+def user_config_root(env: Mapping[str, str]) -> Path | None:
+    """The folder per-user settings live in on this OS, from `env` (~/.config, ~/Library/Application Support,
+    %LOCALAPPDATA%); None when the variable naming it is not set."""
+    variable, under = current().config_root
+    base = env.get(variable)
+    if not base:
+        return None
+    return Path(base) / under if under else Path(base)
+
+
 def system_root(env: Mapping[str, str]) -> Path:
     """The file system root that system-wide files are found under: C:\\ on Windows, / elsewhere."""
     if current().windows:
@@ -95,10 +113,12 @@ def system_root(env: Mapping[str, str]) -> Path:
 
 def sandbox_env(home: Path) -> dict[str, str]:
     """The variables that point every per-user location at `home` on this OS (the demo's sandbox, the tests):
-    HOME and XDG_* everywhere (taotoken's own config dir follows XDG_CONFIG_HOME on every OS), and on Windows the
-    profile folders that platformdirs and the clients read (USERPROFILE, APPDATA, LOCALAPPDATA)."""
+    HOME and XDG_* everywhere (taotoken's own config dir follows XDG_CONFIG_HOME on every OS), a file in place of
+    the desktop's environment (no registry value, no `launchctl setenv`), and on Windows the profile folders that
+    platformdirs and the clients read (USERPROFILE, APPDATA, LOCALAPPDATA)."""
     env = {"HOME": str(home), "XDG_CONFIG_HOME": str(home / ".config"), "XDG_CACHE_HOME": str(home / ".cache"),
-           "XDG_DATA_HOME": str(home / ".local" / "share"), "XDG_STATE_HOME": str(home / ".local" / "state")}
+           "XDG_DATA_HOME": str(home / ".local" / "share"), "XDG_STATE_HOME": str(home / ".local" / "state"),
+           ENV_DESKTOP: str(home / ".desktop-environment.json")}
     if current().windows:
         env.update({"USERPROFILE": str(home), "APPDATA": str(home / "AppData" / "Roaming"),
                     "LOCALAPPDATA": str(home / "AppData" / "Local"),

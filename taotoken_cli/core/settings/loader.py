@@ -157,14 +157,16 @@ def config_path(env: Mapping[str, str] | None = None) -> Path:
 
 def user_config_dir(env: Mapping[str, str] | None = None) -> Path:
     """taotoken's config dir: $XDG_CONFIG_HOME/taotoken when that is set, on every OS (as gh does: the one way
-    to move it, and what the demo's sandbox and the tests rely on), else platformdirs' user config dir
-    (~/.config/taotoken, ~/Library/Application Support/taotoken, %LOCALAPPDATA%\\taotoken)."""
+    to move it, and what the demo's sandbox and the tests rely on), else the OS's per-user settings folder read
+    from `env` (~/.config/taotoken, ~/Library/Application Support/taotoken, %LOCALAPPDATA%\\taotoken: what
+    platformdirs computes, but from the environment this command was given, so a sandboxed HOME or LOCALAPPDATA
+    is honoured on every OS), else platformdirs'."""
     env = os.environ if env is None else env
     if env.get("XDG_CONFIG_HOME"):
         return Path(env["XDG_CONFIG_HOME"]) / APP_NAME
-    # On Linux this is exactly what platformdirs computes; skipping its import keeps `check` fast.
-    if system.current().kind == system.LINUX and env.get("HOME"):
-        return Path(env["HOME"]) / ".config" / APP_NAME
+    root = system.user_config_root(env)  # no platformdirs import: it costs `check` start-up time
+    if root is not None:
+        return root / APP_NAME
     import platformdirs
 
     return Path(platformdirs.user_config_dir(APP_NAME, appauthor=False))

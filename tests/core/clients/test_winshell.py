@@ -4,6 +4,7 @@ facts), the user environment record, and on Windows (the Wine run) the registry 
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -11,7 +12,7 @@ import pytest
 from taotoken_cli.core.clients import shell, winshell
 from taotoken_cli.core.clients.base import Machine, Triple
 from taotoken_cli.core.files import fileplan
-from taotoken_cli.core.platform import system
+from taotoken_cli.core.platform import desktopenv, system
 from tests.conftest import SENTINEL_KEY
 
 TRIPLE = Triple("https://gw.example", SENTINEL_KEY, "gpt-4o-mini")
@@ -21,8 +22,6 @@ TRIPLE = Triple("https://gw.example", SENTINEL_KEY, "gpt-4o-mini")
 def windows(home: Path, monkeypatch: pytest.MonkeyPatch) -> Machine:
     docs = home / "Documents"
     monkeypatch.setenv(system.ENV_DOCUMENTS, str(docs))
-    import os
-
     return Machine.of(dict(os.environ), home)
 
 
@@ -66,19 +65,46 @@ def test_the_hint_for_this_window_is_in_powershell_syntax(windows: Machine) -> N
     assert f"`. '{windows.config_dir / 'env.ps1'}'`" in notes and "export" not in notes
 
 
+def test_the_user_environment_follows_the_record_and_undo_puts_back_what_was_there(
+        windows: Machine, monkeypatch: pytest.MonkeyPatch) -> None:
+    """On any OS: the sandbox's file stands in for HKCU\\Environment (what the demo uses); the hooks run with
+    Windows' facts (the files are written with this OS's, which has no msvcrt lock)."""
+    env, facts, here = windows.env, system.for_kind("windows"), system.current()
+
+    def as_windows(hook):
+        monkeypatch.setattr(system, "current", lambda: facts)
+        try:
+            return hook()
+        finally:
+            monkeypatch.setattr(system, "current", lambda: here)
+
+    desktopenv.set_values({"OPENAI_API_KEY": "sk-before-0000"}, env)
+    fileplan.apply(windows_plan(windows), windows.config_dir)
+    assert as_windows(lambda: shell.after_apply(windows)) is None
+    assert desktopenv.get(["OPENAI_API_KEY", "OPENAI_BASE_URL"], env) == {
+        "OPENAI_API_KEY": SENTINEL_KEY, "OPENAI_BASE_URL": "https://gw.example/v1"}
+    before = as_windows(lambda: shell.before_undo(windows))
+    fileplan.undo_last(windows.config_dir)
+    assert as_windows(lambda: shell.after_undo(windows, before)) is None
+    assert desktopenv.get(["OPENAI_API_KEY", "OPENAI_BASE_URL"], env) == {
+        "OPENAI_API_KEY": "sk-before-0000", "OPENAI_BASE_URL": None}
+
+
 @pytest.mark.skipif(not system.current().windows, reason="the Windows registry (HKCU\\Environment)")
-def test_windows_the_user_environment_is_set_and_undone(windows: Machine) -> None:
+def test_windows_the_user_environment_is_set_and_undone(windows: Machine, monkeypatch: pytest.MonkeyPatch) -> None:
     from taotoken_cli.core.platform import winenv
 
+    monkeypatch.delenv(system.ENV_DESKTOP)  # the registry itself, not the sandbox's stand-in
+    machine = Machine.of(dict(os.environ), windows.cwd, windows.config_dir)
     winenv.set_values({"OPENAI_API_KEY": "sk-before-0000", "OPENAI_BASE_URL": None})
     try:
-        fileplan.apply(windows_plan(windows), windows.config_dir)
-        assert winshell.sync_registry(windows.config_dir) is None
+        fileplan.apply(windows_plan(machine), machine.config_dir)
+        assert shell.after_apply(machine) is None
         assert winenv.get("OPENAI_API_KEY") == SENTINEL_KEY
         assert winenv.get("OPENAI_BASE_URL") == "https://gw.example/v1"
-        before = winshell.before_undo(windows.config_dir)
-        fileplan.undo_last(windows.config_dir)
-        assert winshell.after_undo(before) is None
+        before = shell.before_undo(machine)
+        fileplan.undo_last(machine.config_dir)
+        assert shell.after_undo(machine, before) is None
         assert winenv.get("OPENAI_API_KEY") == "sk-before-0000" and winenv.get("OPENAI_BASE_URL") is None
     finally:
         winenv.set_values({"OPENAI_API_KEY": None, "OPENAI_BASE_URL": None})

@@ -17,6 +17,7 @@ from taotoken_cli.core.base.masking import mask_key
 from taotoken_cli.core.clients.base import ENV_SYSTEM_ROOT
 from taotoken_cli.core.clients.envvars import VARIABLES
 from taotoken_cli.core.net import hygiene
+from taotoken_cli.core.platform import system
 from taotoken_cli.core.platform.installer import add_package
 from taotoken_cli.core.settings import ENV_CONFIG, ENV_PROFILE, FIELDS, profile_table, read_config_file
 from taotoken_cli.core.settings.origins import fix_at_source
@@ -24,7 +25,8 @@ from taotoken_cli.core.settings.origins import fix_at_source
 SECTION = "Environment"
 _KNOWN_TAOTOKEN = {"TAOTOKEN_BASE_URL", "TAOTOKEN_API_KEY", "TAOTOKEN_MODEL", "TAOTOKEN_PROFILE",
                    "TAOTOKEN_CONFIG", "TAOTOKEN_DEBUG", "TAOTOKEN_ALLOW_HTTP", "TAOTOKEN_LANG", ENV_SYSTEM_ROOT,
-                   "TAOTOKEN_LIBCUDA"}  # the last: the device probe's driver library (taotoken_cli.core.devices.probe)
+                   "TAOTOKEN_LIBCUDA",  # the device probe's driver library (taotoken_cli.core.devices.probe)
+                   system.ENV_DOCUMENTS, system.ENV_DESKTOP}  # sandboxes: Windows' Documents, the desktop's env
 NO_PROXY_VARS = ("no_proxy", "NO_PROXY")  # the lower-case one wins (urllib's getproxies)
 
 
@@ -44,7 +46,7 @@ def _setting(ctx: DoctorContext) -> tuple[str | None, str | None, str | None]:
     return ctx.base_url, ctx.api_key, ctx.model
 
 
-def problems_result(fails: list[str], warns: list[str], details: list[str], fixes: list[str]) -> Result:
+def problems_result(fails: list[str], warns: list[str], details: list[str], fixes: list[Fix | str]) -> Result:
     """One result for the problems a check found: the first is the message, the others follow the details."""
     problems = fails + warns
     make = Result.fail if fails else Result.warn
@@ -57,13 +59,13 @@ def taotoken_vars(ctx: DoctorContext) -> Result:
     if not present:
         return Result.ok(_("none set (values come from the config file)"))
     problems: list[str] = []
-    fixes: list[str] = []
+    fixes: list[Fix | str] = []
     for name in present:
         if name not in _KNOWN_TAOTOKEN:
             close = difflib.get_close_matches(name, sorted(_KNOWN_TAOTOKEN), n=1, cutoff=0.6)
             problems.append(_("{name} is not read by taotoken (did you mean {other}?)").format(
                 name=name, other=close[0]) if close else _("{name} is not read by taotoken").format(name=name))
-            fixes.append(f"unset {name}" + (f"; export {close[0]}=…" if close else ""))
+            fixes.append(Fix.run(f"unset {name}" + (f"; export {close[0]}=…" if close else "")))
     # A variable silently overriding a different value in the file is the classic "stale copy".
     if ctx.settings_error is None and ctx.settings.config_exists:
         try:
@@ -140,7 +142,7 @@ def openai_vars(ctx: DoctorContext) -> Result:
         return Result.ok(_("none set"))
     problems: list[str] = []
     fails: list[str] = []
-    fixes: list[str] = []
+    fixes: list[Fix | str] = []
     details: list[str] = []
     expected = VARIABLES["OPENAI_BASE_URL"].form.url(base) if base else None
     points_elsewhere = False
@@ -159,7 +161,7 @@ def openai_vars(ctx: DoctorContext) -> Result:
         elif expected and value.strip().rstrip("/") != expected:
             problems.append(_("{var}={value} should be {expected} (OpenAI SDKs append /chat/completions to it)")
                             .format(var=name, value=value.strip(), expected=expected))
-            fixes.append(f"export {name}={expected}")
+            fixes.append(Fix.run(f"export {name}={expected}"))
     if ctx.env.get("OPENAI_BASE_URL") and (ctx.home / ".codex").exists():
         details.append(_("Codex: OPENAI_BASE_URL is deprecated and only affects its built-in openai provider; "
                          "the taotoken provider's base_url lives in ~/.codex/config.toml"))
@@ -184,10 +186,10 @@ def openai_vars(ctx: DoctorContext) -> Result:
                                  if stale else _("{var}={key} differs from the taotoken key {taotoken_key}")).format(
                     var="OPENAI_API_KEY", key=mask_key(cleaned), taotoken_key=mask_key(key),
                     places=", ".join(stale)))
-                fixes.append(_('export {var}="$TAOTOKEN_API_KEY"   (or unset {var})').format(var="OPENAI_API_KEY"))
+                fixes.append(_key_from_taotoken("OPENAI_API_KEY"))
         elif cleaned == key and points_elsewhere:
             problems.append(_("OPENAI_API_KEY holds the TaoToken key but the OpenAI base URL points elsewhere"))
-            fixes.append(f"export OPENAI_BASE_URL={expected}")
+            fixes.append(Fix.run(f"export OPENAI_BASE_URL={expected}"))
     details.insert(0, _("set: {names}").format(names=", ".join(names)))
     if problems or fails:
         return problems_result(fails, problems, details, fixes)
@@ -204,7 +206,7 @@ def anthropic_vars(ctx: DoctorContext) -> Result:
         return Result.ok(_("none set"))
     fails: list[str] = []
     warns: list[str] = []
-    fixes: list[str] = []
+    fixes: list[Fix | str] = []
     details = [_("set: {names}").format(names=", ".join(names))]
     value = ctx.env.get("ANTHROPIC_BASE_URL", "").strip()
     elsewhere = False
@@ -212,7 +214,7 @@ def anthropic_vars(ctx: DoctorContext) -> Result:
         root = root_of(value)
         if root is None:
             fails.append(_("{var}={value} is not a usable URL").format(var="ANTHROPIC_BASE_URL", value=repr(value)))
-            fixes.append(f"export ANTHROPIC_BASE_URL={base}")
+            fixes.append(Fix.run(f"export ANTHROPIC_BASE_URL={base}"))
         elif base and host_of(root) != host_of(base):
             elsewhere = True
             details.append(_("{var} points at {host}, not {gateway} (fine if intended)").format(
@@ -221,26 +223,32 @@ def anthropic_vars(ctx: DoctorContext) -> Result:
             fails.append(_("ANTHROPIC_BASE_URL={value} is not the bare root: Claude Code and the Anthropic SDK "
                            "append /v1/messages and would call {url}").format(
                 value=value, url=value.rstrip("/") + "/v1/messages"))
-            fixes.append(f"export ANTHROPIC_BASE_URL={root}")
+            fixes.append(Fix.run(f"export ANTHROPIC_BASE_URL={root}"))
     for name in ("ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_API_KEY"):
         given = ctx.env.get(name)
         if given and key and strip_key(given) != key and not elsewhere:
             warns.append(_("{var}={key} differs from the taotoken key {taotoken_key}").format(
                 var=name, key=mask_key(given.strip()), taotoken_key=mask_key(key)))
-            fixes.append(_('export {var}="$TAOTOKEN_API_KEY"   (or unset {var})').format(var=name))
+            fixes.append(_key_from_taotoken(name))
         elif given and given != given.strip():
             warns.append(_("{var} has whitespace or a newline around it (the header becomes invalid)").format(var=name))
             fixes.append(Fix.of(_("{command}   (no quotes, no newline)"), command=Command(f"export {name}=sk-…")))
     if ctx.env.get("ANTHROPIC_SMALL_FAST_MODEL"):
         warns.append(_("ANTHROPIC_SMALL_FAST_MODEL is deprecated in Claude Code"))
-        fixes.append(f"export ANTHROPIC_DEFAULT_HAIKU_MODEL={ctx.env['ANTHROPIC_SMALL_FAST_MODEL']}; "
-                     "unset ANTHROPIC_SMALL_FAST_MODEL")
+        fixes.append(Fix.run(f"export ANTHROPIC_DEFAULT_HAIKU_MODEL={ctx.env['ANTHROPIC_SMALL_FAST_MODEL']}; "
+                             "unset ANTHROPIC_SMALL_FAST_MODEL"))
     if ctx.env.get("ANTHROPIC_MODEL") and model and ctx.env["ANTHROPIC_MODEL"] != model:
         details.append(_("ANTHROPIC_MODEL={value} (taotoken's model is {model})").format(
             value=ctx.env["ANTHROPIC_MODEL"], model=model))
     if fails or warns:
         return problems_result(fails, warns, details, fixes)
     return Result.ok(", ".join(names), details=details)
+
+
+def _key_from_taotoken(variable: str) -> Fix:
+    """Give `variable` the key taotoken uses (TAOTOKEN_API_KEY), or drop it."""
+    return Fix.of(_("{command}   (or {unset})"), command=Command(f'export {variable}="$TAOTOKEN_API_KEY"'),
+                  unset=Command(f"unset {variable}"))
 
 
 @check("env.anthropic_conflict", SECTION, N_("ANTHROPIC_API_KEY vs ANTHROPIC_AUTH_TOKEN"))
@@ -297,7 +305,7 @@ def proxy_vars(ctx: DoctorContext) -> Result:
         details.append(f"NO_PROXY={no_proxy}")
     fails: list[str] = []
     warns: list[str] = []
-    fixes: list[str] = []
+    fixes: list[Fix | str] = []
     for upper in ("HTTPS_PROXY", "HTTP_PROXY", "ALL_PROXY"):
         a, b = ctx.env.get(upper, "").strip(), ctx.env.get(upper.lower(), "").strip()
         if a and b and a != b:

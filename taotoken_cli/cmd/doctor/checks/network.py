@@ -192,7 +192,8 @@ def tls(ctx: DoctorContext) -> Result:
     if proxy and not probes.tcp(ctx, host, port).ok:
         return Result.skipped(_("no direct route; TLS goes through {proxy} (see net.via_proxy)").format(proxy=proxy))
     fixes = [_("check the system clock (certificates look invalid when it is wrong)"),
-             _("behind a TLS-inspecting corporate proxy: export SSL_CERT_FILE=/path/to/corporate-ca.pem")]
+             Fix.of(_("behind a TLS-inspecting corporate proxy: {command}"),
+                    command=Command("export SSL_CERT_FILE=/path/to/corporate-ca.pem"))]
     return Result.fail(_("TLS handshake with {host}:{port} failed: {error}").format(host=host, port=port,
                                                                                   error=probe.detail), fixes=fixes)
 
@@ -224,7 +225,7 @@ def via_proxy(ctx: DoctorContext) -> Result:
     if answered(through) and proxy_said is None:
         return Result.ok((_("the gateway answers through {proxy} and directly") if answered(direct)
                           else _("the gateway answers through {proxy}")).format(proxy=proxy), details=details)
-    bypass = _("export NO_PROXY={host}   (bypass the proxy for the gateway)").format(host=host)
+    bypass = Fix.of(_("{command}   (bypass the proxy for the gateway)"), command=Command(f"export NO_PROXY={host}"))
     if proxy_said is not None and proxy_said.code in (proxy_answer.CODE, "proxy.auth_required"):
         fixes = ([bypass] if answered(direct) else []) + [f for f in proxy_said.fixes if "NO_PROXY" not in f
                                                            or not answered(direct)]

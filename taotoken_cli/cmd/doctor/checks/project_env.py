@@ -128,8 +128,8 @@ def project_files(ctx: DoctorContext) -> Result:
                 issues.warn(_("{name}: the shell has {shell}, {file} has {value} — {who_wins}").format(
                     name=name, shell=show(name, shell), file=path.name, value=show(name, value),
                     who_wins=_who_wins(env_file.assignments[name])),
-                            fixes=[_("make them the same, or `unset {name}` in the shell (and its start-up "
-                                     "files)").format(name=name)])
+                            fixes=[Fix.of(_("make them the same, or {command} in the shell (and its start-up "
+                                            "files)"), command=Command(f"unset {name}"))])
     if not with_vars:
         return issues.result(_("{files} in {path}: no gateway variables").format(
             files=", ".join(f.file.path.name for f in found), path=where.root))

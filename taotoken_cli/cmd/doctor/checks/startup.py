@@ -1,35 +1,102 @@
-"""Shell start-up files (Environment section): whether new shells get the variables of env.sh that `init --target
-shell` wrote. A line the user commented out or removed stays so (the user's choice: `init` and `config set` never
-bring it back); doctor says that new shells lack the variables and how to bring the line back."""
+"""Shell start-up files and the desktop (Environment section): whether new shells, and programs started from the
+desktop, get the variables that `init --target shell` wrote.
+
+A line the user commented out or removed stays so (the user's choice: `init` and `config set` never bring it back);
+doctor says that new shells lack the variables and how to bring the line back. Per OS (core.platform.system): the
+line in ~/.bashrc / ~/.zshrc sourcing env.sh (macOS: ~/.zshrc, ~/.bash_profile); on Windows the line in the
+PowerShell profiles loading env.ps1. For programs started from the desktop: on Windows the user environment
+(HKCU\\Environment), on macOS the LaunchAgent and launchd's session (`launchctl getenv`).
+"""
 
 from __future__ import annotations
+
+import json
+from pathlib import Path
 
 from taotoken_cli.cmd.doctor.context import DoctorContext
 from taotoken_cli.cmd.doctor.model import Result
 from taotoken_cli.cmd.doctor.registry import check
+from taotoken_cli.core.base.fix import Command, Fix
 from taotoken_cli.core.base.i18n import N_, _
-from taotoken_cli.core.clients import shell
+from taotoken_cli.core.base.masking import mask_key
+from taotoken_cli.core.clients import macshell, shell, winshell
+from taotoken_cli.core.platform import desktopenv, system
 
 SECTION = "Environment"
+_RERUN = Command("taotoken init --target shell")
 
 
 @check("env.startup_line", SECTION, N_("Shell start-up line for env.sh"))
 def startup_line(ctx: DoctorContext) -> Result:
-    where = shell.paths(ctx.machine)
-    if not where.env_sh.exists():
-        return Result.skipped(_("no {path}: `taotoken init --target shell` was not run").format(path=where.env_sh))
-    files = [path for path in (where.bashrc, where.zshrc) if path.exists()]
-    texts = {path: path.read_text(encoding="utf-8", errors="replace") for path in files}
+    if system.current().windows:
+        env_file = ctx.machine.config_dir / winshell.ENV_PS1
+        files = winshell.profiles(ctx.machine)
+        kind = _("new PowerShell windows")
+    else:
+        env_file = shell.paths(ctx.machine).env_sh
+        files = list(shell.start_up_files(shell.paths(ctx.machine)))
+        kind = _("new shells")
+    if not env_file.exists():
+        return Result.skipped(_("no {path}: `taotoken init --target shell` was not run").format(path=env_file))
+    texts = {path: path.read_text(encoding="utf-8", errors="replace") for path in files if path.exists()}
     active = [path for path, text in texts.items() if shell.MARKER in text and not shell.commented_out(text)]
     if active:
-        return Result.ok(_("new shells source {env} ({files})").format(
-            env=where.env_sh, files=", ".join(str(p) for p in active)))
+        return Result.ok(_("{who} load {env} ({files})").format(who=kind, env=env_file,
+                                                                files=", ".join(str(p) for p in active)))
     off = [path for path, text in texts.items() if shell.commented_out(text)]
     if off:
-        return Result.warn(_("the line that sources {env} is commented out in {files}: new shells lack "
-                             "OPENAI_BASE_URL and OPENAI_API_KEY").format(env=where.env_sh,
-                                                                          files=", ".join(str(p) for p in off)),
+        return Result.warn(_("the line that loads {env} is commented out in {files}: {who} lack OPENAI_BASE_URL "
+                             "and OPENAI_API_KEY").format(env=env_file, who=kind, files=", ".join(str(p) for p in off)),
                            fixes=[_("remove the leading # from the line marked {marker} in {path}").format(
                                marker=shell.MARKER, path=off[0])])
-    return Result.warn(_("no start-up file sources {env}: new shells lack OPENAI_BASE_URL and OPENAI_API_KEY").format(
-        env=where.env_sh), fixes=[_("taotoken init --target shell   (adds the one marked line back)")])
+    return Result.warn(_("no start-up file loads {env}: {who} lack OPENAI_BASE_URL and OPENAI_API_KEY").format(
+        env=env_file, who=kind), fixes=[Fix.of(_("{command}   (adds the one marked line back)"), command=_RERUN)])
+
+
+@check("env.desktop", SECTION, N_("Variables for apps started from the desktop"))
+def desktop(ctx: DoctorContext) -> Result:
+    facts = system.current()
+    if not (facts.windows or facts.macos):
+        return Result.skipped(_("desktop sessions here start programs with the login shell's variables"))
+    if facts.windows:
+        wanted = _windows_record(ctx.machine.config_dir / winshell.RECORD)
+        if wanted is None:
+            return Result.skipped(_("no {path}: `taotoken init --target shell` was not run").format(
+                path=ctx.machine.config_dir / winshell.RECORD))
+        where = _("the Windows user environment (HKCU\\Environment)")
+    else:
+        env_sh = shell.paths(ctx.machine).env_sh
+        if not env_sh.exists():
+            return Result.skipped(_("no {path}: `taotoken init --target shell` was not run").format(path=env_sh))
+        agent = macshell.agent_path(ctx.machine)
+        written = macshell.read_agent(agent)
+        if written is None:
+            return Result.warn(_("no LaunchAgent {path}: apps started from the Dock or Spotlight (VS Code, Codex in "
+                                 "it) lack OPENAI_BASE_URL and OPENAI_API_KEY").format(path=agent),
+                               fixes=[Fix.of(_("{command}   (adds it; or start the app from a terminal)"),
+                                             command=_RERUN)])
+        if written.get("ProgramArguments") != macshell.agent_plist(env_sh)["ProgramArguments"]:
+            return Result.warn(_("{path} does not load {env}: apps started from the Dock get other values or none")
+                               .format(path=agent, env=env_sh), fixes=[Fix.run(_RERUN)])
+        wanted = {name: value for name, value in macshell.exported_by(env_sh).items() if name in macshell.NAMES}
+        where = _("launchd's session (launchctl)")
+    if desktopenv.kind(ctx.env) is None:
+        return Result.skipped(_("{where} cannot be read here").format(where=where))
+    found = desktopenv.get(wanted, ctx.env)
+    wrong = [name for name, value in wanted.items() if found.get(name) != value]
+    shown = ", ".join(f"{name}={mask_key(value) if 'KEY' in name else value}" for name, value in wanted.items())
+    if wrong:
+        return Result.warn(_("{where} lacks {names} or holds other values: programs started from the desktop do "
+                             "not get taotoken's").format(where=where, names=", ".join(wrong)),
+                           details=[_("wanted: {values}").format(values=shown)],
+                           fixes=[Fix.of(_("{command}   (sets them again)"), command=_RERUN)])
+    return Result.ok(_("{where}: {values}").format(where=where, values=shown))
+
+
+def _windows_record(path: Path) -> dict[str, str] | None:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    wanted = data.get("set") if isinstance(data, dict) else None
+    return {str(k): str(v) for k, v in wanted.items()} if isinstance(wanted, dict) else None

@@ -84,10 +84,10 @@ claude_parsed = unless(claude_found, lambda claude: bool(claude.settings.error),
                        N_("settings.json does not parse (see claude.settings)"))
 
 
-def _set_in(item: EnvValue, name: str, value: str) -> str:
+def _set_in(item: EnvValue, name: str, value: str) -> Fix | str:
     """The instruction that puts `value` where `item` comes from."""
     if item.path is None:
-        return f"export {name}={value}"
+        return Fix.run(f"export {name}={value}")
     if item.role == "managed":
         return _('ask the administrator who manages {path} to set "{name}": "{value}" there').format(
             path=item.path, name=name, value=value)
@@ -245,7 +245,7 @@ def claude_key(ctx: DoctorContext, claude: Claude) -> Result:
     if api_key is not None and token is None:
         fixes = [_('rename "{old}" to "{new}" in {path}').format(old=claude_code.API_KEY, new=claude_code.AUTH_TOKEN,
                                                                    path=api_key.path)] if api_key.editable else \
-            ['export ANTHROPIC_AUTH_TOKEN="$ANTHROPIC_API_KEY"; unset ANTHROPIC_API_KEY']
+            [Fix.run('export ANTHROPIC_AUTH_TOKEN="$ANTHROPIC_API_KEY"; unset ANTHROPIC_API_KEY')]
 
         def rename(env: dict) -> None:
             env[claude_code.AUTH_TOKEN] = env.pop(claude_code.API_KEY)
@@ -258,7 +258,8 @@ def claude_key(ctx: DoctorContext, claude: Claude) -> Result:
     if api_key is not None and token is not None:
         fixes = [_('remove "{name}" from the env block of {path}').format(name=claude_code.API_KEY,
                                                                             path=api_key.path)] \
-            if api_key.editable else [_("unset ANTHROPIC_API_KEY   (and remove it from your shell start-up files)")]
+            if api_key.editable else [Fix.of(_("{command}   (and remove it from your shell start-up files)"),
+                                             command=Command("unset ANTHROPIC_API_KEY"))]
         add = issues.fail if strip_key(api_key.value) != strip_key(token.value) else issues.warn
         add(_("both ANTHROPIC_AUTH_TOKEN ({token_where}) and ANTHROPIC_API_KEY ({key_where}) are set: requests may "
               "carry two credentials").format(token_where=token.where, key_where=api_key.where), fixes=fixes,
@@ -280,7 +281,7 @@ def claude_key(ctx: DoctorContext, claude: Claude) -> Result:
         issues.fail(_("{name} ({where}) has whitespace, a newline or quotes around the key: Claude Code says "
                       "'Invalid API key · Fix external API key'").format(name=name, where=item.where),
                     fixes=["taotoken doctor --fix" if repairs else
-                           _("export {name}=sk-…   (no quotes, no newline)").format(name=name)],
+                           Fix.of(_("{command}   (no quotes, no newline)"), command=Command(f"export {name}=sk-…"))],
                     repairs=repairs)
     elif ctx.api_key and value != ctx.api_key and not overridden:
         issues.warn(_("{name} ({where}) = {value} differs from taotoken's key {ours}").format(
@@ -355,10 +356,14 @@ def claude_models(ctx: DoctorContext, claude: Claude) -> Result:
         def rename(env: dict) -> None:
             env.setdefault(new_name, env.pop(old_name))
 
-        fix = _('rename "{old}" to "{new}" in {path}').format(old=old_name, new=new_name, path=old.path) \
-            if old.editable else f'export {new_name}="${old_name}"; unset {old_name}' if old.path is None else \
-            _("ask the administrator who manages {path} to rename {old} to {new}").format(path=old.path, old=old_name,
-                                                                                          new=new_name)
+        fix: Fix | str
+        if old.editable:
+            fix = _('rename "{old}" to "{new}" in {path}').format(old=old_name, new=new_name, path=old.path)
+        elif old.path is None:
+            fix = Fix.run(f'export {new_name}="${old_name}"; unset {old_name}')
+        else:
+            fix = _("ask the administrator who manages {path} to rename {old} to {new}").format(
+                path=old.path, old=old_name, new=new_name)
         issues.warn(_("{old} ({where}) is deprecated; Claude Code reads {new}").format(old=old_name, where=old.where,
                                                                                        new=new_name), fixes=[fix],
                     repairs=_env_repair(old, _("replace env.{old} by env.{new} = {value}").format(

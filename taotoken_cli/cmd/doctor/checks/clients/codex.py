@@ -28,9 +28,8 @@ from taotoken_cli.core.base.fix import Command, Fix
 from taotoken_cli.core.base.i18n import N_, _
 from taotoken_cli.core.base.masking import mask_key
 from taotoken_cli.core.clients import codex as codex_client
-from taotoken_cli.core.clients import winshell
 from taotoken_cli.core.clients.base import ClientState, ConfigFile
-from taotoken_cli.core.platform import system
+from taotoken_cli.core.platform import desktopenv, system
 
 
 @dataclass(frozen=True)
@@ -241,19 +240,29 @@ def codex_env_key(ctx: DoctorContext, codex: Codex) -> Result:
                              "no key").format(table=f"[model_providers.{provider_id}]"),
                            fixes=[Fix.run("taotoken init")])
     value = ctx.env.get(var)
-    if not value and system.current().windows:
-        registered = winshell.user_env_value(var)  # set by init in HKCU\Environment: new windows have it
-        if registered:
-            return Result.warn(_("{name} is set in your Windows user environment ({value}) but not in this window: "
-                                 "programs started from here do not see it").format(name=var,
-                                                                                   value=mask_key(registered)),
-                               fixes=[_("open a new terminal window (programs started from the Start menu get it)")])
-    if not value and system.current().windows:
+    facts = system.current()
+    # set by init for programs started from the desktop (HKCU\Environment, launchctl): new windows have it
+    registered = None if value else desktopenv.get([var], ctx.env)[var]
+    if registered and facts.windows:
+        return Result.warn(_("{name} is set in your Windows user environment ({value}) but not in this window: "
+                             "programs started from here do not see it").format(name=var, value=mask_key(registered)),
+                           fixes=[_("open a new terminal window (programs started from the Start menu get it)")])
+    if registered:
+        return Result.warn(_("{name} is set for apps started from the Dock ({value}) but not in this shell: "
+                             "programs started from here do not see it").format(name=var, value=mask_key(registered)),
+                           fixes=[_("open a new terminal window (it loads env.sh)")])
+    if not value and facts.windows:
         return Result.fail(_("env_key = {quoted} but {name} is not set in this shell: Codex stops with a missing "
                              "environment variable error").format(quoted=repr(var), name=var),
                            fixes=[_("{command}   (sets it in your Windows user environment and PowerShell profile, "
                                     "so IDE-launched Codex sees it too)").format(
                                         command="taotoken init --target shell")])
+    if not value and facts.macos:
+        return Result.fail(_("env_key = {quoted} but {name} is not set in this shell: Codex stops with a missing "
+                             "environment variable error").format(quoted=repr(var), name=var),
+                           fixes=[Fix.of(_("{command}   (env.sh for your shells and launchctl for apps started from "
+                                           "the Dock, so IDE-launched Codex sees it too)"),
+                                         command=Command("taotoken init --target shell"))])
     if not value:
         return Result.fail(_("env_key = {quoted} but {name} is not set in this shell: Codex stops with a missing "
                              "environment variable error").format(quoted=repr(var), name=var),
