@@ -38,6 +38,7 @@ from taotoken_cli.core.base.errors import InputError, TaotokenError
 from taotoken_cli.core.base.exitcodes import Exit
 from taotoken_cli.core.base.i18n import _
 from taotoken_cli.core.base.masking import Redactor, mask_key, mask_unknown_keys
+from taotoken_cli.core.platform import shells
 from taotoken_cli.core.term.iostreams import IOStreams
 
 COMMAND_TIMEOUT_S = 90.0
@@ -97,17 +98,20 @@ _SHELL_OWN = {"_", "SHLVL", "PWD", "OLDPWD"}  # set by sh itself, not by the sou
 
 def source_env_file(step: str, command: Command, box: Sandbox, env: dict[str, str],
                     redact: Redactor) -> CommandResult:
-    """Source the file in a real `sh` and keep the variables it sets (the parser of init's env.sh without one)."""
+    """Source the file in a real `sh` and keep the variables it sets (the parser of init's env.sh without one; for
+    env.ps1, the parser of what init writes there: PowerShell is not started for two assignments)."""
     from taotoken_cli.core.clients.shell import parse_env_sh
+    from taotoken_cli.core.clients.winshell import parse_env_ps1
 
     path = box.home / (command.source or "")
     started = time.monotonic()
     sh = shutil.which("sh", path=env.get("PATH"))
     if not path.is_file():
-        return CommandResult(step, command, Exit.FAILURE, "", box.display(f"sh: {path}: No such file or directory"),
+        return CommandResult(step, command, Exit.FAILURE, "", box.display(f"{path}: No such file or directory"),
                              time.monotonic() - started)
-    if sh is None:
-        new = parse_env_sh(path.read_text(encoding="utf-8"))
+    if path.suffix == ".ps1" or sh is None:
+        text = path.read_text(encoding="utf-8")
+        new = parse_env_ps1(text) if path.suffix == ".ps1" else parse_env_sh(text)
         returncode, stderr = Exit.OK, ""
     else:
         proc = subprocess.run([sh, "-c", '. "$1" && env -0', "sh", str(path)], capture_output=True, env=env,
@@ -185,7 +189,7 @@ def run_demo(options: DemoOptions, reporter: Reporter) -> DemoSummary:
                 mock = MockGateway(mock_options).start()
                 env = box.env(dict(options.base_env if options.base_env is not None else os.environ),
                               lang=i18n.current())
-                steps = build_steps(mock.url, options.fast)
+                steps = build_steps(mock.url, options.fast, shells.syntax(env))
                 prepare, shown = plan_steps(steps, options.step)
                 reporter.intro(DemoInfo(box.root, box.home, mock.url, mask_key(DEMO_KEY),
                                         SERVED_MODELS, {ALIAS_MODEL: ALIAS_ANSWER}, [s.name for s in shown],
@@ -226,4 +230,4 @@ def run(options: DemoOptions, io: IOStreams) -> int:
 
     if options.base_env is None:
         options.base_env = io.env
-    return run_demo(options, TranscriptReporter(io.out)).exit_code
+    return run_demo(options, TranscriptReporter(io.out, shells.syntax(options.base_env))).exit_code

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from taotoken_cli.core.base.i18n import ENV_LANG, choose
 from taotoken_cli.core.base.masking import Redactor, mask_unknown_keys
+from taotoken_cli.core.platform import permissions, system
 from taotoken_cli.core.platform.system import sandbox_env
 
 # Variables that would point a step at the real machine's configs, keys or proxies.
@@ -43,9 +44,10 @@ SEED_DIRS = (".cline",)
 @dataclass
 class FileShown:
     path: str  # as displayed (~/…)
-    mode: str  # e.g. 0600
+    mode: str  # e.g. 0600; "" where the ACL decides who may read it (Windows), then `private` says
     state: str  # new | changed
     text: str  # masked content
+    private: bool = False
 
 
 class Sandbox:
@@ -134,7 +136,10 @@ def changed_files(box: Sandbox, before: dict[str, tuple[str, int]],
             continue
         if rel.endswith(".lock"):  # init's lock file: empty, internal
             continue
-        text = (box.home / rel).read_text(encoding="utf-8", errors="replace")
-        shown.append(FileShown("~/" + rel, f"{mode:04o}", "changed" if rel in before else "new",
-                               box.display(mask_unknown_keys(redact(text)))))
+        path = box.home / rel
+        text = path.read_text(encoding="utf-8", errors="replace")
+        acl = system.current().permissions == "acl"
+        shown.append(FileShown("~/" + rel, "" if acl else f"{mode:04o}", "changed" if rel in before else "new",
+                               box.display(mask_unknown_keys(redact(text))),
+                               private=acl and not permissions.others_can_read(path)))
     return shown, backups

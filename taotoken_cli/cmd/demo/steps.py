@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from taotoken_cli.core.base.exitcodes import Exit
 from taotoken_cli.core.base.i18n import N_
+from taotoken_cli.core.platform import shells, system
 
 # A key for the local mock only: it opens nothing anywhere else.
 DEMO_KEY = "sk-demo7f3a9c1e5b2d8f4a6c0e9b7dDEMO"
@@ -18,7 +19,9 @@ ALIAS_MODEL, ALIAS_ANSWER = "gpt-4o", "gpt-4o-2024-08-06"
 SERVED_MODELS = (DEMO_MODEL, "claude-sonnet-4-5", GPU_MODEL, CPU_MODEL)
 
 STEP_NAMES = ("init", "check", "doctor", "route", "bench")
-ENV_SH = ".config/taotoken/env.sh"  # written by init's shell target (under XDG_CONFIG_HOME = ~/.config)
+# written by init's shell target (under XDG_CONFIG_HOME = ~/.config): env.sh, or on Windows env.ps1 (which a
+# PowerShell profile loads)
+ENV_SH, ENV_PS1 = ".config/taotoken/env.sh", ".config/taotoken/env.ps1"
 
 
 @dataclass
@@ -47,17 +50,23 @@ class Step:
     show_files: bool = False
 
 
-def build_steps(gateway_url: str, fast: bool) -> list[Step]:
+def build_steps(gateway_url: str, fast: bool, shell: str = shells.POSIX) -> list[Step]:
+    """The script, its commands as typed in `shell` (core.platform.shells) on this OS."""
     bench_n = "10" if fast else "20"
     samples = "1" if fast else "2"
+    if system.current().windows:
+        load = Command((), source=ENV_PS1, why=N_("what every new PowerShell window now does (init added it to "
+                                                  "your PowerShell profile); the next steps run in it"))
+    else:
+        load = Command((), source=ENV_SH,
+                       why=N_("what every new shell now does (init added it to ~/.bashrc); the next steps run in it"))
     steps = [
         Step("init", N_("write the gateway's base URL, key and model into every client"), [
             Command(("init", "--all", "--yes", "--base-url", gateway_url, "--model", DEMO_MODEL, "--key-stdin"),
-                    stdin=DEMO_KEY, shown_stdin='printf %s "$TAOTOKEN_KEY" |',
+                    stdin=DEMO_KEY, shown_stdin=shells.piped_var("TAOTOKEN_KEY", shell),
                     why=N_("every client gets the URL form it needs; the key comes on stdin, never on the "
                            "command line")),
-            Command((), source=ENV_SH,
-                    why=N_("what every new shell now does (init added it to ~/.bashrc); the next steps run in it")),
+            load,
         ], show_files=True),
         Step("check", N_("one fast request: does the setup work?"), [
             Command(("check",), why=N_("lists the models with the configured URL and key")),
@@ -92,10 +101,10 @@ def plan_steps(steps: list[Step], only: str | None) -> tuple[list[Step], list[St
     return [by_name[n] for n in target.needs], [target]
 
 
-def what_next() -> list[tuple[str, str]]:
-    """(command, what it does — English, shown with _()) for the user's real setup."""
+def what_next(shell: str = shells.POSIX) -> list[tuple[str, str]]:
+    """(command, what it does — English, shown with _()) for the user's real setup, as typed in `shell`."""
     return [
-        ('printf %s "$TAOTOKEN_KEY" | taotoken init --key-stdin --model MODEL --dry-run',
+        (shells.piped_var("TAOTOKEN_KEY", shell) + " taotoken init --key-stdin --model MODEL --dry-run",
          N_("see what would change in your real client files (nothing is written)")),
         ("taotoken init", N_("the same for real: asks for base URL, key (hidden) and model; backups, undo")),
         ("taotoken check", N_("one request: works, or the failure and its fix")),

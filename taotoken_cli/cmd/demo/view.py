@@ -9,6 +9,7 @@ from __future__ import annotations
 from taotoken_cli.cmd.demo.model import CommandResult, DemoInfo, DemoSummary
 from taotoken_cli.cmd.demo.steps import Command, Step, what_next
 from taotoken_cli.core.base.i18n import _
+from taotoken_cli.core.platform import shells
 from taotoken_cli.core.term.layout import cell_width, pad, wrap
 from taotoken_cli.core.term.output import Output
 
@@ -19,8 +20,9 @@ _RULE = "─" * 4
 class TranscriptReporter:
     """Prints each part of the demo as soon as it happens."""
 
-    def __init__(self, out: Output) -> None:
+    def __init__(self, out: Output, shell: str = shells.POSIX) -> None:
         self.out = out
+        self.shell = shell  # the user's shell: "what next" is written in its syntax
         self._total = 0
         self._index = 0
 
@@ -100,9 +102,13 @@ class TranscriptReporter:
         if result.files:
             line(_("files now in ~ (key masked):"))
             for shown in result.files:
-                state = (_("{path}   (new, mode {mode})") if shown.state == "new"
-                         else _("{path}   (changed, mode {mode})"))
-                self.out.wrapped(state.format(path=shown.path, mode=shown.mode), "  ", "    ")
+                if shown.mode:
+                    access = _("mode {mode}").format(mode=shown.mode)
+                else:  # Windows: a mode means nothing there, the ACL does
+                    access = _("readable by you alone") if shown.private else _("others may read it")
+                state = (_("{path}   (new, {access})") if shown.state == "new"
+                         else _("{path}   (changed, {access})"))
+                self.out.wrapped(state.format(path=shown.path, access=access), "  ", "    ")
                 for text in shown.text.rstrip("\n").splitlines():
                     line(f"    │ {text}")
             if result.backups:
@@ -137,7 +143,7 @@ class TranscriptReporter:
             return
         self.out.line()
         self._strong(_("what next, for your real setup:"), hang="  ")
-        for cmd, why in what_next():
+        for cmd, why in what_next(self.shell):
             self.out.line(f"  $ {cmd}")
             self.out.wrapped(_(why), "      ")
         self._flush()

@@ -71,7 +71,9 @@ def choose(options: RouteOptions, io: IOStreams) -> int:
         raise TaotokenError(choice.reason, _("taotoken route set cpu=MODEL   (or: taotoken config set model MODEL)"),
                             Exit.CONFIG, code="config.missing")
     if options.export:
-        for line in view.export_lines(choice.model, options.openai):
+        from taotoken_cli.core.platform.shells import syntax
+
+        for line in view.export_lines(choice.model, options.openai, syntax(io.env)):
             out.line(line)
     elif options.json_out:
         out.json({"profile": settings.profile, **choice.to_dict()}, exit_code=Exit.OK)

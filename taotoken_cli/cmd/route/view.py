@@ -170,14 +170,13 @@ def render_choice(out: Output, choice: Choice, profile: str) -> None:
     out.wrapped(choice.reason, why)
 
 
-def export_lines(model: str, openai: bool) -> list[str]:
-    """Shell lines safe for `eval "$(taotoken route --export)"`."""
-    import shlex
+def export_lines(model: str, openai: bool, shell: str = "posix") -> list[str]:
+    """Lines safe for `eval "$(taotoken route --export)"`, in the user's shell (PowerShell:
+    `taotoken route --export | Invoke-Expression`)."""
+    from taotoken_cli.core.platform.shells import set_var
 
-    lines = [f"export TAOTOKEN_MODEL={shlex.quote(model)}"]
-    if openai:
-        lines.append(f"export OPENAI_MODEL={shlex.quote(model)}")
-    return lines
+    names = ["TAOTOKEN_MODEL", "OPENAI_MODEL"] if openai else ["TAOTOKEN_MODEL"]
+    return [set_var(name, model, shell) for name in names]
 
 
 def routes_to_dict(routes: Mapping[str, str], profile: str) -> dict[str, Any]:

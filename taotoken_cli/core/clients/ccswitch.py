@@ -129,12 +129,20 @@ def mask_link(link: str, key: str) -> str:
     return link.replace(encode(key), mask_key(key))
 
 
+def open_command(links_path) -> str:
+    """The command that opens the Claude link from the links file, on this OS (core.platform.system's opener)."""
+    pattern = "^ccswitch://.*app=claude"
+    if system.current().windows:  # PowerShell: Start-Process hands a link to its registered handler
+        quoted = "'" + str(links_path).replace("'", "''") + "'"
+        return f"Start-Process (Select-String -Path {quoted} -Pattern '{pattern}').Line"
+    return f'{system.current().opener[0]} "$(grep \'{pattern}\' {shlex.quote(str(links_path))})"'
+
+
 def links_file_text(links: dict[str, str], links_path) -> str:
-    grep = f"grep '^ccswitch://.*app=claude' {shlex.quote(str(links_path))}"
     return ("# CC Switch import links written by `taotoken init`. They contain your API key: keep this file private.\n"
             "# CC Switch's import dialog holds one link at a time: open one, confirm it in CC Switch, then the next.\n"
-            "# Open the Claude link (app=codex for Codex; macOS: open instead of xdg-open):\n"
-            f'#   xdg-open "$({grep})"\n'
+            "# Open the Claude link (app=codex for Codex):\n"
+            f"#   {open_command(links_path)}\n"
             "# or let taotoken hand them over one by one: taotoken init --target cc-switch --open\n"
             + "".join(f"{u}\n" for u in links.values()))
 

@@ -40,6 +40,7 @@ from taotoken_cli.core.devices.selection import (
     visible_devices,
     visible_devices_fix,
 )
+from taotoken_cli.core.platform import system
 from taotoken_cli.core.platform.installer import add_extra, add_package
 
 PROBE_SCRIPT = Path(__file__).with_name("backends.py")
@@ -67,6 +68,19 @@ NO_DRIVER_HINT = {
                "containers run with the GPU exposed (e.g. docker --gpus all) and no CUDA stub libcuda.so first on "
                "LD_LIBRARY_PATH; $TAOTOKEN_LIBCUDA=/path/to/libcuda.so.1 names the library to load"),
 }
+# The same, where the OS differs (core.platform.system's kind): Windows has no LD_LIBRARY_PATH or /etc, macOS no CUDA.
+NO_DRIVER_HINT_FOR_OS = {
+    ("cuda", "windows"): N_("with an NVIDIA GPU: install the NVIDIA driver (it provides nvcuda.dll in System32) and "
+                            "check `nvidia-smi`; the variable TAOTOKEN_LIBCUDA, set to a path to nvcuda.dll, names "
+                            "another library to load"),
+    ("cuda", "macos"): N_("macOS has no CUDA driver (NVIDIA's last was for macOS 10.13): route this machine with "
+                          "`cpu`, or OpenCL"),
+    ("opencl", "windows"): N_("install the GPU vendor's driver (NVIDIA, Intel, AMD: each registers its OpenCL ICD "
+                              "under HKEY_LOCAL_MACHINE\\SOFTWARE\\Khronos\\OpenCL\\Vendors), or the PoCL CPU "
+                              "driver: {pocl}"),
+    ("opencl", "macos"): N_("macOS ships its own OpenCL platform (Apple): reinstall pyopencl if it finds none; or the "
+                            "PoCL CPU driver: {pocl}"),
+}
 BROKEN_HINT = {
     "opencl": N_("run `clinfo -l` to see what the ICD loader finds; reinstall pyopencl if it cannot be imported"),
     "cuda": N_("run `nvidia-smi`; 'Driver/library version mismatch' means the driver was upgraded without a "
@@ -80,6 +94,12 @@ CUDA_ERROR_HINT = {
                                             "after a driver upgrade, or drop a cuda-compat libcuda from "
                                             "LD_LIBRARY_PATH"),
 }
+
+
+def no_driver_hints() -> dict[str, str]:
+    """NO_DRIVER_HINT with this OS's own words where they differ."""
+    kind = system.current().kind
+    return {api: NO_DRIVER_HINT_FOR_OS.get((api, kind), text) for api, text in NO_DRIVER_HINT.items()}
 
 
 def hint(hints: Mapping[str, str], key: str | None) -> str | None:
@@ -279,7 +299,7 @@ def parse_probe_output(backend: str, returncode: int, stdout: bytes, stderr: byt
     status = data["status"]
     report = BackendReport(backend, status, probe_message(data, "message") or status, elapsed_s=elapsed_s,
                            failure="error" if status == BROKEN else None, source=_str(data.get("source")))
-    report.fix = hint({NOT_INSTALLED: INSTALL_HINT, NO_DRIVER: NO_DRIVER_HINT, BROKEN: BROKEN_HINT}.get(status, {}),
+    report.fix = hint({NOT_INSTALLED: INSTALL_HINT, NO_DRIVER: no_driver_hints(), BROKEN: BROKEN_HINT}.get(status, {}),
                       backend)
     if backend == "opencl":
         _parse_opencl(report, data)

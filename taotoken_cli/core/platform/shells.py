@@ -69,6 +69,15 @@ def load_file(path: Path, shell: str) -> str:
     return f". {shlex.quote(str(path))}"
 
 
+def piped_var(name: str, shell: str) -> str:
+    """What pipes the value of variable `name` into the next command's stdin (a key, never on a command line)."""
+    if shell == POWERSHELL:
+        return f"$env:{name} |"
+    if shell == CMD:
+        return f"echo %{name}%|"
+    return f'printf %s "${name}" |'
+
+
 def env_file_name(shell: str) -> str:
     return {POWERSHELL: "env.ps1", CMD: "env.cmd", FISH: "env.fish"}.get(shell, "env.sh")
 

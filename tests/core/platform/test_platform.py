@@ -174,3 +174,119 @@ def test_a_terminal_is_what_says_so_and_on_windows_a_console(tmp_path: Path) -> 
     assert not is_terminal(io.StringIO()) and not is_terminal(object())
     with open(os.devnull) as null:  # NUL says isatty() is True on Windows, and is no console there
         assert not is_terminal(null)
+
+
+@pytest.mark.parametrize(("kind", "env", "expected"), [
+    ("linux", {"HOME": "/h"}, Path("/h/.config/taotoken")),
+    ("macos", {"HOME": "/h"}, Path("/h/Library/Application Support/taotoken")),
+    ("windows", {"HOME": "/elsewhere", "LOCALAPPDATA": "/h/AppData/Local"}, Path("/h/AppData/Local/taotoken")),
+])
+def test_taotoken_s_config_dir_is_read_from_the_command_s_environment(on, kind: str, env: dict,
+                                                                      expected: Path) -> None:
+    """A sandboxed LOCALAPPDATA (the Windows CI run) or HOME is honoured, as platformdirs would compute it from
+    the real one (platformdirs asks Windows' shell API, which no variable redirects)."""
+    on(kind)
+    assert user_config_dir(env) == expected
+
+
+@pytest.mark.parametrize(("shell", "expected"), [
+    ("posix", 'export ANTHROPIC_AUTH_TOKEN="$ANTHROPIC_API_KEY"; unset ANTHROPIC_API_KEY'),
+    ("powershell", "$env:ANTHROPIC_AUTH_TOKEN = $env:ANTHROPIC_API_KEY; Remove-Item Env:ANTHROPIC_API_KEY"),
+    ("cmd", 'set "ANTHROPIC_AUTH_TOKEN=%ANTHROPIC_API_KEY%" & set ANTHROPIC_API_KEY='),
+    ("fish", 'set -gx ANTHROPIC_AUTH_TOKEN "$ANTHROPIC_API_KEY"; set -e ANTHROPIC_API_KEY'),
+])
+def test_a_fix_that_sets_variables_is_said_in_the_user_s_shell(shell: str, expected: str) -> None:
+    line = 'export ANTHROPIC_AUTH_TOKEN="$ANTHROPIC_API_KEY"; unset ANTHROPIC_API_KEY'
+    assert shells.in_shell(line, shell) == expected
+    assert shells.in_shell("export NO_PROXY=gw.example", "powershell") == "$env:NO_PROXY = 'gw.example'"
+    # Windows' names ignore case: one removal for HTTP_PROXY and http_proxy
+    assert shells.in_shell("unset HTTP_PROXY http_proxy", "cmd") == "set HTTP_PROXY="
+    assert shells.in_shell("taotoken init --target shell", shell) == "taotoken init --target shell"  # not a setting
+    assert shells.in_shell("export X=$(cat f)", "powershell") == "export X=$(cat f)"  # not only a setting: as is
+
+
+def test_explain_and_doctor_give_windows_fixes_in_powershell(on, home: Path, monkeypatch: pytest.MonkeyPatch,
+                                                              run) -> None:
+    from taotoken_cli.cmd.explain.run import lookup
+
+    on("windows")
+    env = {"XDG_CONFIG_HOME": str(home / ".config")}
+    fixes = [str(fix) for fix in lookup("auth.missing_key", env).fixes()]
+    assert "$env:TAOTOKEN_API_KEY = 'sk-…'" in fixes and not any("export " in fix for fix in fixes)
+    on("linux")
+    assert "export TAOTOKEN_API_KEY=sk-…" in [str(fix) for fix in lookup("auth.missing_key", env).fixes()]
+
+
+def test_doctor_s_fixes_follow_the_shell(home: Path, monkeypatch: pytest.MonkeyPatch, run) -> None:
+    import json
+
+    monkeypatch.setenv("TAOTOKEN_MODLE", "x")
+    monkeypatch.setenv("SHELL", "/usr/bin/fish")
+    result = run("doctor", "--json", "--offline", "--check", "env.taotoken").assert_clean()
+    found = {c["id"]: c for c in json.loads(result.stdout)["checks"]}["env.taotoken"]
+    assert found["fixes"] == ["set -e TAOTOKEN_MODLE; set -gx TAOTOKEN_MODEL '…'"]
+
+
+def test_the_sandbox_s_own_variables_are_known_to_doctor(home: Path, run) -> None:
+    import json
+
+    result = run("doctor", "--json", "--offline", "--check", "env.taotoken").assert_clean()
+    found = {c["id"]: c for c in json.loads(result.stdout)["checks"]}["env.taotoken"]
+    assert found["status"] == "ok", found  # TAOTOKEN_DESKTOP_ENV_FILE (and on Windows TAOTOKEN_DOCUMENTS_DIR)
+
+
+def test_posix_only_advice_is_not_given_on_windows_or_macos(on) -> None:
+    from taotoken_cli.core.clients.ccswitch import open_command
+    from taotoken_cli.core.devices.probe import no_driver_hints
+
+    links = Path("/x/cc-switch-import.txt")
+    on("linux")
+    assert open_command(links).startswith("xdg-open ") and "libcuda.so.1" in no_driver_hints()["cuda"]
+    on("macos")
+    assert open_command(links).startswith("open ") and "macOS has no CUDA" in no_driver_hints()["cuda"]
+    on("windows")
+    assert open_command(links).startswith("Start-Process (Select-String -Path ")
+    for text in no_driver_hints().values():
+        assert not any(posix in text for posix in ("libcuda.so", "LD_LIBRARY_PATH", "/etc/", "docker"))
+
+
+def test_the_demo_speaks_the_user_s_shell_and_loads_env_ps1_on_windows(on) -> None:
+    from taotoken_cli.cmd.demo.steps import build_steps, what_next
+    from taotoken_cli.core.clients import winshell
+
+    on("windows")
+    init = build_steps("http://127.0.0.1:1/api", True, "powershell")[0]
+    assert init.commands[0].shown.startswith("$env:TAOTOKEN_KEY | taotoken init")
+    assert init.commands[1].source == ".config/taotoken/env.ps1"
+    assert what_next("powershell")[0][0].startswith("$env:TAOTOKEN_KEY | ")
+    text = winshell.env_ps1_text({"OPENAI_BASE_URL": "http://h/v1", "OPENAI_API_KEY": "it's"})
+    assert winshell.parse_env_ps1(text) == {"OPENAI_BASE_URL": "http://h/v1", "OPENAI_API_KEY": "it's"}
+    on("linux")
+    assert build_steps("http://127.0.0.1:1/api", True)[0].commands[1].source == ".config/taotoken/env.sh"
+    assert what_next()[0][0].startswith('printf %s "$TAOTOKEN_KEY" | ')
+
+
+def test_macos_paths_of_every_client_through_the_platform_table(on, home: Path) -> None:
+    """What each client reads on macOS: VS Code's User folder (Cline's and Claude Code's extension settings) under
+    ~/Library/Application Support, Claude Code's managed settings under /Library, taotoken's own config there
+    when XDG_CONFIG_HOME is unset, zsh's ~/.zshrc, the LaunchAgent; ~/.claude, ~/.codex, ~/.cline and
+    ~/.cc-switch as on Linux."""
+    from taotoken_cli.core.clients import ccswitch, claude_code, cline, codex, macshell, shell, vscode
+    from taotoken_cli.core.clients.base import Machine
+
+    on("macos")
+    user = home / "Library" / "Application Support" / "Code" / "User"
+    user.mkdir(parents=True)
+    (user / "settings.json").write_text("{}\n", encoding="utf-8")
+    env = {"HOME": str(home), "PATH": ""}
+    machine = Machine.of(env, home)
+    assert machine.config_dir == home / "Library" / "Application Support" / "taotoken"
+    assert vscode.settings_files(machine) == [user / "settings.json"]
+    claude = claude_code.paths(machine)
+    assert claude.managed == Path("/Library/Application Support/ClaudeCode/managed-settings.json")
+    assert claude.settings == home / ".claude" / "settings.json"
+    assert codex.paths(machine).config == home / ".codex" / "config.toml"
+    assert cline.paths(machine).providers == home / ".cline" / "data" / "settings" / "providers.json"
+    assert ccswitch.paths(machine).home == home / ".cc-switch"
+    assert shell.rc_files(shell.paths(machine), env) == [home / ".zshrc"]
+    assert macshell.agent_path(machine) == home / "Library" / "LaunchAgents" / "net.taotoken.env.plist"
