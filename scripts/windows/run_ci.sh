@@ -1,62 +1,101 @@
 #!/bin/bash
 # taotoken under Windows (Wine 8 + the official CPython, after scripts/windows/setup.sh): the focused subset CI runs.
 #   bash scripts/windows/run_ci.sh [BUDGET_S=900]
-# 1. Tests, Python 3.13: the platform wing (facts, shells, ACLs, msvcrt locks), fileplan (backups, apply, undo),
-#    the encoding fallbacks, the Windows shell target (env.ps1, PowerShell profiles, HKCU\Environment set and undone).
+# 1. Tests, Python 3.13: the platform wing (facts, shells, ACLs, msvcrt locks, the desktop environment), fileplan
+#    (backups, apply, undo), the encoding fallbacks, the Windows shell target (env.ps1, PowerShell profiles,
+#    HKCU\Environment set and undone).
 # 2. The CLI, Python 3.10 and 3.13, output redirected (ANSI code page 1252) and on a Chinese Windows (936):
 #    init --target shell, doctor, check, explain, init --undo, in a sandboxed HOME/APPDATA/LOCALAPPDATA, loopback
 #    only (a network namespace), nothing may crash or print a traceback, the key never printed whole.
-# Not here (slow under Wine, or Wine is not Windows): demo and bench (minutes per run under Wine), the whole suite,
-# ACL enforcement, a real PowerShell: docs/windows.md says how to check those on Windows.
+# 3. bench -n 20 -c 2 against the mock (started under Wine in the same namespace), output redirected to a file, on
+#    3.10/cp1252 and 3.13/cp936; `demo --fast` (every step, its own mock) on 3.10/cp1252.
+# 4. Nothing outside the sandbox changed: the real %LOCALAPPDATA%\taotoken and HKCU\Environment's OPENAI_* values.
+# A step the budget no longer allows is NOT RUN (said, not a failure; exit 0). Exit 1: a step failed.
+# Not here (Wine is not Windows): ACL enforcement, a real PowerShell: docs/windows.md says how to check those.
 set -u
 budget=${1:-900}
 start=$(date +%s)
 cd /tmp/win/src || { echo "run setup.sh first"; exit 2; }
+export WINEPREFIX=/tmp/win/prefix WINEDEBUG=-all
 left() { echo $(( budget - ($(date +%s) - start) )); }
 fail=0
+real_dir=$(ls -d $WINEPREFIX/drive_c/users/*/AppData/Local 2>/dev/null | head -1)/taotoken
+user_env() { wine reg query 'HKCU\Environment' 2>/dev/null | tr -d '\r' | grep -E '^ +OPENAI_' | sort; }
+real_files() { find "$real_dir" -type f -exec md5sum {} + 2>/dev/null | sort; }
+real_before=$(real_files)
+env_before=$(user_env)
+
 tests="tests/core/platform tests/core/files/test_fileplan.py tests/core/term/test_encoding.py tests/core/clients/test_winshell.py"
 echo "== tests under Wine, Python 3.13 (budget $(left) s)"
 # shellcheck disable=SC2086
-: | unshare -n bash -c "ip link set lo up; timeout $(( $(left) * 2 / 3 )) /tmp/win/bin/wpy -m pytest -q -p no:cacheprovider \
+: | unshare -n bash -c "ip link set lo up; timeout $(( $(left) / 3 )) /tmp/win/bin/wpy -m pytest -q -p no:cacheprovider \
     --timeout 180 --tb=short $tests" > /tmp/win/ci_tests.txt 2>&1
 rc=$?
 tail -15 /tmp/win/ci_tests.txt
 [ $rc = 0 ] || fail=1
 
 key=sk-WINEci0123456789abcdefWXYZ
+home=/tmp/win/ci_home
+sandbox=(WPYENV_HOME='Z:\tmp\win\ci_home' WPYENV_USERPROFILE='Z:\tmp\win\ci_home'
+         WPYENV_APPDATA='Z:\tmp\win\ci_home\AppData\Roaming' WPYENV_LOCALAPPDATA='Z:\tmp\win\ci_home\AppData\Local'
+         WPYENV_TAOTOKEN_DOCUMENTS_DIR='Z:\tmp\win\ci_home\Documents' WPYENV_NO_COLOR=1)
+verdict() {  # LABEL WHAT RC EXPECTED_RCS OUTFILE
+  local label=$1 what=$2 rc=$3 expected=$4 out=$5
+  if ! [[ "|$expected|" == *"|$rc|"* ]] || grep -aq "Traceback\|UnicodeEncodeError\|UnicodeDecodeError" "$out" \
+      || grep -aqF "$key" "$out"; then
+    echo "FAIL $label: $what -> rc=$rc (expected $expected)"; tail -20 "$out"; fail=1
+  else
+    echo "ok   $label: $what -> rc=$rc"
+  fi
+}
 cli() {  # LABEL EXE LOCALE EXPECTED_RCS ARGS... (stdin: the key; EXPECTED_RCS: one code, or several as 0|1)
   local label=$1 exe=$2 locale=$3 expected=$4; shift 4
-  local home=/tmp/win/ci_home
   local out=/tmp/win/ci_out.txt
-  printf %s "$key" | unshare -n env WPY_EXE="$exe" WPY_LOCALE="$locale" \
-      WPYENV_HOME='Z:\tmp\win\ci_home' WPYENV_USERPROFILE='Z:\tmp\win\ci_home' \
-      WPYENV_APPDATA='Z:\tmp\win\ci_home\AppData\Roaming' WPYENV_LOCALAPPDATA='Z:\tmp\win\ci_home\AppData\Local' \
-      WPYENV_TAOTOKEN_DOCUMENTS_DIR='Z:\tmp\win\ci_home\Documents' WPYENV_NO_COLOR=1 \
+  printf %s "$key" | unshare -n env WPY_EXE="$exe" WPY_LOCALE="$locale" "${sandbox[@]}" \
       timeout 300 /tmp/win/bin/wpy -m taotoken_cli "$@" > $out 2>&1
+  verdict "$label" "taotoken $*" $? "$expected" $out
+}
+bench() {  # LABEL EXE LOCALE: the mock and `bench > out.txt` in one loopback-only namespace
+  local label=$1 exe=$2 locale=$3 out=/tmp/win/ci_bench.txt
+  : | unshare -n env WPY_EXE="$exe" WPY_LOCALE="$locale" "${sandbox[@]}" bash -c '
+    ip link set lo up
+    /tmp/win/bin/wpy -m taotoken_cli mock --port 18555 --any-key > /tmp/win/ci_mock.txt 2>&1 &
+    for _ in $(seq 60); do grep -q 18555 /tmp/win/ci_mock.txt && break; sleep 1; done
+    timeout 300 /tmp/win/bin/wpy -m taotoken_cli bench -n 20 -c 2 --max-tokens 16 > /tmp/win/ci_bench.txt 2>&1
+    rc=$?; kill %1 2>/dev/null; wait 2>/dev/null; exit $rc'
   local rc=$?
-  if ! [[ "|$expected|" == *"|$rc|"* ]] || grep -q "Traceback\|UnicodeEncodeError" $out || grep -qF "$key" $out; then
-    echo "FAIL $label: taotoken $* -> rc=$rc (expected $expected)"; tail -20 $out; fail=1
-  else
-    echo "ok   $label: taotoken $* -> rc=$rc"
-  fi
-  [ -d "$home" ] || mkdir -p "$home"
+  verdict "$label" "taotoken bench -n 20 -c 2 > out.txt" $rc 0 $out
+  local served; served=$(grep -ac "POST /v1/chat/completions" /tmp/win/ci_mock.txt)
+  [ "$served" -ge 20 ] || { echo "FAIL $label: the mock saw $served of bench's 20 requests"; fail=1; }
 }
 # The most different pairs first, so a spent budget leaves out the least: 3.10 on cp1252, 3.13 on cp936.
 for pair in "/tmp/win/py310/python.exe:" "/tmp/win/py/python.exe:zh_CN.UTF-8" "/tmp/win/py310/python.exe:zh_CN.UTF-8" \
             "/tmp/win/py/python.exe:"; do
     exe=${pair%%:*}; locale=${pair#*:}
     [ "$(left)" -lt 150 ] && { echo "NOT RUN (time budget spent; not a failure): $exe ${locale:-cp1252}"; continue; }
-    rm -rf /tmp/win/ci_home; mkdir -p /tmp/win/ci_home
+    rm -rf $home; mkdir -p $home
     v=$(basename "$(dirname $exe)"); label="$v ${locale:-cp1252}"
-    cli "$label" $exe "$locale" 0 init --key-stdin --base-url http://127.0.0.1:9 --model gpt-4o-mini --target shell --yes
-    ls /tmp/win/ci_home/Documents/WindowsPowerShell/Microsoft.PowerShell_profile.ps1 >/dev/null 2>&1 \
+    cli "$label" $exe "$locale" 0 init --key-stdin --base-url http://127.0.0.1:18555 --model gpt-4o-mini --target shell --yes
+    ls $home/Documents/WindowsPowerShell/Microsoft.PowerShell_profile.ps1 >/dev/null 2>&1 \
       || { echo "FAIL $label: no PowerShell profile line"; fail=1; }
     # 0: the files init wrote are sound; 1 where Wine's slowness makes the device probe miss its deadline.
     # What is checked: doctor runs to its summary, no traceback, the key masked.
     cli "$label" $exe "$locale" "0|1" doctor --offline --timeout 60
-    cli "$label" $exe "$locale" 7 check  # the port is closed: a network failure, said clearly
+    cli "$label" $exe "$locale" 7 check  # nothing listens on the port: a network failure, said clearly
     cli "$label" $exe "$locale" 0 explain auth.missing_key
+    grep -aq "export " /tmp/win/ci_out.txt && { echo "FAIL $label: explain gives POSIX advice on Windows"; fail=1; }
+    if [ "$label" = "py310 cp1252" ] || [ "$label" = "py zh_CN.UTF-8" ]; then
+      if [ "$(left)" -lt 200 ]; then echo "NOT RUN (time budget spent; not a failure): bench $label"
+      else bench "$label" $exe "$locale"; fi
+    fi
     cli "$label" $exe "$locale" 0 init --undo
+    if [ "$label" = "py310 cp1252" ]; then
+      if [ "$(left)" -lt 360 ]; then echo "NOT RUN (time budget spent; not a failure): demo $label"
+      else cli "$label" $exe "$locale" 0 demo --fast; fi
+    fi
 done
-echo "windows run: $([ $fail = 0 ] && echo passed || echo FAILED) in $(( $(date +%s) - start )) s"
+[ "$(real_files)" = "$real_before" ] \
+  || { echo "FAIL: the real %LOCALAPPDATA%\\taotoken was written:"; diff <(echo "$real_before") <(real_files); fail=1; }
+[ "$(user_env)" = "$env_before" ] || { echo "FAIL: HKCU\\Environment changed: $(user_env)"; fail=1; }
+echo "windows run: $([ $fail = 0 ] && echo passed || echo FAILED) in $(( $(date +%s) - start )) s (budget $budget s)"
 exit $fail

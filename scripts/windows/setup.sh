@@ -81,7 +81,8 @@ install_python 3.10 310 $W/py310
 # 3. Dependencies as Windows wheels. pip evaluates markers for the host (Linux), so colorama
 #    (typer: platform_system == "Windows"; pytest: sys_platform == "win32") is named explicitly.
 pip download -q --platform win_amd64 --python-version 3.13 --only-binary=:all: -d $W/wheels \
-  typer rich httpx tomlkit platformdirs colorama pytest pytest-httpserver hypothesis pytest-timeout babel plotly ruff
+  typer rich httpx tomlkit platformdirs colorama pytest pytest-httpserver hypothesis pytest-timeout babel plotly ruff \
+  import-linter
 pip download -q --platform win_amd64 --python-version 3.10 --only-binary=:all: -d $W/wheels310 \
   typer rich httpx tomlkit platformdirs colorama tomli pytest pytest-httpserver hypothesis pytest-timeout
 for w in $W/wheels/*.whl; do unzip -q -o "$w" -d $W/py/Lib/site-packages; done
