@@ -28,29 +28,35 @@ _RERUN = Command("taotoken init --target shell")
 
 @check("env.startup_line", SECTION, N_("Shell start-up line for env.sh"))
 def startup_line(ctx: DoctorContext) -> Result:
-    if system.current().windows:
+    windows = system.current().windows
+    if windows:
         env_file = ctx.machine.config_dir / winshell.ENV_PS1
         files = winshell.profiles(ctx.machine)
-        kind = _("new PowerShell windows")
     else:
         env_file = shell.paths(ctx.machine).env_sh
         files = list(shell.start_up_files(shell.paths(ctx.machine)))
-        kind = _("new shells")
     if not env_file.exists():
         return Result.skipped(_("no {path}: `taotoken init --target shell` was not run").format(path=env_file))
     texts = {path: path.read_text(encoding="utf-8", errors="replace") for path in files if path.exists()}
     active = [path for path, text in texts.items() if shell.MARKER in text and not shell.commented_out(text)]
     if active:
-        return Result.ok(_("{who} load {env} ({files})").format(who=kind, env=env_file,
-                                                                files=", ".join(str(p) for p in active)))
+        shown = ", ".join(str(p) for p in active)
+        return Result.ok((_("new PowerShell windows load {env} ({files})") if windows else
+                          _("new shells source {env} ({files})")).format(env=env_file, files=shown))
     off = [path for path, text in texts.items() if shell.commented_out(text)]
     if off:
-        return Result.warn(_("the line that loads {env} is commented out in {files}: {who} lack OPENAI_BASE_URL "
-                             "and OPENAI_API_KEY").format(env=env_file, who=kind, files=", ".join(str(p) for p in off)),
+        message = (_("the line that loads {env} is commented out in {files}: new PowerShell windows lack "
+                     "OPENAI_BASE_URL and OPENAI_API_KEY") if windows else
+                   _("the line that sources {env} is commented out in {files}: new shells lack "
+                     "OPENAI_BASE_URL and OPENAI_API_KEY"))
+        return Result.warn(message.format(env=env_file, files=", ".join(str(p) for p in off)),
                            fixes=[_("remove the leading # from the line marked {marker} in {path}").format(
                                marker=shell.MARKER, path=off[0])])
-    return Result.warn(_("no start-up file loads {env}: {who} lack OPENAI_BASE_URL and OPENAI_API_KEY").format(
-        env=env_file, who=kind), fixes=[Fix.of(_("{command}   (adds the one marked line back)"), command=_RERUN)])
+    message = (_("no PowerShell profile loads {env}: new PowerShell windows lack OPENAI_BASE_URL and "
+                 "OPENAI_API_KEY") if windows else
+               _("no start-up file sources {env}: new shells lack OPENAI_BASE_URL and OPENAI_API_KEY"))
+    return Result.warn(message.format(env=env_file),
+                       fixes=[_("taotoken init --target shell   (adds the one marked line back)")])
 
 
 @check("env.desktop", SECTION, N_("Variables for apps started from the desktop"))
