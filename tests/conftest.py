@@ -40,6 +40,15 @@ _SCRUB = {"HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY", "http_proxy", "h
           "CUDA_VISIBLE_DEVICES", "ONEAPI_DEVICE_SELECTOR", "SYCL_DEVICE_FILTER", "SSL_CERT_FILE", "SHELL"}
 
 
+def needs_posix(what: str) -> None:
+    """Skip the calling test where it cannot run: `what` (a POSIX shell, a pseudo-terminal, POSIX signals) does not
+    exist on Windows. The behaviour it checks there is covered by scripts/windows (docs/windows.md)."""
+    from taotoken_cli.core.platform import system
+
+    if system.current().windows:
+        pytest.skip(f"needs {what}, which Windows lacks")
+
+
 @dataclass
 class Result:
     args: list[str]
@@ -230,6 +239,9 @@ def cli(home: Path):
             timeout: float = 60, cwd: Path | None = None) -> Result:
         full_env = dict(os.environ)
         full_env["PYTHONPATH"] = str(REPO) + os.pathsep + full_env.get("PYTHONPATH", "")
+        # The child's pipes in UTF-8 and read as UTF-8, on every OS: on Windows a pipe is in the ANSI code page
+        # (cp1252 cannot hold ≈ or Chinese); writing on a code page is tests/core/term/test_encoding.py's subject.
+        full_env["PYTHONIOENCODING"] = "utf-8"
         if env:
             for key, value in env.items():
                 if value is None:
@@ -237,7 +249,8 @@ def cli(home: Path):
                 else:
                     full_env[key] = value
         proc = subprocess.run([sys.executable, "-m", "taotoken_cli", *args], input=input, capture_output=True,
-                              text=True, env=full_env, timeout=timeout, cwd=cwd or home)
+                              text=True, encoding="utf-8", errors="replace", env=full_env, timeout=timeout,
+                              cwd=cwd or home)
         return Result(list(args), proc.returncode, proc.stdout, proc.stderr)
 
     return run
@@ -313,6 +326,7 @@ class PtySession:
         self.exit_code: int | None = None
 
     def __enter__(self) -> PtySession:
+        needs_posix("a pseudo-terminal (pty)")
         import pty
 
         self.pid, self.fd = pty.fork()

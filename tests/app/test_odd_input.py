@@ -16,13 +16,14 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import REPO, SENTINEL_KEY, flat
+from tests.conftest import REPO, SENTINEL_KEY, flat, needs_posix
 
 COMMANDS = [["check", "-q"], ["check", "--json"], ["models"], ["explain", "auth.invalid_key"], ["explain", "--list"],
             ["doctor", "--offline"], ["config", "show"], ["route", "list"], ["--help"], ["bench", "--help"]]
 
 
 def shell(command: str, home: Path, cwd: Path | None = None, **extra: str) -> subprocess.CompletedProcess[str]:
+    needs_posix("bash (its redirections: >&-, >/dev/full, <&-)")
     env = {**os.environ, "PYTHONPATH": str(REPO), "HOME": str(home), "TAOTOKEN_API_KEY": SENTINEL_KEY,
            "TAOTOKEN_MODEL": "gpt-4o-mini", "TAOTOKEN_BASE_URL": "http://127.0.0.1:9/api", **extra}
     return subprocess.run(["bash", "-c", command.replace("TT", f"{sys.executable} -m taotoken_cli")], env=env,

@@ -12,7 +12,6 @@ from __future__ import annotations
 import collections
 import json
 import os
-import signal
 import subprocess
 import sys
 import threading
@@ -22,6 +21,7 @@ from pathlib import Path
 from taotoken_cli.cmd.mock.options import MockOptions
 from taotoken_cli.cmd.mock.records import RequestRecord
 from taotoken_cli.cmd.mock.server import MockAddresses, Summary
+from taotoken_cli.core.platform import processes
 
 _RECORD_FIELDS = {f.name for f in fields(RequestRecord)}
 
@@ -78,7 +78,7 @@ class MockProcess(MockAddresses):
         self._reader: threading.Thread | None = None
         self.stderr = ""
 
-    def start(self, timeout: float = 15.0) -> MockProcess:
+    def start(self, timeout: float = 60.0) -> MockProcess:
         package_parent = str(Path(__file__).resolve().parents[3])
         env = dict(os.environ)
         env["PYTHONPATH"] = package_parent + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
@@ -144,7 +144,7 @@ class MockProcess(MockAddresses):
         if proc is None:
             return
         if proc.poll() is None:
-            proc.send_signal(signal.SIGINT)
+            processes.interrupt(proc)  # Ctrl-C: the mock prints its summary (Windows: terminated)
             try:
                 proc.wait(timeout)
             except subprocess.TimeoutExpired:

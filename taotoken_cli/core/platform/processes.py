@@ -14,6 +14,7 @@ from __future__ import annotations
 import csv
 import os
 import re
+import signal
 import subprocess
 import sys
 from collections.abc import Iterable
@@ -110,3 +111,14 @@ def _tasklist(wanted: set[str]) -> list[Process] | None:
         if len(row) >= 2 and row[1].isdigit() and normalise(row[0]) in wanted and int(row[1]) != os.getpid():
             found.append(Process(int(row[1]), row[0]))
     return found
+
+
+def interrupt(proc: subprocess.Popen) -> None:
+    """Stop a child as Ctrl-C would, so it can say goodbye (the mock prints its summary): SIGINT. Windows cannot send
+    Ctrl-C to one child of the same console (`send_signal(SIGINT)` raises ValueError there), so it is terminated."""
+    from taotoken_cli.core.platform import system
+
+    if system.current().windows:
+        proc.terminate()
+    else:
+        proc.send_signal(signal.SIGINT)

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from taotoken_cli.core.settings import tomllib
-from tests.conftest import SENTINEL_KEY, PtySession
+from tests.conftest import SENTINEL_KEY, PtySession, needs_posix
 
 MODEL, OTHER = "gpt-4o-mini", "claude-sonnet-4-5"
 NEW_KEY = "sk-NEWkeyNEWkey0123456789abcdefXYZW"
@@ -50,6 +50,7 @@ def held(home: Path) -> dict[str, tuple[str | None, str | None]]:
 
 def shell_env(home: Path) -> dict[str, str]:
     """The variables a new shell has after its ~/.bashrc (which init made source env.sh)."""
+    needs_posix("bash sourcing ~/.bashrc (on Windows init's shell target is the user environment and PowerShell)")
     out = subprocess.run(["bash", "-c", f". {home}/.bashrc >/dev/null 2>&1; env -0"], capture_output=True,
                          env={"HOME": str(home), "PATH": os.environ["PATH"]}, check=True).stdout.decode()
     return dict(item.split("=", 1) for item in out.split("\0") if "=" in item)

@@ -19,7 +19,7 @@ from taotoken_cli.core.clients.base import Machine
 from taotoken_cli.core.files import fileplan
 from taotoken_cli.core.settings import tomllib  # tomllib, or tomli on Python 3.10
 from taotoken_cli.core.term.iostreams import IOStreams
-from tests.conftest import SENTINEL_KEY, PtySession, flat, python_path, squashed
+from tests.conftest import SENTINEL_KEY, PtySession, flat, needs_posix, python_path, squashed
 from tests.core.files.test_fileplan import snapshot
 
 MODEL = "gpt-4o-mini"
@@ -265,6 +265,7 @@ def test_all_targets_into_an_empty_home_write_the_reference_formats(cli, home: P
                        "homepage": ORIGIN, "apiKey": SENTINEL_KEY, "model": MODEL}
     assert "ccswitch://v1/import?app=claude" in result.stdout and "apiKey=sk-SE…WXYZ" in result.stdout
 
+    needs_posix("bash sourcing env.sh (on Windows init's shell target is the user environment and PowerShell)")
     env_sh = home / ".config/taotoken/env.sh"
     exported = subprocess.run(["bash", "-c", f". {env_sh} && env"], capture_output=True, text=True,
                               env={"PATH": os.environ["PATH"]}, check=True).stdout

@@ -20,7 +20,7 @@ import pytest
 from werkzeug import Request, Response
 
 from taotoken_cli.core.base.errors import TaotokenError
-from tests.conftest import SENTINEL_KEY, flat, hidden_package, python_path
+from tests.conftest import SENTINEL_KEY, flat, hidden_package, needs_posix, python_path
 from tests.rawserver import closed_port
 
 if sys.version_info >= (3, 11):
@@ -196,6 +196,7 @@ def test_nothing_to_choose_is_a_config_error(cli):
 
 
 def test_export_is_safe_for_eval_in_a_real_bash(cli, home):
+    needs_posix("bash's eval")
     tricky = "nv/qwen:7b;$(id)&'q'`x`|z"
     set_routes(cli, f"code={tricky}")
     env = dict(os.environ)

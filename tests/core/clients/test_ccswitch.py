@@ -26,7 +26,7 @@ from taotoken_cli.core.clients.base import Machine, Triple
 from taotoken_cli.core.clients.ccswitch_store import paths_under, read_store
 from taotoken_cli.core.platform import processes
 from taotoken_cli.core.settings import tomllib
-from tests.conftest import SENTINEL_KEY, PtySession, flat, write
+from tests.conftest import SENTINEL_KEY, PtySession, flat, needs_posix, write
 from tests.core.files.test_fileplan import snapshot
 
 ROOT = "https://taotoken.net/api"
@@ -152,6 +152,7 @@ def test_a_key_with_plus_slash_and_equals_survives_init_and_is_never_printed(cli
 
 
 def test_the_files_hint_run_by_a_shell_yields_exactly_the_link(cli, home: Path) -> None:
+    needs_posix("sh running the file's xdg-open hint (Windows' hint is PowerShell's Start-Process)")
     init(cli).assert_clean()
     path = home / ".config/taotoken/cc-switch-import.txt"
     text = path.read_text()

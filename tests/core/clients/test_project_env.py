@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from taotoken_cli.core.formats import dotenv
-from tests.conftest import SENTINEL_KEY, flat
+from tests.conftest import SENTINEL_KEY, flat, needs_posix
 
 ROOT = "https://taotoken.net/api"
 MODEL = "gpt-4o-mini"
@@ -167,6 +167,7 @@ def init_project(run, *extra: str, model: str = MODEL):
 
 def sourced(path: Path) -> dict[str, str]:
     """The variables a shell has after sourcing the file."""
+    needs_posix("bash sourcing the file")
     out = subprocess.run(["bash", "-c", f". {path}; env -0"], capture_output=True, check=True,
                          env={"PATH": os.environ["PATH"]}).stdout.decode()
     return dict(item.split("=", 1) for item in out.split("\0") if "=" in item)
