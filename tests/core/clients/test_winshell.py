@@ -96,6 +96,7 @@ def test_windows_the_user_environment_is_set_and_undone(windows: Machine, monkey
 
     monkeypatch.delenv(system.ENV_DESKTOP)  # the registry itself, not the sandbox's stand-in
     machine = Machine.of(dict(os.environ), windows.cwd, windows.config_dir)
+    users = {name: winenv.get(name) for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL")}  # put back at the end
     winenv.set_values({"OPENAI_API_KEY": "sk-before-0000", "OPENAI_BASE_URL": None})
     try:
         fileplan.apply(windows_plan(machine), machine.config_dir)
@@ -107,4 +108,4 @@ def test_windows_the_user_environment_is_set_and_undone(windows: Machine, monkey
         assert shell.after_undo(machine, before) is None
         assert winenv.get("OPENAI_API_KEY") == "sk-before-0000" and winenv.get("OPENAI_BASE_URL") is None
     finally:
-        winenv.set_values({"OPENAI_API_KEY": None, "OPENAI_BASE_URL": None})
+        winenv.set_values(users)
