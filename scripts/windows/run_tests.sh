@@ -12,10 +12,15 @@ set -u
 n=${1:-10}; budget=${2:-1500}
 out=/tmp/win/tests_by_file; rm -rf $out; mkdir -p $out
 cd /tmp/win/src || { echo "run scripts/windows/setup.sh first"; exit 2; }
-: | /tmp/win/bin/wpy -m pytest --co -q -p no:cacheprovider 2>$out/_collect_errors.txt | tr -d '\r' | grep '::' > $out/_ids.txt
+# WINE-ONLY: Wine creates sockets in wineserver, shared by every Wine process of the prefix: it must start inside
+# the loopback-only namespace, or the namespace isolates nothing.
+export WINEPREFIX=/tmp/win/prefix WINEDEBUG=-all
+wineserver -k 2>/dev/null; wineserver -w 2>/dev/null
 unshare -n bash -c '
   ip link set lo up
+  trap "wineserver -k 2>/dev/null" EXIT
   n=$1; budget=$2; out=$3; start=$(date +%s)
+  : | /tmp/win/bin/wpy -m pytest --co -q -p no:cacheprovider 2>$out/_collect_errors.txt | tr -d "\r" | grep "::" > $out/_ids.txt
   for f in $(cut -d: -f1 $out/_ids.txt | uniq); do
     left=$(( budget - ($(date +%s) - start) )); [ $left -lt 30 ] && { echo "NOT RUN (budget): $f" >> $out/_summary.txt; continue; }
     name=$(basename $f .py)
