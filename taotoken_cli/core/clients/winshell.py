@@ -51,13 +51,13 @@ def profiles(machine: Machine) -> list[Path]:
 
 
 def _quote(value: str) -> str:
-    return "'" + value.replace("'", "''") + "'"
+    return shells.quote(value, shells.POWERSHELL)
 
 
 def env_ps1_text(exports: Mapping[str, str]) -> str:
     return ("# Written by `taotoken init`: the TaoToken base URL (root + /v1) and key for OpenAI SDK scripts and\n"
             "# Codex. It holds the API key: keep it private. Change it with `taotoken config set`.\n"
-            + "".join(f"$env:{k} = {_quote(v)}\n" for k, v in exports.items()))
+            + "".join(shells.set_var(k, v, shells.POWERSHELL) + "\n" for k, v in exports.items()))
 
 
 _PS_ASSIGNMENT = re.compile(r"^\$env:([A-Za-z_][A-Za-z0-9_]*) = '((?:[^']|'')*)'\s*$")
@@ -103,7 +103,8 @@ def plan(exports: Mapping[str, str], machine: Machine, with_marked_line) -> Plan
     for profile in profiles(machine):
         file = read_text(profile)
         result.add(text_change(file, with_marked_line(file.text or "", profile_line(env_ps1)), target="shell",
-                               summary=[_("{command} (one marked line)").format(command=f". {_quote(str(env_ps1))}")]))
+                               summary=[_("{command} (one marked line)").format(
+                                   command=shells.load_file(env_ps1, shells.POWERSHELL))]))
     result.notes.append(_("shell: programs started after this get the variables; in this window run {command}")
                         .format(command="`" + load_command(machine) + "`"))
     return result

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import re
 import shlex
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path, PurePath
 
 from taotoken_cli.core.base.fix import Command, Fix
@@ -37,45 +38,59 @@ def _ps_quote(value: str) -> str:
     return "'" + value.replace("'", "''") + "'"
 
 
+@dataclass(frozen=True)
+class _Syntax:
+    """One shell's way of writing each command below; `quote` makes a value (or a path) one word there."""
+
+    quote: Callable[[str], str]
+    set: str  # {name} = {value}
+    reference: str  # {name} = the value of variable {other}
+    unset: str
+    load: str  # run a file of settings: {path}
+    piped: str  # the value of {name} on the next command's stdin
+
+
+_SYNTAX = {
+    POWERSHELL: _Syntax(_ps_quote, "$env:{name} = {value}", "$env:{name} = $env:{other}", "Remove-Item Env:{name}",
+                        ". {path}", "$env:{name} |"),
+    CMD: _Syntax(str, 'set "{name}={value}"', 'set "{name}=%{other}%"', "set {name}=", 'call "{path}"',
+                 "echo %{name}%|"),
+    FISH: _Syntax(shlex.quote, "set -gx {name} {value}", 'set -gx {name} "${other}"', "set -e {name}",
+                  "source {path}", 'printf %s "${name}" |'),
+    POSIX: _Syntax(shlex.quote, "export {name}={value}", 'export {name}="${other}"', "unset {name}", ". {path}",
+                   'printf %s "${name}" |'),
+}
+
+
 def set_var(name: str, value: str, shell: str) -> str:
     """The command that sets `name` to `value` in this shell session."""
-    if shell == POWERSHELL:
-        return f"$env:{name} = {_ps_quote(value)}"
-    if shell == CMD:
-        return f'set "{name}={value}"'
-    if shell == FISH:
-        return f"set -gx {name} {shlex.quote(value)}"
-    return f"export {name}={shlex.quote(value)}"
+    syntax_of = _SYNTAX[shell]
+    return syntax_of.set.format(name=name, value=syntax_of.quote(value))
+
+
+def set_reference(name: str, other: str, shell: str) -> str:
+    """The command that sets `name` to the value of the variable `other`."""
+    return _SYNTAX[shell].reference.format(name=name, other=other)
 
 
 def unset_var(name: str, shell: str) -> str:
-    if shell == POWERSHELL:
-        return f"Remove-Item Env:{name}"
-    if shell == CMD:
-        return f"set {name}="
-    if shell == FISH:
-        return f"set -e {name}"
-    return f"unset {name}"
+    return _SYNTAX[shell].unset.format(name=name)
 
 
 def load_file(path: Path, shell: str) -> str:
     """The command that runs a file of variable settings in this shell (env.ps1, env.cmd, env.fish or env.sh)."""
-    if shell == POWERSHELL:
-        return f". {_ps_quote(str(path))}"
-    if shell == CMD:
-        return f'call "{path}"'
-    if shell == FISH:
-        return f"source {shlex.quote(str(path))}"
-    return f". {shlex.quote(str(path))}"
+    syntax_of = _SYNTAX[shell]
+    return syntax_of.load.format(path=syntax_of.quote(str(path)))
+
+
+def quote(value: str, shell: str) -> str:
+    """`value` as one word in this shell (PowerShell: '…' with '' for ')."""
+    return _SYNTAX[shell].quote(value)
 
 
 def piped_var(name: str, shell: str) -> str:
     """What pipes the value of variable `name` into the next command's stdin (a key, never on a command line)."""
-    if shell == POWERSHELL:
-        return f"$env:{name} |"
-    if shell == CMD:
-        return f"echo %{name}%|"
-    return f'printf %s "${name}" |'
+    return _SYNTAX[shell].piped.format(name=name)
 
 
 def env_file_name(shell: str) -> str:
@@ -132,14 +147,3 @@ def _statement(text: str, shell: str) -> list[str] | None:
             return [set_reference(name, reference.group(1), shell)]
         return [set_var(name, value, shell)]
     return None
-
-
-def set_reference(name: str, other: str, shell: str) -> str:
-    """The command that sets `name` to the value of the variable `other`."""
-    if shell == POWERSHELL:
-        return f"$env:{name} = $env:{other}"
-    if shell == CMD:
-        return f'set "{name}=%{other}%"'
-    if shell == FISH:
-        return f'set -gx {name} "${other}"'
-    return f'export {name}="${other}"'
