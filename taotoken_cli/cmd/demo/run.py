@@ -100,8 +100,7 @@ def source_env_file(step: str, command: Command, box: Sandbox, env: dict[str, st
                     redact: Redactor) -> CommandResult:
     """Source the file in a real `sh` and keep the variables it sets (the parser of init's env.sh without one; for
     env.ps1, the parser of what init writes there: PowerShell is not started for two assignments)."""
-    from taotoken_cli.core.clients.shell import parse_env_sh
-    from taotoken_cli.core.clients.winshell import parse_env_ps1
+    from taotoken_cli.core.clients.envfiles import parse_env_ps1, parse_env_sh
 
     path = box.home / (command.source or "")
     started = time.monotonic()

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from taotoken_cli.core.base.i18n import _
 from taotoken_cli.core.clients.base import Machine, read_text, text_change
+from taotoken_cli.core.clients.envfiles import parse_env_sh
 from taotoken_cli.core.files.fileplan import Plan
 from taotoken_cli.core.platform import desktopenv
 
@@ -78,8 +79,6 @@ def after_apply(machine: Machine, env_sh: Path) -> str | None:
 
 
 def exported_by(env_sh: Path) -> dict[str, str]:
-    from taotoken_cli.core.clients.shell import parse_env_sh
-
     try:
         return parse_env_sh(env_sh.read_text(encoding="utf-8", errors="replace"))
     except OSError:

@@ -10,7 +10,6 @@ what is no file (the registry, launchd's session) in step with the files.
 
 from __future__ import annotations
 
-import re
 import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -36,7 +35,6 @@ from taotoken_cli.core.platform import system
 NAME = "shell"
 LABEL = N_("shell start-up files")  # shown as _(LABEL)
 MARKER = "# taotoken-env"  # identifies our line in rc files, so reruns replace instead of append
-_EXPORT_RE = re.compile(r"^\s*export\s+([A-Z_][A-Z0-9_]*)=(.*)$")
 
 
 @dataclass(frozen=True)
@@ -75,17 +73,6 @@ def read(machine: Machine) -> ClientState:
              "bashrc": read_text(where.bashrc), "zshrc": read_text(where.zshrc),
              "fish_conf": read_text(where.fish_conf)}
     return ClientState(NAME, detect(machine), files)
-
-
-def parse_env_sh(text: str) -> dict[str, str]:
-    """The variables an env.sh written by init exports (for doctor)."""
-    values = {}
-    for line in text.splitlines():
-        match = _EXPORT_RE.match(line)
-        if match:
-            parts = shlex.split(match.group(2))
-            values[match.group(1)] = parts[0] if parts else ""
-    return values
 
 
 # What other programs read from the environment. Never a TAOTOKEN_* variable: taotoken itself reads its

@@ -13,7 +13,6 @@
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -58,19 +57,6 @@ def env_ps1_text(exports: Mapping[str, str]) -> str:
     return ("# Written by `taotoken init`: the TaoToken base URL (root + /v1) and key for OpenAI SDK scripts and\n"
             "# Codex. It holds the API key: keep it private. Change it with `taotoken config set`.\n"
             + "".join(shells.set_var(k, v, shells.POWERSHELL) + "\n" for k, v in exports.items()))
-
-
-_PS_ASSIGNMENT = re.compile(r"^\$env:([A-Za-z_][A-Za-z0-9_]*) = '((?:[^']|'')*)'\s*$")
-
-
-def parse_env_ps1(text: str) -> dict[str, str]:
-    """The variables an env.ps1 written by init sets (`$env:NAME = 'value'`, '' inside for one ')."""
-    values = {}
-    for line in text.splitlines():
-        match = _PS_ASSIGNMENT.match(line)
-        if match:
-            values[match.group(1)] = match.group(2).replace("''", "'")
-    return values
 
 
 def profile_line(env_ps1: Path) -> str:

@@ -252,7 +252,7 @@ def test_posix_only_advice_is_not_given_on_windows_or_macos(on) -> None:
 
 def test_the_demo_speaks_the_user_s_shell_and_loads_env_ps1_on_windows(on) -> None:
     from taotoken_cli.cmd.demo.steps import build_steps, what_next
-    from taotoken_cli.core.clients import winshell
+    from taotoken_cli.core.clients import envfiles, winshell
 
     on("windows")
     init = build_steps("http://127.0.0.1:1/api", True, "powershell")[0]
@@ -260,7 +260,7 @@ def test_the_demo_speaks_the_user_s_shell_and_loads_env_ps1_on_windows(on) -> No
     assert init.commands[1].source == ".config/taotoken/env.ps1"
     assert what_next("powershell")[0][0].startswith("$env:TAOTOKEN_KEY | ")
     text = winshell.env_ps1_text({"OPENAI_BASE_URL": "http://h/v1", "OPENAI_API_KEY": "it's"})
-    assert winshell.parse_env_ps1(text) == {"OPENAI_BASE_URL": "http://h/v1", "OPENAI_API_KEY": "it's"}
+    assert envfiles.parse_env_ps1(text) == {"OPENAI_BASE_URL": "http://h/v1", "OPENAI_API_KEY": "it's"}
     on("linux")
     assert build_steps("http://127.0.0.1:1/api", True)[0].commands[1].source == ".config/taotoken/env.sh"
     assert what_next()[0][0].startswith('printf %s "$TAOTOKEN_KEY" | ')
