@@ -147,6 +147,7 @@ def test_a_removed_client_is_not_recreated_by_a_sync(cli, home, setup) -> None:
 
 
 def test_an_export_in_bashrc_is_named_by_the_fix_and_following_it_ends_the_override(cli, home, setup) -> None:
+    needs_posix("~/.bashrc, which init's shell target writes (on Windows: the user environment and PowerShell)")
     bashrc = home / ".bashrc"
     bashrc.write_text(f'export TAOTOKEN_MODEL={OTHER}\n' + bashrc.read_text())
     env = {"TAOTOKEN_MODEL": OTHER}  # what a new shell now has
