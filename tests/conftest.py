@@ -49,6 +49,14 @@ def needs_posix(what: str) -> None:
         pytest.skip(f"needs {what}, which Windows lacks")
 
 
+def in_users_shell(posix: str) -> str:
+    """A fix written in POSIX (`export X=…`) as the product prints it for this test's shell (PowerShell on
+    Windows: `$env:X = '…'`); the translation itself is tested in tests/core/platform/test_platform.py."""
+    from taotoken_cli.core.platform import shells
+
+    return shells.in_shell(posix, shells.syntax(os.environ))
+
+
 @dataclass
 class Result:
     args: list[str]

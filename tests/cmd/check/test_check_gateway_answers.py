@@ -11,7 +11,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 from tests.cmd.check.test_check import CHAT_PATH, MODEL, MODELS_OK, MODELS_PATH, assert_failure
-from tests.conftest import SENTINEL_KEY
+from tests.conftest import SENTINEL_KEY, in_users_shell
 
 
 @pytest.fixture
@@ -58,7 +58,7 @@ def test_redirect_fix_names_the_location_with_its_port_and_path(env, run, httpse
     result = run("check")
     assert_failure(result, "url.redirect")
     assert "taotoken config set base_url https://gw.example:8443/relay/api" not in result.output  # env-configured
-    assert "export TAOTOKEN_BASE_URL=https://gw.example:8443/relay/api" in result.output
+    assert in_users_shell("export TAOTOKEN_BASE_URL=https://gw.example:8443/relay/api") in result.output
     assert f"https://{httpserver.host}/api" not in result.output
 
 
@@ -67,7 +67,7 @@ def test_relative_redirect_is_resolved_against_the_url_called(env, run, httpserv
     base = env(httpserver.url_for("/api"))
     result = run("check")
     assert_failure(result, "url.redirect")
-    assert f"export TAOTOKEN_BASE_URL={base.removesuffix('/api')}/new" in result.output
+    assert in_users_shell(f"export TAOTOKEN_BASE_URL={base.removesuffix('/api')}/new") in result.output
 
 
 def test_model_list_over_one_mebibyte_parses(env, run, httpserver):
@@ -107,7 +107,7 @@ def test_https_to_a_plain_http_port_says_so_first(env, run, plain_http_port):
     env(f"https://127.0.0.1:{plain_http_port}/api")
     result = run("check")
     assert_failure(result, "url.tls_to_plain_http")
-    assert f"export TAOTOKEN_BASE_URL=http://127.0.0.1:{plain_http_port}/api" in result.output
+    assert in_users_shell(f"export TAOTOKEN_BASE_URL=http://127.0.0.1:{plain_http_port}/api") in result.output
     assert "certificate" not in result.output.split("fix:")[0]
 
 

@@ -22,13 +22,18 @@ import pytest
 from taotoken_cli.cmd.demo.run import group_gateway_log
 from taotoken_cli.cmd.demo.sandbox import Sandbox
 from taotoken_cli.cmd.demo.steps import DEMO_KEY, STEP_NAMES
+from taotoken_cli.core.platform import shells, system
 from tests.conftest import SENTINEL_KEY, python_path
 
 DEAD = "http://127.0.0.1:9"  # the discard port: nothing listens there
 REAL_CLAUDE = '{\n  "env": {"ANTHROPIC_BASE_URL": "https://real.example/api", "ANTHROPIC_AUTH_TOKEN": "%s"}\n}\n'
 REAL_CONFIG = f'[profiles.default]\nbase_url = "{DEAD}/api"\napi_key = "{SENTINEL_KEY}"\nmodel = "real-model"\n'
-HEADERS = ('$ printf %s "$TAOTOKEN_KEY" | taotoken init --all --yes --base-url http://127.0.0.1:',
-           "$ . ~/.config/taotoken/env.sh", "$ taotoken check\n", "$ taotoken check --stream\n",
+# The key is piped in the user's shell (PowerShell on Windows: `$env:TAOTOKEN_KEY |`), and new shells load env.sh,
+# new PowerShell windows env.ps1.
+HEADERS = (f'$ {shells.piped_var("TAOTOKEN_KEY", shells.syntax(os.environ))} taotoken init --all --yes --base-url '
+           "http://127.0.0.1:",
+           "$ . ~/.config/taotoken/env.ps1" if system.current().windows else "$ . ~/.config/taotoken/env.sh",
+           "$ taotoken check\n", "$ taotoken check --stream\n",
            "$ taotoken doctor\n", "$ taotoken route devices\n", "$ taotoken route set cuda=", "$ taotoken route\n",
            "$ taotoken route --verify --all --samples ",
            "$ taotoken bench -m gpu-a100-qwen25-72b-fp16 -m cpu-llama3-8b-int8 --stream -n ")
