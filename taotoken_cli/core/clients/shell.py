@@ -10,6 +10,7 @@ what is no file (the registry, launchd's session) in step with the files.
 
 from __future__ import annotations
 
+import re
 import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass
