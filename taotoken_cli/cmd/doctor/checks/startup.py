@@ -81,7 +81,7 @@ def desktop(ctx: DoctorContext) -> Result:
                                  "it) lack OPENAI_BASE_URL and OPENAI_API_KEY").format(path=agent),
                                fixes=[Fix.of(_("{command}   (adds it; or start the app from a terminal)"),
                                              command=_RERUN)])
-        if written.get("ProgramArguments") != macshell.agent_plist(env_sh)["ProgramArguments"]:
+        if written != macshell.agent_plist(env_sh):  # not the agent init writes for this env.sh
             return Result.warn(_("{path} does not load {env}: apps started from the Dock get other values or none")
                                .format(path=agent, env=env_sh), fixes=[Fix.run(_RERUN)])
         wanted = {name: value for name, value in macshell.exported_by(env_sh).items() if name in macshell.NAMES}
