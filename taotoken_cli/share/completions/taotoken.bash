@@ -63,18 +63,18 @@ _taotoken() {
         "/bench|--prompt-file"|"/bench|--dataset"|"/bench|--trace"|"/bench|--raw"|"/bench|--csv"|"/bench|--html") _taotoken_files -f; return ;;
         "/bench|--arrival") _taotoken_words "constant poisson gamma:0.5"; return ;;
         "/check|-m"|"/check|--model"|"/check|-t"|"/check|--timeout"|"/check|-p"|"/check|--profile"|"/check|--base-url") :; return ;;
-        "/check|--client") _taotoken_words "claude-code codex cline"; return ;;
+        "/check|--client") _taotoken_words "claude-code codex cline gemini-cli openclaw"; return ;;
         "/config/set|-p"|"/config/set|--profile") :; return ;;
         "/config/show|-p"|"/config/show|--profile") :; return ;;
         "/config/sync|-p"|"/config/sync|--profile") :; return ;;
         "/demo|--step") _taotoken_words "init check doctor route bench"; return ;;
-        "/doctor|--check") _taotoken_words "ccswitch claude clients cline codex config configuration devices env environment gateway mcp net network config.file config.base_url config.api_key config.model config.copies env.taotoken env.openai env.anthropic env.anthropic_conflict env.proxy env.project_files env.project_tracked env.startup_line env.desktop claude.settings claude.base_url claude.key claude.login claude.onboarding claude.models claude.proxy claude.vscode codex.config codex.base_url codex.wire_api codex.profiles codex.auth_json codex.env_key codex.project cline.providers cline.vscode cline.legacy ccswitch.managed ccswitch.claude ccswitch.codex mcp.servers mcp.base_url mcp.key mcp.model net.dns net.proxy net.connect net.tls net.via_proxy gateway.layout gateway.key gateway.model gateway.chat gateway.stream gateway.messages gateway.responses devices.cuda devices.opencl devices.env devices.route"; return ;;
+        "/doctor|--check") _taotoken_words "ccswitch claude clients cline codex config configuration devices env environment gateway gemini mcp net network openclaw config.file config.base_url config.api_key config.model config.copies env.taotoken env.openai env.anthropic env.anthropic_conflict env.proxy env.project_files env.project_tracked env.startup_line env.desktop claude.settings claude.base_url claude.key claude.login claude.onboarding claude.models claude.proxy claude.vscode codex.config codex.base_url codex.wire_api codex.profiles codex.auth_json codex.env_key codex.project cline.providers cline.vscode cline.legacy gemini.config gemini.api openclaw.config ccswitch.managed ccswitch.claude ccswitch.codex mcp.servers mcp.base_url mcp.key mcp.model net.dns net.proxy net.connect net.tls net.via_proxy gateway.layout gateway.key gateway.model gateway.chat gateway.stream gateway.messages gateway.responses devices.cuda devices.opencl devices.env devices.route"; return ;;
         "/doctor|-t"|"/doctor|--timeout"|"/doctor|-p"|"/doctor|--profile"|"/doctor|--base-url"|"/doctor|-m"|"/doctor|--model") :; return ;;
         "/init|--base-url"|"/init|-m"|"/init|--model"|"/init|--key"|"/init|-p"|"/init|--profile") :; return ;;
-        "/init|--target") _taotoken_words "claude-code codex cline cc-switch shell mcp project-env"; return ;;
+        "/init|--target") _taotoken_words "claude-code codex cline gemini-cli openclaw cc-switch shell mcp project-env"; return ;;
         "/init|--scope") _taotoken_words "user project"; return ;;
         "/init|--codex-auth") _taotoken_words "env auth-json inline"; return ;;
-        "/init|--open-app") _taotoken_words "claude codex"; return ;;
+        "/init|--open-app") _taotoken_words "claude codex gemini opencode openclaw"; return ;;
         "/mock|-P"|"/mock|--port"|"/mock|--host"|"/mock|--key"|"/mock|--models"|"/mock|--alias"|"/mock|--no-channel"|"/mock|--latency-ms"|"/mock|--token-rate"|"/mock|--tokens"|"/mock|--fail-rate"|"/mock|--retry-after"|"/mock|--model-timing"|"/mock|--model-fail"|"/mock|--slots"|"/mock|--rate-limit"|"/mock|--keep") :; return ;;
         "/mock|--fail") _taotoken_words "400 401 403 404 429 500 502 503 504 quota concurrency"; return ;;
         "/mock|--fail-style") _taotoken_words "openai one-api new-api litellm openrouter anthropic"; return ;;
@@ -92,7 +92,7 @@ _taotoken() {
         case "$path|$npos" in
             "/completion|"*) _taotoken_words "bash zsh fish powershell man"; return ;;
             "/config/set|0") _taotoken_words "base_url api_key model default_profile lang"; return ;;
-            "/explain|0") _taotoken_words "auth.missing_key config.missing config.invalid config.unparsable input.invalid auth.key_not_received auth.invalid_key auth.expired_key auth.key_disabled auth.account_banned auth.ip_not_allowed auth.key_suffix auth.forbidden_model auth.forbidden_group auth.forbidden auth.upstream_credential quota.exhausted quota.key_exhausted rate.limited rate.concurrency upstream.saturated url.not_found url.doubled_v1 url.endpoint_in_base url.query_string url.html_page url.dashboard_api url.plain_http url.redirect url.tls_to_plain_http url.not_implemented model.not_found model.no_channel model.missing proxy.unreachable proxy.socks_unsupported proxy.refused proxy.auth_required net.dns net.refused net.reset net.timeout net.connect_timeout net.tls net.error resp.not_json resp.no_choices resp.no_models resp.error_body request.invalid request.too_large stream.error_event stream.empty stream.truncated stream.not_sse server.error server.timeout"; return ;;
+            "/explain|0") _taotoken_words "auth.missing_key config.missing config.invalid config.unparsable input.invalid auth.key_not_received auth.invalid_key auth.expired_key auth.key_disabled auth.account_banned auth.ip_not_allowed auth.key_suffix auth.forbidden_model auth.forbidden_group auth.forbidden auth.upstream_credential quota.exhausted quota.key_exhausted rate.limited rate.concurrency upstream.saturated url.not_found url.doubled_v1 url.endpoint_in_base url.query_string url.html_page url.dashboard_api url.plain_http url.redirect url.tls_to_plain_http url.not_implemented url.no_gemini_api model.not_found model.no_channel model.missing proxy.unreachable proxy.socks_unsupported proxy.refused proxy.auth_required net.dns net.refused net.reset net.timeout net.connect_timeout net.tls net.error resp.not_json resp.no_choices resp.no_models resp.error_body request.invalid request.too_large stream.error_event stream.empty stream.truncated stream.not_sse server.error server.timeout"; return ;;
             "/route/set|"*) _taotoken_words "cuda= gpu= opencl= accelerator= cpu= nvidia= intel= amd= apple= arm= qualcomm= imagination= mesa="; return ;;
             "/config/set|1") [[ $prev == lang ]] && { _taotoken_words "en zh auto"; return; } ;;
         esac
@@ -113,7 +113,7 @@ _taotoken() {
         "/doctor") words="-v --verbose --json --check --list --offline -t --timeout --strict --fix -y --yes --live -p --profile --base-url -m --model -h --help" ;;
         "/explain") words="-l --list --json -h --help" ;;
         "/init") words="--base-url -m --model --key --key-stdin --target --all -y --yes --dry-run --undo --force --scope --codex-auth --open --open-app --allow-unlisted -p --profile -h --help" ;;
-        "/mock") words="-P --port --host --allow-remote --key --any-key --models --alias --no-channel --latency-ms --token-rate --tokens --fail --fail-style --fail-rate --retry-after --fault --model-timing --model-fail --slots --rate-limit --keep --lenient-paths --lang --replay -q --quiet --json -h --help" ;;
+        "/mock") words="-P --port --host --allow-remote --key --any-key --models --alias --no-channel --latency-ms --token-rate --tokens --fail --fail-style --fail-rate --retry-after --fault --model-timing --model-fail --slots --rate-limit --keep --lenient-paths --no-gemini-api --lang --replay -q --quiet --json -h --help" ;;
         "/models") words="$([[ $cur == -* ]] && echo "--json -t --timeout --no-proxy -p --profile --base-url -h --help")" ;;
         "/route") words="$([[ $cur == -* ]] && echo "-d --device --task --export --openai --verify --samples --all --json --timeout -p --profile --base-url -m --model -h --help" || echo "devices list set")" ;;
         "/route/devices") words="--json --timeout -h --help" ;;
