@@ -87,7 +87,8 @@ def test_the_import_graph_is_read() -> None:
 
 def test_the_import_linter_contracts_hold() -> None:
     """pyproject.toml's [tool.importlinter] contracts: app > commands > core; commands independent (demo drives
-    the mock); the core's wings layered. Each contract is checked by import-linter itself."""
+    the mock); the core's wings layered; no wing but core.term imports a terminal library (rich, typer, click,
+    getpass); no folder loops (acyclic siblings in every package). Each contract is checked by import-linter."""
     from importlinter.application.use_cases import lint_imports
     from importlinter.configuration import configure
 
@@ -109,7 +110,11 @@ def test_every_command_and_wing_is_named_in_a_contract() -> None:
                for layer in c["layers"] for part in layer.replace(":", "|").split("|")}
     missing = [f"cmd.{c}" for c in COMMANDS if f"taotoken_cli.cmd.{c}" not in independent]
     missing += [f"core.{w}" for w in WINGS if w not in layered]
+    quiet = {m for c in contracts["contracts"] if c["type"] == "forbidden" and "rich" in c["forbidden_modules"]
+             for m in c["source_modules"]}
+    missing += [f"core.{w} (may not print)" for w in WINGS if w != "term" and f"taotoken_cli.core.{w}" not in quiet]
     assert not missing, missing
+    assert any(c["type"] == "acyclic_siblings" and c["ancestors"] == [PACKAGE] for c in contracts["contracts"])
     assert {"base", "term", "files", "formats", "net", "settings", "clients", "diagnosis", "devices"} <= set(WINGS)
 
 

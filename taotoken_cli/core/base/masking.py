@@ -10,6 +10,11 @@ ELLIPSIS = "…"
 _MIN_SECRET_LEN = 6
 
 
+def unquoted_key(value: str) -> str:
+    """The key as it was meant: without the whitespace, newline or quotes pasted around it."""
+    return value.strip().strip("'\"")
+
+
 def mask_key(key: str | None) -> str:
     """`sk-abcdef…wxyz` -> `sk-ab…wxyz`; short keys reveal at most their last two characters."""
     if not key:
@@ -55,13 +60,13 @@ class Redactor:
         if secret and len(secret) >= _MIN_SECRET_LEN and secret not in self._secrets:
             self._secrets.append(secret)
             # The stripped form too: a key pasted with a newline is still that key.
-            stripped = secret.strip().strip("'\"")
+            stripped = unquoted_key(secret)
             if stripped != secret and len(stripped) >= _MIN_SECRET_LEN:
                 self._secrets.append(stripped)
             self._secrets.sort(key=len, reverse=True)
-            part = secret_part(secret.strip().strip("'\""))
+            part = secret_part(stripped)
             for start in range(len(part) - PARTIAL_RUN + 1):
-                self._runs.setdefault(part[start:start + PARTIAL_RUN], secret.strip().strip("'\""))
+                self._runs.setdefault(part[start:start + PARTIAL_RUN], stripped)
             half = PARTIAL_RUN // 2
             if len(part) >= PARTIAL_RUN:
                 self._anchors.update(part[start:start + half] for start in range(0, len(part) - half + 1, half))

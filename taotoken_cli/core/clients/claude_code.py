@@ -17,7 +17,7 @@ from pathlib import Path
 
 from taotoken_cli.core.base.errors import ConfigFileError, InputError
 from taotoken_cli.core.base.i18n import _
-from taotoken_cli.core.base.masking import mask_key
+from taotoken_cli.core.base.masking import mask_key, unquoted_key
 from taotoken_cli.core.clients.base import (
     ClientState,
     Detection,
@@ -170,7 +170,7 @@ def same_value(name: str, a: str, b: str) -> bool:
         except InputError:
             return a.strip().rstrip("/") == b.strip().rstrip("/")
     if name in (AUTH_TOKEN, API_KEY):
-        return a.strip().strip("'\"") == b.strip().strip("'\"")
+        return unquoted_key(a) == unquoted_key(b)
     return a.strip() == b.strip()
 
 

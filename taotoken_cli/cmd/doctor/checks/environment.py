@@ -6,14 +6,13 @@ import difflib
 import importlib.util
 from urllib.parse import urlsplit
 
-from taotoken_cli.cmd.doctor.checks.clients.common import strip_key
 from taotoken_cli.cmd.doctor.context import DoctorContext
 from taotoken_cli.cmd.doctor.model import Result, folded
 from taotoken_cli.cmd.doctor.registry import check
 from taotoken_cli.core.base.errors import InputError, TaotokenError
 from taotoken_cli.core.base.fix import Command, Fix
 from taotoken_cli.core.base.i18n import N_, _
-from taotoken_cli.core.base.masking import mask_key
+from taotoken_cli.core.base.masking import mask_key, unquoted_key
 from taotoken_cli.core.clients.base import ENV_SYSTEM_ROOT
 from taotoken_cli.core.clients.envvars import VARIABLES
 from taotoken_cli.core.net import hygiene
@@ -167,7 +166,7 @@ def openai_vars(ctx: DoctorContext) -> Result:
                          "the taotoken provider's base_url lives in ~/.codex/config.toml"))
     env_key = ctx.env.get("OPENAI_API_KEY")
     if env_key and key:
-        cleaned = strip_key(env_key)
+        cleaned = unquoted_key(env_key)
         if cleaned != env_key:
             problems.append(_("OPENAI_API_KEY has whitespace or quotes around it"))
             fixes.append(Fix.of(_("{command}   (no quotes, no newline)"),
@@ -226,7 +225,7 @@ def anthropic_vars(ctx: DoctorContext) -> Result:
             fixes.append(Fix.run(f"export ANTHROPIC_BASE_URL={root}"))
     for name in ("ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_API_KEY"):
         given = ctx.env.get(name)
-        if given and key and strip_key(given) != key and not elsewhere:
+        if given and key and unquoted_key(given) != key and not elsewhere:
             warns.append(_("{var}={key} differs from the taotoken key {taotoken_key}").format(
                 var=name, key=mask_key(given.strip()), taotoken_key=mask_key(key)))
             fixes.append(_key_from_taotoken(name))

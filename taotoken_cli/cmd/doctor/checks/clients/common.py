@@ -15,6 +15,7 @@ from taotoken_cli.cmd.doctor.registry import check
 from taotoken_cli.core.base.errors import InputError
 from taotoken_cli.core.base.fix import Command, Fix
 from taotoken_cli.core.base.i18n import N_, _
+from taotoken_cli.core.base.masking import unquoted_key
 from taotoken_cli.core.clients import CLIENTS, claude_code, cline, codex
 from taotoken_cli.core.clients.base import ClientState, ConfigFile
 from taotoken_cli.core.files.fsutil import is_world_readable, private_fix
@@ -83,7 +84,8 @@ def clean_root(value: str) -> tuple[str | None, list[str]]:
 
 
 def strip_key(value: Any) -> str | None:
-    return value.strip().strip("'\"") if isinstance(value, str) else None
+    """A key read from a client's file (any JSON/TOML value): the key as meant, or None when it is no string."""
+    return unquoted_key(value) if isinstance(value, str) else None
 
 
 def permissions(issues: Issues, file, holds_key: bool) -> None:
