@@ -471,19 +471,9 @@ def libcuda_standin(tmp_path_factory: pytest.TempPathFactory) -> Path:
 # main for the reason given, and is reported as xfail (not strict: a fixed one shows as XPASS) until fixed. The
 # next session removes entries as it fixes them; nothing may be added here without an issue naming it.
 KNOWN_FAILURES = {
-    "tests/sweeps/test_sweep_network.py::test_doctor[stall]":
-        "issue 21/23: doctor's run deadline and its per-request timeout race; the failing check has no code",
-    "tests/sweeps/test_sweep_network.py::test_doctor[drip_headers]": "issue 21/23: the same deadline race",
-    "tests/sweeps/test_sweep_network.py::test_doctor[drip_body]": "issue 21/23: the same deadline race",
-    "tests/cmd/doctor/test_doctor.py::test_hanging_gateway_ends_within_the_default_deadline":
-        "issue 21 item 5: an absolute bound; doctor's deadline race (above)",
-    "tests/cmd/doctor/test_doctor.py::test_hanging_gateway_ends_within_its_bound":
-        "issue 21 item 5: an absolute bound; doctor's deadline race (above)",
     "tests/core/files/test_fileplan.py::test_diff_masks_known_and_unknown_keys":
         "issue 22 item 3: order-dependent; keys earlier tests remembered share 12-character runs with this test's "
         "old key, so the partial-echo rule shows it under another key's mask (still masked, not the expected one)",
-    "tests/cmd/mock/test_mock_models.py::test_tokens_are_scheduled_from_the_arrival_without_drift":
-        "issue 21 item 5: an absolute timing bound, not yet a ratio",
     "tests/docs/test_doc_examples.py::test_example_prints_what_the_docs_show[docs/demo.md:35]":
         "issue 27: the demo's init step drops its 'API key' line when run under the suite; not yet explained",
     "tests/cmd/demo/test_demo.py::test_keep_leaves_the_directory_and_step_runs_one_step":

@@ -3,35 +3,63 @@ same test, never an absolute number of seconds.
 
 CI runs on a loaded two-core machine where starting Python and importing the CLI takes ten times what it takes on
 an idle one. A test that asserts "`doctor --timeout 2` ends within 4.5 s" then fails for nothing. Instead the test
-times a reference run of the same entry point doing no work (`taotoken --version`: interpreter start, imports, exit)
-right beside the run it judges, and allows a multiple of it on top of the budget the command was given:
+times a reference right beside the run it judges, and allows a multiple of it on top of the budget the command was
+given. The best reference is the same command doing no waiting: pointed at a closed port, it fails at once and so
+costs exactly its own work (start-up, imports, classifying, rendering) at this moment's load:
 
-    reference = startup_s(cli)
-    ... elapsed = time the command with --timeout 2 ...
+    result, elapsed, reference = judged(cli, lambda url: ["doctor", "--base-url", url, "--timeout", "2"], base)
     assert_within(elapsed, 2, reference)
 
-On an idle machine the reference is a few hundred ms, so the bound stays tight enough to catch a deadline that is
-ignored; on a loaded one it grows with the load, as the command's own overhead does.
+For the CLI's start-up alone, `startup_s(cli)` times `taotoken --version`. On an idle machine a reference is a few
+hundred ms, so the bound stays tight enough to catch a deadline that is ignored; on a loaded one it grows with the
+load, as the command's own overhead does. `Oversleep` is the reference for a server that sleeps for its latency.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from typing import TypeVar
+
+T = TypeVar("T")
 
 # How many reference runs the overhead of a real command may cost: a command imports more than `--version` does
 # (httpx, its own modules), renders, and its threads compete with the test's servers for the same cores.
 OVERHEAD_FACTOR = 4.0
 
 
-def startup_s(cli: Callable[..., object], runs: int = 2) -> float:
-    """The fastest of `runs` subprocess runs of `taotoken --version`: what starting the CLI costs right now."""
+def fastest_s(call: Callable[[], object], runs: int = 2) -> float:
+    """The fastest of `runs` calls of `call`, in seconds: what that work costs on this machine right now."""
     best = float("inf")
     for _ in range(runs):
         started = time.monotonic()
-        cli("--version")
+        call()
         best = min(best, time.monotonic() - started)
     return best
+
+
+def startup_s(cli: Callable[..., object], runs: int = 2) -> float:
+    """The fastest of `runs` subprocess runs of `taotoken --version`: what starting the CLI costs right now."""
+    return fastest_s(lambda: cli("--version"), runs)
+
+
+def timed(call: Callable[..., T], *args: object, **kwargs: object) -> tuple[T, float]:
+    """`call(*args, **kwargs)` and the seconds it took."""
+    started = time.monotonic()
+    result = call(*args, **kwargs)
+    return result, time.monotonic() - started
+
+
+def judged(call: Callable[..., T], args: Callable[[str], Sequence[str]], base: str,
+           **kwargs: object) -> tuple[T, float, float]:
+    """`call(*args(base), **kwargs)`, the seconds it took, and its reference measured just before: the same command
+    with a closed port on 127.0.0.1 for `base` (refused at once: what the command's own work costs now)."""
+    from tests.rawserver import closed_port
+
+    refused = f"http://127.0.0.1:{closed_port()}/api"
+    reference = fastest_s(lambda: call(*args(refused), **kwargs))
+    result, elapsed = timed(call, *args(base), **kwargs)
+    return result, elapsed, reference
 
 
 def assert_within(elapsed_s: float, budget_s: float, reference_s: float, factor: float = OVERHEAD_FACTOR) -> None:
@@ -42,29 +70,28 @@ def assert_within(elapsed_s: float, budget_s: float, reference_s: float, factor:
 
 
 _OVERSLEEP = """
-import statistics, sys, time
-late = []
+import sys, time
 for _ in range(int(sys.argv[2])):
     t0 = time.perf_counter()
     time.sleep(float(sys.argv[1]))
-    late.append(time.perf_counter() - t0 - float(sys.argv[1]))
-print(statistics.median(late) * 1000)
+    print((time.perf_counter() - t0 - float(sys.argv[1])) * 1000)
 """
 
 
 class Oversleep:
-    """How late a process of this machine wakes from a sleep (median, ms), measured in a process of its own while
-    the test does its timed work beside it: the reference for a server in its own process (MockProcess) that sleeps
-    for its latency, taken at the same moments of a load that comes and goes.
+    """How late a process of this machine wakes from a sleep, measured in a process of its own while the test does
+    its timed work beside it: the reference for a server in its own process (MockProcess) that sleeps for its
+    latency, taken at the same moments of a load that comes and goes. `ms` is the median lateness (what a typical
+    wake-up costs now), `worst_ms` the latest wake-up seen (what one unlucky wake-up may cost now).
 
         with Oversleep() as late:
             ... timed requests ...
-        late.ms
+        late.ms, late.worst_ms
     """
 
     def __init__(self, seconds: float = 0.05, runs: int = 8) -> None:
         self.args = [str(seconds), str(runs)]
-        self.ms = float("nan")
+        self.ms = self.worst_ms = float("nan")
 
     def __enter__(self) -> Oversleep:
         import subprocess
@@ -75,5 +102,8 @@ class Oversleep:
         return self
 
     def __exit__(self, *exc: object) -> None:
+        import statistics
+
         out, _ = self.proc.communicate(timeout=120)
-        self.ms = float(out)
+        late = [float(line) for line in out.split()]
+        self.ms, self.worst_ms = statistics.median(late), max(late)

@@ -17,8 +17,13 @@ from taotoken_cli.core.settings import ENV_CONFIG, Overrides, Settings, config_d
 T = TypeVar("T")
 
 
-class DeadlineExceeded(Exception):
-    """The run's global deadline passed while waiting for a shared probe."""
+# Probes end at the run's deadline; this grace lets the check that ran a probe classify what it saw and report it
+# (which URL, which phase, its catalogue code) before the runner and the checks waiting on that probe give up.
+GRACE_S = 0.3
+
+
+class DeadlinePassed(Exception):
+    """The run's deadline (and its grace) passed while a check waited for a probe another check runs."""
 
 
 class _Slot:
@@ -36,7 +41,8 @@ class DoctorContext:
         self.offline = offline
         self.timeout = timeout
         self.started = time.monotonic()
-        self.deadline = self.started + timeout
+        self.deadline = self.started + timeout  # every probe ends by then (request_timeouts; a Gateway's ends_at)
+        self.cutoff = self.deadline + GRACE_S  # the runner and waiting checks give up then
         self.home = Path(self.env.get("HOME") or Path.home())
         self.cwd = cwd or Path.cwd()
         # The ids of the checks this run holds (set by the runner; None for a check called on its own): a probe
@@ -77,8 +83,9 @@ class DoctorContext:
         return max(0.0, self.deadline - time.monotonic())
 
     def request_timeouts(self) -> tuple[float, float]:
-        """(connect, read) timeouts for one probe: never beyond the run's deadline."""
-        budget = max(0.2, self.remaining() - 0.1)
+        """(connect, read) timeouts for one socket probe: never beyond the run's deadline (a socket timeout of 0
+        would mean non-blocking, so a probe started at the deadline gets a token 10 ms)."""
+        budget = max(0.01, self.remaining())
         return min(3.0, budget), budget
 
     # -- memoised probes ------------------------------------------------------------------------
@@ -97,8 +104,8 @@ class DoctorContext:
                 slot.error = exc
             finally:
                 slot.done.set()
-        elif not slot.done.wait(self.remaining()):
-            raise DeadlineExceeded(key)
+        elif not slot.done.wait(max(0.0, self.cutoff - time.monotonic())):
+            raise DeadlinePassed(key)
         if slot.error is not None:
             raise slot.error
         return slot.value

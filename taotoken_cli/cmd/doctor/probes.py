@@ -86,10 +86,11 @@ def tls(ctx: DoctorContext, host: str, port: int) -> SocketProbe:
 def _gateway(ctx: DoctorContext, trust_env: bool = True, auth: bool = True) -> Gateway:
     connect, read = ctx.request_timeouts()
     assert ctx.base_url is not None
-    # total_timeout too: a server that drips bytes re-arms the read timeout forever; this ends the
-    # probe itself (classified net.timeout) before the runner has to abandon its thread.
+    # ends_at, the run's deadline itself rather than a duration measured from now: building the client (httpx, the CA
+    # bundle) takes a second on a loaded machine, and a server that drips bytes re-arms the read timeout forever;
+    # either way the probe ends at the deadline, classified (net.timeout), within the runner's grace.
     return Gateway(ctx.base_url, ctx.api_key if auth else None, connect_timeout=connect, read_timeout=read,
-                   trust_env=trust_env, total_timeout=read, env=ctx.env)
+                   trust_env=trust_env, ends_at=ctx.deadline, env=ctx.env)
 
 
 def get(ctx: DoctorContext, url: str, *, trust_env: bool = True, auth: bool = True) -> Observation:
@@ -200,7 +201,7 @@ def diagnose(ctx: DoctorContext, obs: Observation, expect: str) -> Problem | Non
         message = _("{title}: doctor's own time limit ({seconds} s, --timeout) ran out before {request} "
                     "answered").format(title=message, seconds=f"{ctx.timeout:g}",
                                        request=f"{obs.method} {urlsplit(obs.url).path}")
-        fixes = _timeout_fixes(ctx, obs, expect) + [fix for fix in fixes if "--timeout" not in str(fix)]
+        fixes = timeout_fixes(ctx, obs, expect) + [fix for fix in fixes if "--timeout" not in str(fix)]
     elif obs.error is not None and diagnosis.server_message and diagnosis.code != proxy_answer.CODE:
         message = _("{title}: {error}").format(title=message, error=diagnosis.server_message)  # our error, not theirs
     elif diagnosis.server_message:
@@ -210,13 +211,14 @@ def diagnose(ctx: DoctorContext, obs: Observation, expect: str) -> Problem | Non
     return Problem(message, diagnosis.code, fixes, list(diagnosis.details), diagnosis.server_message)
 
 
-def _timeout_fixes(ctx: DoctorContext, obs: Observation, expect: str) -> list[Fix]:
-    """Rerun what timed out with a longer limit: doctor itself, and the `check` that sends that same request."""
+def timeout_fixes(ctx: DoctorContext, obs: Observation | None = None, expect: str = "") -> list[Fix]:
+    """Rerun what timed out with a longer limit: doctor itself, and the `check` that sends that same request (when
+    the request is known: `obs`)."""
     from taotoken_cli.core.base.fix import Command
 
     seconds = f"{max(30.0, ctx.timeout * 3):g}"
     fixes = [Fix.of(_("allow longer: {command}"), command=Command(f"taotoken doctor --timeout {seconds}"))]
-    path = urlsplit(obs.url).path
+    path = urlsplit(obs.url).path if obs is not None else ""
     rerun = None
     if path.endswith("/chat/completions"):
         rerun = f"taotoken check {'--stream' if expect == 'stream' else '--chat'} --timeout {seconds}"

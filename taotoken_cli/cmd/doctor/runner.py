@@ -3,6 +3,11 @@
 Every check runs in its own daemon thread: network probes overlap, and a probe stuck in DNS or
 on a silent server cannot hold the run past its deadline (a daemon thread is simply abandoned
 when the process exits). Checks that share a probe wait on the same memoised call.
+
+What a check cut by the deadline reports does not depend on who wins a race: its probes end at the deadline and
+classify what they saw (net.timeout for a gateway that did not answer); a network check that has still not reported
+when the grace after the deadline ends (a loaded machine, a thread stuck in DNS) is reported as the same timeout,
+net.timeout, by the runner.
 """
 
 from __future__ import annotations
@@ -12,22 +17,28 @@ import threading
 import time
 from collections.abc import Callable
 
-from taotoken_cli.cmd.doctor.context import DeadlineExceeded, DoctorContext
+from taotoken_cli.cmd.doctor.context import DeadlinePassed, DoctorContext
 from taotoken_cli.cmd.doctor.model import Check, Finding, Report, Result, Status
 from taotoken_cli.core.base.i18n import _
 from taotoken_cli.core.platform.shells import in_shell_fix, syntax
 
-# Probes use timeouts that end at the deadline; this grace lets them report their own timeout
-# (which URL, which phase) before the runner gives up on them.
-_GRACE_S = 0.3
+TIMEOUT_CODE = "net.timeout"  # the catalogue's "did not answer in time": doctor's own limit ran out
 
 
 def _timed_out(check: Check, ctx: DoctorContext) -> Result:
+    """The finding of a check the deadline cut: said as a probe that timed out says it (probes.diagnose)."""
+    from taotoken_cli.cmd.doctor.probes import timeout_fixes
+    from taotoken_cli.core.diagnosis import catalogue
+
+    message = _("doctor's own time limit ({seconds} s, --timeout) ran out before this check finished").format(
+        seconds=f"{ctx.timeout:g}")
+    if check.network:
+        message = _("{title}: {error}").format(title=_(catalogue.get(TIMEOUT_CODE).title), error=message)
     return Result.fail(
-        _("no answer within the {seconds} s deadline").format(seconds=f"{ctx.timeout:g}"),
+        message,
         details=[_("the probe was still waiting when the run's deadline passed")],
-        fixes=[_("check the network and proxy checks above; on a slow link rerun with "
-                 "`taotoken doctor --timeout 30`")],
+        fixes=timeout_fixes(ctx),
+        code=TIMEOUT_CODE if check.network else None,
         timed_out=True,
     )
 
@@ -35,7 +46,7 @@ def _timed_out(check: Check, ctx: DoctorContext) -> Result:
 def _run_one(check: Check, ctx: DoctorContext) -> Result:
     try:
         result = check.run(ctx)
-    except DeadlineExceeded:
+    except DeadlinePassed:
         return _timed_out(check, ctx)
     except Exception as exc:  # a bug in one check must not take the others down
         if os.environ.get("TAOTOKEN_DEBUG"):
@@ -72,7 +83,7 @@ def run_checks(ctx: DoctorContext, checks: list[Check],
         thread.start()
         threads.append((index, thread))
     for index, thread in threads:
-        thread.join(max(0.0, ctx.deadline + _GRACE_S - time.monotonic()))
+        thread.join(max(0.0, ctx.cutoff - time.monotonic()))
         if findings[index] is None:
             findings[index] = Finding(checks[index], _timed_out(checks[index], ctx), ctx.timeout)
     done = [f for f in findings if f is not None]

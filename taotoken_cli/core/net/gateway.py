@@ -186,14 +186,18 @@ class Gateway:
     def __init__(self, base_url: str, api_key: str | None, *, connect_timeout: float = 3.0,
                  read_timeout: float = 10.0, trust_env: bool = True, extra_headers: dict[str, str] | None = None,
                  http2: bool = False, total_timeout: float | None = None,
-                 request_timeout: float | None = None, env: Mapping[str, str] | None = None) -> None:
+                 request_timeout: float | None = None, ends_at: float | None = None,
+                 env: Mapping[str, str] | None = None) -> None:
         self.endpoints = Endpoints(base_url.rstrip("/"))
         # One budget for everything this Gateway does (`check --timeout`), and/or one per request
         # (`route --verify`): httpx's timeouts are per phase/per read, so a server that trickles
         # bytes — even the header bytes — would otherwise never time out.
         # The budget starts with the first request, not here: building the client (importing httpx, loading
         # the CA bundle) is the program's own start-up, and on a slow machine it ate a 2 s `check -q` limit.
+        # `ends_at` (time.monotonic()) is a deadline someone else set (doctor's run): whatever building the client
+        # costs, no request runs past it.
         self.total_timeout = total_timeout
+        self.ends_at = ends_at
         self.deadline: float | None = None
         self.request_timeout = request_timeout
         self._sockets: list[Any] = []  # this Gateway's open sockets, shut down when a deadline passes
@@ -263,6 +267,9 @@ class Gateway:
         started = time.perf_counter()
         if self.total_timeout is not None and self.deadline is None:
             self.deadline = started + self.total_timeout
+        if self.ends_at is not None:  # on this clock: perf_counter and monotonic may differ (Windows)
+            ends = started + (self.ends_at - time.monotonic())
+            self.deadline = ends if self.deadline is None else min(self.deadline, ends)
         deadline = self._deadline_for(started)
         kwargs: dict[str, Any] = {}
         timer = None

@@ -21,7 +21,7 @@ from werkzeug import Request, Response
 from taotoken_cli.cmd.doctor import DEFAULT_TIMEOUT_S
 from tests.conftest import SENTINEL_KEY, own_config, write
 from tests.rawserver import RawServer
-from tests.timing import assert_within, startup_s
+from tests.timing import assert_within, judged, startup_s
 
 MODEL = "gpt-4o-mini"
 MODELS = [MODEL, "gpt-4.1", "claude-sonnet-4-5"]
@@ -403,24 +403,23 @@ def test_wrong_key_is_a_failure(cli, home, gateway):
 def test_hanging_gateway_ends_within_its_bound(cli, home):
     with RawServer("stall") as server:
         own_config(home, server.url + "/api")
-        reference = startup_s(cli)
-        started = time.monotonic()
-        result = cli("doctor", "--check", "gateway", "--check", "net", "--timeout", "2").assert_clean()
-        elapsed = time.monotonic() - started
+        result, elapsed, reference = judged(cli, lambda url: ["doctor", "--check", "gateway", "--check", "net",
+                                                              "--timeout", "2", "--base-url", url], server.url + "/api")
+    result.assert_clean()
     assert_within(elapsed, 2, reference)
     assert result.returncode == 1
     text = assert_finding(result, "gateway.layout", "fail")
-    assert "timed out" in text or "no answer within" in text
+    # the probe's own timeout or the runner's cut at the deadline: either says it is doctor's limit, in one wording
+    assert "The gateway did not answer in time: doctor's own time limit (2 s, --timeout) ran out before" in text
 
 
 @pytest.mark.skipif(os.environ.get("TAOTOKEN_FAST_TESTS") == "1", reason="runs for the full default deadline")
 def test_hanging_gateway_ends_within_the_default_deadline(cli, home):
     with RawServer("stall") as server:
         own_config(home, server.url + "/api")
-        reference = startup_s(cli)
-        started = time.monotonic()
-        result = cli("doctor", "--json").assert_clean()
-        elapsed = time.monotonic() - started
+        result, elapsed, reference = judged(cli, lambda url: ["doctor", "--json", "--base-url", url],
+                                            server.url + "/api")
+    result.assert_clean()
     assert_within(elapsed, DEFAULT_TIMEOUT_S, reference)
     data = json.loads(result.stdout)
     assert data["verdict"] == "fail"

@@ -105,12 +105,12 @@ def devices_route(ctx: DoctorContext) -> Result:
                                                  command=Command("taotoken route set cpu=MODEL"))])
     if not ctx.offline and ctx.base_url and ctx.api_key:
         from taotoken_cli.cmd.doctor import probes
-        from taotoken_cli.cmd.doctor.context import DeadlineExceeded
+        from taotoken_cli.cmd.doctor.context import DeadlinePassed
         from taotoken_cli.core.diagnosis.model_ids import close_model_matches, model_ids
 
         try:
             obs = probes.models(ctx)
-        except DeadlineExceeded:
+        except DeadlinePassed:
             obs = None
         listed = model_ids(obs.json()) if obs is not None and obs.ok_status else []
         for key, model in routes.items():
