@@ -109,6 +109,7 @@ def main() -> None:
     parser.add_argument("--requests", "-n", type=int, default=20000)
     parser.add_argument("-c", type=int, default=50)
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--workers", type=int, help="bench's --workers (default: bench's own default, one per core)")
     parser.add_argument("--reference", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.reference:
@@ -128,7 +129,8 @@ def main() -> None:
                            "n": args.requests, "c": args.c})
         commands = {"raw asyncio client": [sys.executable, __file__, "--reference", spec],
                     "taotoken bench": [sys.executable, "-m", "taotoken_cli", "bench", "--base-url", srv.url, "-m",
-                                       "instant", "-n", str(args.requests), "-c", str(args.c), "--json"]}
+                                       "instant", "-n", str(args.requests), "-c", str(args.c), "--json",
+                                       *(["--workers", str(args.workers)] if args.workers else [])]}
         one = {name: [*cmd[:-1], cmd[-1].replace(f'"n": {args.requests}', '"n": 1')] if name.startswith("raw")
                else [*cmd] for name, cmd in commands.items()}
         one["taotoken bench"][one["taotoken bench"].index(str(args.requests))] = "1"

@@ -22,6 +22,7 @@ import asyncio
 import json
 import os
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -35,6 +36,7 @@ from taotoken_cli.core.diagnosis.context import context_for
 from taotoken_cli.core.platform import system
 
 _perf = time.perf_counter
+_json_decode = json.JSONDecoder().decode
 LATE_TOLERANCE_S = 0.005  # an open-loop start later than this past its schedule counts as late
 # load a gateway sheds with a retry hint: the user waits as asked (never longer than this) and tries again
 RETRY_CODES = ("rate.limited", "rate.concurrency", "upstream.saturated")
@@ -61,61 +63,33 @@ class Runner:
         self.hold_until = 0.0  # open loop: no start before this (a Retry-After)
         self.seq = 0
         self.context = context_for(base=plan.root, model=plan.model)
+        self.loop = asyncio.get_running_loop()
 
-    async def request(self, g: int, t_ref: float, scheduled: float | None = None) -> float | None:
-        """Request number `g`; `t_ref` is where latency is measured from (the scheduled start in open loop).
-        Returns the seconds the gateway asked to wait (Retry-After of a rate limit), or None."""
+    def start(self, g: int, t_ref: float, then: Callable[[float | None], None],
+              fail: Callable[[BaseException], None], scheduled: float | None = None) -> None:
+        """Send request number `g`; `t_ref` is where latency is measured from (the scheduled start in open loop).
+        Once it is over and recorded, `then(hint)`: the seconds the gateway asked to wait (Retry-After of a rate
+        limit), or None; `fail(error)` instead when recording it raised (a bug: the run must not hang on it).
+
+        Callbacks, not a coroutine per request: on a warm connection the response's last bytes are parsed, the
+        request recorded and the next one written in the same data_received, as a raw asyncio client does; a
+        task and a future per request cost about as much CPU as reading the answer."""
         plan = self.plan
         if self.template is None:
             data, max_tokens = self.target.request_bytes, plan.workload.max_tokens
         else:
             prompt, max_tokens = plan.workload.request(g)
             data = self.target.build(self.template.body(prompt, max_tokens))
-        loop = asyncio.get_running_loop()
-        ex = Exchange(plan.stream, t_ref)
-        error: BaseException | None = None
-        connecting = True
-        conn = None
-        sent = _perf()
-        for attempt in (0, 1):
-            connecting = True
-            reused = False  # a connect failure is never retried
-            try:
-                conn = await self.pool.get()
-                reused = not conn.fresh
-                connecting = False
-                if conn.fresh and self.measuring:
-                    self.stats.connect.record(conn.connect_s)
-                    if conn.proxy_s is not None:
-                        self.stats.proxy_connect.record(conn.proxy_s)
-                if attempt == 0:
-                    sent = _perf()
-                future = conn.send(data, ex)
-                timer = loop.call_at(loop.time() + max(0.0, plan.timeout - (_perf() - sent)), conn.abort,
-                                     TimeoutError(f"no complete response within {plan.timeout:g} s"))
-                try:
-                    await future
-                finally:
-                    timer.cancel()
-                error = None
-                break
-            except (OSError, TimeoutError, asyncio.TimeoutError, http1.ProtocolError, http1.ProxyError) as exc:
-                error = exc
-                if conn is not None:
-                    conn.closed = True
-                # a keep-alive connection the server closed while idle: retry once on a fresh one
-                if not (attempt == 0 and reused and ex.status is None and isinstance(exc, ConnectionError)):
-                    break
-                conn = None
-        end = conn.end_time if (error is None and conn is not None) else _perf()
-        if conn is not None:
-            self.pool.put(conn)
-        if error is None:
-            ex.finish_stream(end)
-        if self.measuring:
-            late = max(0.0, sent - scheduled) if scheduled is not None else 0.0
-            return self.record(g, ex, error, connecting, t_ref, end, late, scheduled is not None, max_tokens)
-        return None
+        _Request(self, g, t_ref, scheduled, data, max_tokens, then, fail).go()
+
+    async def request(self, g: int, t_ref: float, scheduled: float | None = None) -> float | None:
+        """`start` as a coroutine (warm-up, open loop): returns the Retry-After hint or None."""
+        future = self.loop.create_future()
+        self.start(g, t_ref, future.set_result, future.set_exception, scheduled)
+        return await future
+
+    def timed_out(self) -> TimeoutError:
+        return TimeoutError(f"no complete response within {self.plan.timeout:g} s")
 
     def record(self, g: int, ex: Exchange, error: BaseException | None, connecting: bool, t_ref: float, end: float,
                late: float, open_loop: bool, max_tokens: int) -> float | None:
@@ -185,9 +159,9 @@ class Runner:
                               else (summary.content_deltas, "counted"))
             clean = summary.error_event is None and summary.done
             return clean, tokens, source, summary.first_content_s
-        try:
-            payload = json.loads(ex.body) if not ex.truncated else None
-        except ValueError:
+        try:  # (a str: json.loads of bytes first guesses their encoding, in Python, per request)
+            payload = _json_decode(ex.body.decode()) if not ex.truncated else None
+        except ValueError:  # UnicodeDecodeError too
             return None
         if not isinstance(payload, dict) or payload.get("error") or not payload.get("choices"):
             return None
@@ -265,26 +239,57 @@ class Runner:
         await asyncio.gather(*(user() for _ in range(max(1, min(self.share.concurrency, count)))))
 
     async def closed(self, t0: float) -> None:
-        plan, share, tally = self.plan, self.share, self.tally
+        """`c` users, each sending its next request as soon as its last one is recorded (callbacks: see start)."""
+        plan, share, tally, loop = self.plan, self.share, self.tally, self.loop
         deadline = t0 + plan.duration if plan.duration is not None else None
         ramp = plan.workload.ramp_up or 0.0
+        over = loop.create_future()
+        users = [max(1, share.concurrency)]
 
-        async def user(number: int) -> None:
+        def fail(exc: BaseException) -> None:
+            if not over.done():
+                over.set_exception(exc)
+
+        def leave() -> None:
+            users[0] -= 1
+            if users[0] == 0 and not over.done():
+                over.set_result(None)
+
+        def send(g: int) -> None:
+            if tally.aborted or (deadline is not None and _perf() >= deadline):
+                leave()
+                return
+            self.start(g, _perf(), after, fail)
+
+        def after(wait: float | None) -> None:
+            """A user's last request is over: claim the next one, after the Retry-After it was given (not past
+            the end)."""
+            if deadline is not None and _perf() >= deadline:
+                leave()
+                return
+            g = tally.claim()
+            if g is None:
+                leave()
+            elif wait:
+                self.stats.deferred += 1
+                loop.call_later(wait if deadline is None else max(0.0, min(wait, deadline - _perf())),
+                                guarded, send, g)
+            else:
+                self.start(g, _perf(), after, fail)
+
+        def guarded(step: Callable[..., None], *args: object) -> None:
+            try:
+                step(*args)
+            except BaseException as exc:  # a bug in a timer callback: end the run with it instead of hanging
+                fail(exc)
+
+        for i in range(users[0]):
             if ramp:
-                await asyncio.sleep(max(0.0, t0 + number * ramp / plan.concurrency - _perf()))
-            wait = None
-            while deadline is None or _perf() < deadline:
-                g = tally.claim()
-                if g is None:
-                    return
-                if wait:  # Retry-After: this user waits as a client honouring it would (not past the end)
-                    self.stats.deferred += 1
-                    await asyncio.sleep(wait if deadline is None else max(0.0, min(wait, deadline - _perf())))
-                    if tally.aborted or (deadline is not None and _perf() >= deadline):
-                        return
-                wait = await self.request(g, _perf())
-
-        await asyncio.gather(*(user(share.first_user + i) for i in range(max(1, share.concurrency))))
+                loop.call_at(loop.time() + max(0.0, t0 + (share.first_user + i) * ramp / plan.concurrency - _perf()),
+                             guarded, after, None)
+            else:
+                after(None)
+        await over
 
     async def open(self, t0: float) -> None:
         schedule, tally = self.plan.schedule, self.tally
@@ -321,6 +326,88 @@ class Runner:
             task.add_done_callback(tasks.discard)
         if tasks:
             await asyncio.gather(*tasks)
+
+
+class _Request:
+    """One request in flight, driven by callbacks (Runner.start): an idle connection or a new one, the send, one
+    retry on a fresh connection when a kept-alive one turns out closed, the record."""
+
+    __slots__ = ("runner", "g", "t_ref", "scheduled", "data", "max_tokens", "then", "fail", "ex", "sent", "conn",
+                 "retried")
+
+    def __init__(self, runner: Runner, g: int, t_ref: float, scheduled: float | None, data: bytes, max_tokens: int,
+                 then: Callable[[float | None], None], fail: Callable[[BaseException], None]) -> None:
+        self.runner, self.g, self.t_ref, self.scheduled = runner, g, t_ref, scheduled
+        self.data, self.max_tokens, self.then, self.fail = data, max_tokens, then, fail
+        self.ex = Exchange(runner.plan.stream, t_ref)
+        self.sent = _perf()
+        self.conn: http1.Connection | None = None
+        self.retried = False
+
+    def go(self) -> None:
+        conn = self.runner.pool.idle()
+        if conn is None:
+            self.runner.loop.create_task(self._open())
+        else:
+            self._send(conn)
+
+    async def _open(self) -> None:
+        runner = self.runner
+        try:
+            conn = await runner.pool.open()
+        except _FAILURES as exc:
+            self._end(exc, connecting=True)
+            return
+        except BaseException as exc:  # a bug: end the run with it
+            self.fail(exc)
+            return
+        if runner.measuring:
+            runner.stats.connect.record(conn.connect_s)
+            if conn.proxy_s is not None:
+                runner.stats.proxy_connect.record(conn.proxy_s)
+        self._send(conn)
+
+    def _send(self, conn: http1.Connection) -> None:
+        self.conn = conn
+        if not self.retried:
+            self.sent = _perf()
+        conn.send(self.data, self.ex, self._answered)
+        self.runner.pool.watch(conn, self.sent + self.runner.plan.timeout, self.runner.timed_out)
+
+    def _answered(self, error: BaseException | None) -> None:
+        conn = self.conn
+        assert conn is not None
+        if error is not None:
+            conn.closed = True
+            conn.deadline = None
+            # a keep-alive connection the server closed while idle: retry once on a fresh one
+            if not self.retried and not conn.fresh and self.ex.status is None and isinstance(error, ConnectionError):
+                self.retried = True
+                self.conn = None
+                self.go()
+                return
+        self._end(error, connecting=False)
+
+    def _end(self, error: BaseException | None, connecting: bool) -> None:
+        runner, conn, ex = self.runner, self.conn, self.ex
+        try:
+            end = conn.end_time if (error is None and conn is not None) else _perf()
+            if conn is not None:
+                runner.pool.put(conn)
+            if error is None:
+                ex.finish_stream(end)
+            hint = None
+            if runner.measuring:
+                scheduled = self.scheduled
+                late = max(0.0, self.sent - scheduled) if scheduled is not None else 0.0
+                hint = runner.record(self.g, ex, error, connecting, self.t_ref, end, late, scheduled is not None,
+                                     self.max_tokens)
+            self.then(hint)
+        except BaseException as exc:  # a bug in recording or in what follows: end the run with it
+            self.fail(exc)
+
+
+_FAILURES = (OSError, TimeoutError, asyncio.TimeoutError, http1.ProtocolError, http1.ProxyError)
 
 
 async def run_worker(plan: Plan, share: Share, tally: Tally, barrier=None) -> dict[str, Any]:

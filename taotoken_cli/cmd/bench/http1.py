@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import ssl
 import time
+from collections.abc import Callable
 from typing import Protocol
 from urllib.parse import urlsplit
 
@@ -124,7 +125,10 @@ class Connection(asyncio.Protocol):
         self.closed = False
         self._buf = bytearray()
         self._sink: Sink | None = None
-        self._done: asyncio.Future | None = None
+        # the response in flight: told how it ended (None: complete, or the error) once, then forgotten
+        self._on_done: Callable[[BaseException | None], None] | None = None
+        self._receiving = False  # inside data_received: a completion is told when the chunk is handled
+        self._told: tuple[Callable[[BaseException | None], None], BaseException | None] | None = None
         self._in_head = False
         self._mode = _NONE
         self._remaining = 0
@@ -135,6 +139,8 @@ class Connection(asyncio.Protocol):
         self.fresh = True  # opened for the current request (its connect time is the request's)
         self.connect_s = 0.0  # how long opening this connection took (TCP, CONNECT, TLS)
         self.proxy_s: float | None = None  # of which the CONNECT exchange with the proxy
+        self.deadline: float | None = None  # when the response in flight must be complete (Pool.watch)
+        self.deadline_error: Callable[[], BaseException] | None = None
 
     # -- asyncio callbacks -------------------------------------------------------------------
     def connection_made(self, transport) -> None:
@@ -144,37 +150,40 @@ class Connection(asyncio.Protocol):
         self.closed = True
         if self._tunnel is not None and not self._tunnel.done():
             self._tunnel.set_exception(exc or ConnectionResetError("the proxy closed the connection"))
-        done = self._done
-        if done is None or done.done():
+        if self._on_done is None:
             return
         if exc is None and not self._in_head and self._mode == _UNTIL_CLOSE:
             self._finish(_perf())
             return
         if exc is None:
             exc = ConnectionResetError("server closed the connection before the response was complete")
-        done.set_exception(exc)
+        self._tell(exc)
 
     def data_received(self, data: bytes) -> None:
         t = _perf()  # stamped before any parsing
         if self._tunnel is not None:
             self._tunnel_answer(data)
             return
-        if self._done is None or self._done.done():
+        if self._on_done is None:
             return  # stray bytes after a finished response (or a timed-out one): ignored
+        self._receiving = True
         try:
             if self._in_head:
-                self._buf += data
-                self._parse_head(t)
+                self._parse_head(data, t)
             elif data:
                 self._parse_body(bytes(data), t)
+            if getattr(self._sink, "truncated", False) and self._on_done is not None:
+                # The sink has all it will keep (an endless error page): judge the response now and drop
+                # the connection instead of draining the rest.
+                self._keep_alive = False
+                self._finish(t)
         except ProtocolError as exc:
             self._fail(exc)
-            return
-        if getattr(self._sink, "truncated", False) and not self._done.done():
-            # The sink has all it will keep (an endless error page): judge the response now and drop
-            # the connection instead of draining the rest.
-            self._keep_alive = False
-            self._finish(t)
+        finally:
+            self._receiving = False
+        told, self._told = self._told, None
+        if told is not None:  # after the chunk: the next request may go out on this very connection
+            told[0](told[1])
 
     def eof_received(self) -> bool | None:
         return None  # close the transport; connection_lost decides if the response was complete
@@ -206,50 +215,60 @@ class Connection(asyncio.Protocol):
             future.set_exception(ProxyError(f"the proxy's answer to CONNECT is not HTTP: {status_line[:80]!r}"))
 
     # -- request ---------------------------------------------------------------------------
-    def send(self, data: bytes, sink: Sink) -> asyncio.Future:
-        """Write one request; the future resolves to True when the response is complete."""
-        loop = asyncio.get_running_loop()
-        self._done = loop.create_future()
+    def send(self, data: bytes, sink: Sink, on_done: Callable[[BaseException | None], None]) -> None:
+        """Write one request; `on_done(None)` once the response is complete, `on_done(error)` when it failed (a
+        callback, not a future: the caller may write its next request from it, as a raw client would)."""
+        self._on_done = on_done
         self._sink = sink
         self._in_head = True
         self._buf.clear()
         self._mode = _NONE
         self._keep_alive = True
         self.transport.write(data)
-        return self._done
 
     def abort(self, exc: BaseException) -> None:
         """Give up on the current response (timeout) and drop the connection."""
         self._fail(exc)
 
+    def _tell(self, exc: BaseException | None) -> None:
+        on_done, self._on_done = self._on_done, None
+        if on_done is None:
+            return
+        if self._receiving:
+            self._told = (on_done, exc)
+        else:
+            on_done(exc)
+
     def _fail(self, exc: BaseException) -> None:
-        if self._done is not None and not self._done.done():
-            self._done.set_exception(exc)
         self.closed = True
         if self.transport is not None:
             self.transport.abort()
+        self._tell(exc)
 
     def _finish(self, t: float) -> None:
         self.end_time = t
         if not self._keep_alive:
             self.closed = True
             self.transport.close()
-        done = self._done
-        if done is not None and not done.done():
-            done.set_result(True)
+        self._tell(None)
 
     # -- parsing ---------------------------------------------------------------------------
-    def _parse_head(self, t: float) -> None:
+    def _parse_head(self, data: bytes, t: float) -> None:
+        """`data`: what arrived, after what an earlier chunk left of an unfinished head (kept in _buf)."""
         buf = self._buf
+        if buf:
+            buf += data
+            data = bytes(buf)
+            buf.clear()
         while True:
-            end = buf.find(b"\r\n\r\n")
+            end = data.find(b"\r\n\r\n")
             if end < 0:
-                if len(buf) > 65536:
+                if len(data) > 65536:
                     raise ProtocolError("response headers larger than 64 KiB")
+                buf += data
                 return
-            head = bytes(buf[:end]).decode("latin-1")
-            rest = bytes(buf[end + 4:])
-            lines = head.split("\r\n")
+            lines = data[:end].decode("latin-1").split("\r\n")
+            rest = data[end + 4:]
             status_line = lines[0].split(" ", 2)
             if len(status_line) < 2 or not status_line[0].startswith("HTTP/"):
                 raise ProtocolError(f"not an HTTP response: {lines[0][:80]!r}")
@@ -258,7 +277,7 @@ class Connection(asyncio.Protocol):
             except ValueError:
                 raise ProtocolError(f"bad status line: {lines[0][:80]!r}") from None
             if 100 <= status < 200:  # interim response (100 Continue): skip it
-                del buf[:end + 4]
+                data = rest
                 continue
             headers: dict[str, str] = {}
             for line in lines[1:]:
@@ -270,7 +289,6 @@ class Connection(asyncio.Protocol):
                     headers[name] = value.strip()
             break
         self._in_head = False
-        buf.clear()
         connection = headers.get("connection", "").lower()
         self._keep_alive = status_line[0] == "HTTP/1.1" and "close" not in connection
         if "chunked" in headers.get("transfer-encoding", "").lower():
@@ -386,32 +404,86 @@ async def open_connection(target: Target, timeout: float) -> Connection:
 
 
 class Pool:
-    """At most `size` connections of one worker; idle ones are reused (keep-alive)."""
+    """At most `size` connections of one worker; idle ones are reused (keep-alive).
+
+    It also ends responses that run past their deadline (`watch`): one timer for the whole pool, set for the
+    earliest deadline of the requests in flight, instead of a timer per request (a timer is a heap entry and a
+    handle to cancel: a noticeable share of a request's CPU at zero delay)."""
 
     def __init__(self, target: Target, size: int, connect_timeout: float) -> None:
         self.target = target
         self.size = size
         self.connect_timeout = connect_timeout
         self._idle: list[Connection] = []
+        self._open: list[Connection] = []  # every connection opened and not yet seen closed
         self.opened = 0
+        self._timer: asyncio.TimerHandle | None = None
+        self._timer_at = float("inf")  # perf_counter() time the timer is set for
 
-    async def get(self) -> Connection:
-        """An idle connection, or a new one (then `fresh` is set on it until the next get)."""
-        while self._idle:
-            conn = self._idle.pop()
+    def idle(self) -> Connection | None:
+        """An idle connection to reuse now, or None (then `await open()`)."""
+        idle = self._idle
+        while idle:
+            conn = idle.pop()
             if not conn.closed:
                 conn.fresh = False
                 return conn
+        return None
+
+    async def open(self) -> Connection:
+        """A new connection (`fresh` is set on it until it is reused)."""
         self.opened += 1
         conn = await open_connection(self.target, self.connect_timeout)
         conn.fresh = True
+        self._open.append(conn)
         return conn
 
+    async def get(self) -> Connection:
+        """An idle connection, or a new one."""
+        return self.idle() or await self.open()
+
     def put(self, conn: Connection) -> None:
+        conn.deadline = None
         if not conn.closed:
             self._idle.append(conn)
 
+    def watch(self, conn: Connection, deadline: float, error: Callable[[], BaseException]) -> None:
+        """Abort `conn`'s response with `error()` unless it is complete by `deadline` (perf_counter time)."""
+        conn.deadline = deadline
+        conn.deadline_error = error
+        if deadline < self._timer_at:
+            self._arm(deadline)
+
+    def _arm(self, at: float) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+        loop = asyncio.get_running_loop()
+        self._timer_at = at
+        self._timer = loop.call_at(loop.time() + max(0.0, at - _perf()), self._sweep)
+
+    def _sweep(self) -> None:
+        self._timer, self._timer_at = None, float("inf")
+        now = _perf()
+        earliest = float("inf")
+        still_open = []
+        for conn in self._open:
+            deadline = conn.deadline
+            if deadline is not None:
+                if deadline <= now:
+                    conn.deadline = None
+                    conn.abort(conn.deadline_error())
+                elif deadline < earliest:
+                    earliest = deadline
+            if not conn.closed:
+                still_open.append(conn)
+        self._open = still_open
+        if earliest < self._timer_at:  # (an abort above may have started a request that armed it already)
+            self._arm(earliest)
+
     def close(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
         for conn in self._idle:
             if conn.transport is not None:
                 conn.transport.close()

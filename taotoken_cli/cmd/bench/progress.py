@@ -10,7 +10,7 @@ from __future__ import annotations
 import contextlib
 import os
 
-from taotoken_cli.cmd.bench import Progress
+from taotoken_cli.cmd.bench.campaign import Progress
 from taotoken_cli.core.base.i18n import _
 from taotoken_cli.core.term.layout import cell_width, truncate
 

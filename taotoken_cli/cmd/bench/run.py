@@ -192,8 +192,8 @@ def resolve(args: BenchOptions, env: Mapping[str, str]):
 
 def run(args: BenchOptions, io: IOStreams) -> int:
     """Run the bench and print the report; returns the exit code."""
-    from taotoken_cli.cmd.bench import BenchRun, run_bench
     from taotoken_cli.cmd.bench.artifacts import check_writable, write_summary_csv
+    from taotoken_cli.cmd.bench.campaign import BenchRun, run_bench
     from taotoken_cli.cmd.bench.view import render_text
 
     validate(args)
@@ -228,7 +228,7 @@ def run(args: BenchOptions, io: IOStreams) -> int:
 
         view = (PlainProgress(out, models, sweep, args.repeat) if dumb_terminal(io.env)
                 else LiveView(out.err_console, models, sweep, args.repeat))
-    from taotoken_cli.cmd.bench import stop_on_signals
+    from taotoken_cli.cmd.bench.campaign import stop_on_signals
 
     restore = stop_on_signals()
     try:

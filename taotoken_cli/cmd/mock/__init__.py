@@ -7,21 +7,28 @@
         mock.requests      # [RequestRecord, …] in arrival order
 `MockProcess` has the same interface but runs the server in a subprocess: use it for benchmarks,
 so the gateway's latency is not disturbed by the GIL of the process under test.
+
+The names are imported when first asked for: the app imports `mock.cli` on every start of the CLI, and the server
+(asyncio) is for `taotoken mock`, the demo and the tests.
 """
 
-from taotoken_cli.cmd.mock.options import (
-    DEFAULT_MODELS,
-    FAIL_STYLES,
-    FAULTS,
-    MODEL_FAILURES,
-    NAMED_FAILURES,
-    MockOptions,
-    ModelTiming,
-)
-from taotoken_cli.cmd.mock.process import MockProcess, options_to_args
-from taotoken_cli.cmd.mock.records import FLAG_HINTS, RequestRecord
-from taotoken_cli.cmd.mock.server import MockGateway, MockServer, Summary, serve
+from __future__ import annotations
 
-__all__ = ["DEFAULT_MODELS", "FAIL_STYLES", "FAULTS", "FLAG_HINTS", "MODEL_FAILURES", "NAMED_FAILURES", "MockGateway",
-           "MockOptions", "ModelTiming", "MockProcess", "MockServer", "options_to_args", "RequestRecord", "Summary",
-           "serve"]
+import importlib
+from typing import Any
+
+_WHERE = {
+    "DEFAULT_MODELS": "options", "FAIL_STYLES": "options", "FAULTS": "options", "MODEL_FAILURES": "options",
+    "NAMED_FAILURES": "options", "MockOptions": "options", "ModelTiming": "options",
+    "MockProcess": "process", "options_to_args": "process",
+    "FLAG_HINTS": "records", "RequestRecord": "records",
+    "MockGateway": "server", "MockServer": "server", "Summary": "server", "serve": "server",
+}
+__all__ = sorted(_WHERE)
+
+
+def __getattr__(name: str) -> Any:
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.{module}"), name)

@@ -10,6 +10,7 @@ import pytest
 
 from taotoken_cli.core.net.gateway import Gateway
 from tests.conftest import SENTINEL_KEY
+from tests.timing import Oversleep, assert_within, fastest_s, timed
 
 BEARER = {"Authorization": f"Bearer {SENTINEL_KEY}"}
 CHAT = {"model": "m", "messages": [{"role": "user", "content": "hi"}]}
@@ -40,12 +41,16 @@ def test_fault_reset_closes_the_socket_mid_answer(mock_gateway, stream):
 
 
 def test_fault_stall_accepts_and_never_answers(mock_gateway):
-    mock = mock_gateway(fault="stall")
-    with Gateway(mock.url, SENTINEL_KEY, read_timeout=0.3) as gw:
-        started = time.perf_counter()
-        obs = gw.chat("m")
-        took = time.perf_counter() - started
-    assert isinstance(obs.error, httpx.ReadTimeout) and 0.3 <= took < 1.0
+    mock, healthy = mock_gateway(fault="stall"), mock_gateway()
+
+    def chat(url: str):
+        with Gateway(url, SENTINEL_KEY, read_timeout=0.3) as gw:
+            return gw.chat("m")
+
+    reference = fastest_s(lambda: chat(healthy.url))  # the same request to a mock that answers at once
+    obs, took = timed(chat, mock.url)
+    assert isinstance(obs.error, httpx.ReadTimeout) and took >= 0.3
+    assert_within(took, 0.3, reference)
     record = wait_for_records(mock, 1)[0]  # logged when the client gives up
     assert record.outcome == "stalled" and record.status is None
     assert "--- stalled (fault:stall)" in record.log_line()
@@ -215,19 +220,23 @@ def test_token_rate_paces_stream_chunks(mock_gateway):
     arrivals = []
     with httpx.Client() as client:
         client.get(mock.openai_base + "/models", headers=BEARER)
-        started = time.perf_counter()
-        with client.stream("POST", mock.openai_base + "/chat/completions", headers=BEARER,
-                           json={**CHAT, "stream": True, "max_tokens": 100}) as resp:
-            for chunk in resp.iter_raw():
-                now = time.perf_counter() - started
-                arrivals.extend([now] * chunk.count(b'"delta":{"content":'))
+        with Oversleep(seconds=0.05, runs=16) as late:  # the reference: how late a process wakes now
+            started = time.perf_counter()
+            with client.stream("POST", mock.openai_base + "/chat/completions", headers=BEARER,
+                               json={**CHAT, "stream": True, "max_tokens": 100}) as resp:
+                for chunk in resp.iter_raw():
+                    now = time.perf_counter() - started
+                    arrivals.extend([now] * chunk.count(b'"delta":{"content":'))
+    # late by at most one interval and two of the latest wake-ups measured beside it (the mock's and this reader's)
+    slack = 0.05 + 2 * late.worst_ms / 1000
     assert len(arrivals) == 10, arrivals
-    assert 0.1 <= arrivals[0] < 0.4, arrivals  # the first token after the latency
-    assert 0.1 + 9 * 0.05 <= arrivals[-1] < 1.5, arrivals  # the last one 9 intervals of 50 ms later
+    assert 0.1 <= arrivals[0] <= 0.1 + slack, (arrivals, late.worst_ms)  # the first token after the latency
+    assert 0.1 + 9 * 0.05 <= arrivals[-1] <= 0.1 + 9 * 0.05 + slack, arrivals  # the last one 9 intervals later
     assert len(set(arrivals)) >= 5, arrivals  # paced apart, not sent in one burst
     mock.close()  # the log arrives through a pipe: complete once the mock has stopped
     record = mock.requests[-1]
-    assert 99.9 <= record.latency_ms < 400 and 550 <= record.duration_ms < 1500, record
+    assert 99.9 <= record.latency_ms <= 100 + 1000 * slack, (record, late.worst_ms)
+    assert 550 <= record.duration_ms <= 550 + 1000 * slack, (record, late.worst_ms)
 
 
 def test_json_body_and_headers_are_recorded_without_the_key(mock_gateway):

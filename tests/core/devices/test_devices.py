@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import os
 import textwrap
-import time
 from pathlib import Path
 
 import pytest
@@ -30,6 +29,7 @@ from taotoken_cli.core.devices.probe import (
 from taotoken_cli.core.devices.routing import candidates, choose
 from taotoken_cli.core.devices.selection import selection_env_notes, sycl_filter_to_selector, visible_devices
 from tests.conftest import python_path
+from tests.timing import assert_within, fastest_s, timed
 
 
 def fake_package(root: Path, name: str, files: dict[str, str]) -> Path:
@@ -188,12 +188,13 @@ def test_hanging_probe_is_killed_at_its_timeout(tmp_path):
         def get_platforms():
             time.sleep(600)
         """})
-    started = time.monotonic()
-    report = probe_backend("opencl", timeout_s=1.5, env=env_with_path(root))
-    elapsed = time.monotonic() - started
+    # the reference beside it: a probe whose pyopencl answers at once (a child started, imported, reaped)
+    answers = fake_package(tmp_path / "answers", "pyopencl", {"__init__.py": "def get_platforms():\n    return []\n"})
+    reference = fastest_s(lambda: probe_backend("opencl", timeout_s=60, env=env_with_path(answers)))
+    report, elapsed = timed(probe_backend, "opencl", timeout_s=1.5, env=env_with_path(root))
     assert report.status == BROKEN and report.failure == "timeout"
     assert "killed" in report.message and "1.5 s" in report.message
-    assert elapsed < 10
+    assert_within(elapsed, 1.5, reference)
     pid = int(pidfile.read_text())
     with pytest.raises(ProcessLookupError):
         os.kill(pid, 0)

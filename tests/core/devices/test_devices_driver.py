@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import os
-import time
 from pathlib import Path
 
 import pytest
@@ -20,6 +19,7 @@ import pytest
 from taotoken_cli.core.devices.probe import BROKEN, NO_DEVICE, NO_DRIVER, PRESENT, probe_backend, probe_devices
 from taotoken_cli.core.devices.routing import choose
 from tests.conftest import flat, hidden_package, python_path
+from tests.timing import assert_within, fastest_s, timed
 
 H200_UUID = "GPU-00112233-4455-6677-8899-aabbccddee00"
 A100_UUID = "GPU-01122334-4556-6778-899a-abbccddeef01"
@@ -107,10 +107,11 @@ def test_a_library_that_is_no_cuda_driver_is_broken(driver_env, tmp_path, libcud
 
 
 def test_a_hung_driver_is_killed_at_the_timeout(driver_env):
-    started = time.monotonic()
-    report = probe_backend("cuda", timeout_s=1.5, env=driver_env(FAKE_CUDA_HANG="60"))
+    # the reference beside it: the same probe of a driver that answers at once
+    reference = fastest_s(lambda: probe_backend("cuda", timeout_s=60, env=driver_env(FAKE_CUDA_DEVICES="1")))
+    report, elapsed = timed(probe_backend, "cuda", timeout_s=1.5, env=driver_env(FAKE_CUDA_HANG="60"))
     assert report.status == BROKEN and report.failure == "timeout"
-    assert time.monotonic() - started < 30
+    assert_within(elapsed, 1.5, reference)
 
 
 # -- CUDA_VISIBLE_DEVICES, applied by the (stand-in) driver ----------------------------------------------------
