@@ -63,7 +63,7 @@ def report(name: str, data: dict, wall: float, cpu: float, code: int, knee: floa
               f"{step['goodput_per_s'] or 0:>8.2f} {ttft:>9} {errors:>7}  {'met' if step['meets_slo'] else 'missed'}")
     limited = [s["rate_limited"] for s in data["series"] if s["rate_limited"]]
     if limited:
-        top = max(limited, key=lambda f: f["at_per_s"])
+        top = max(limited, key=lambda f: f["share"])  # where the limit binds hardest (report.binding_limit)
         print(f"   finding: rate-limited at ~{top['at_per_s']:.2f} req/s ({sum(f['responses'] for f in limited):,} "
               f"429s in all, Retry-After {top['retry_after_s']:g} s honoured)")
     found, good = model["knee"], model["knee_goodput_per_s"]

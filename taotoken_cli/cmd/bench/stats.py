@@ -30,8 +30,9 @@ class TimeWindows:
 
     def __init__(self, width: float = 1.0) -> None:
         self.width = width
-        # index -> [requests, ok, failed, output tokens, latency, ttft, started, good]: ended in the window,
-        # except `started` (requests that started in it)
+        # index -> [requests, ok, failed, output tokens, latency, ttft, started, good, first]: ended in the window,
+        # except `started` (requests that started in it); `first`: when the window's first request ended (seconds
+        # from the start; inf while none has), so that a rate can be taken between two answers (report.steady)
         self.rows: dict[int, list[Any]] = {}
 
     def _row(self, at: float) -> list[Any]:
@@ -41,13 +42,15 @@ class TimeWindows:
             index = int(at / self.width)
         row = self.rows.get(index)
         if row is None:
-            row = self.rows[index] = [0, 0, 0, 0, Histogram(), Histogram(), 0, 0]
+            row = self.rows[index] = [0, 0, 0, 0, Histogram(), Histogram(), 0, 0, _NONE]
         return row
 
     def add(self, at: float, ok: bool, latency: float, ttft: float | None, tokens: int | None,
             good: bool = False) -> None:
         row = self._row(at)
         row[0] += 1
+        if at < row[8]:
+            row[8] = at
         if ok:
             row[1] += 1
             row[4].record(latency)
@@ -70,15 +73,17 @@ class TimeWindows:
         for index, row in old.items():
             self._merge_row(index // 2, row)
 
-    def _merge_row(self, index: int, row: list[Any]) -> None:
+    def _merge_row(self, index: int, row: list[Any], shift_s: float = 0.0) -> None:
         mine = self.rows.get(index)
+        first = row[8] + shift_s
         if mine is None:
-            self.rows[index] = [row[0], row[1], row[2], row[3], _copy(row[4]), _copy(row[5]), row[6], row[7]]
+            self.rows[index] = [row[0], row[1], row[2], row[3], _copy(row[4]), _copy(row[5]), row[6], row[7], first]
             return
         for i in (0, 1, 2, 3, 6, 7):
             mine[i] += row[i]
         mine[4].merge(row[4])
         mine[5].merge(row[5])
+        mine[8] = min(mine[8], first)
 
     def merge(self, other: TimeWindows, offset: float = 0.0) -> None:
         """Add `other`'s windows, shifted by `offset` seconds (a later repeat)."""
@@ -92,7 +97,7 @@ class TimeWindows:
                 self._coarsen()
                 factor, shift = round(self.width / other.width), int(offset / self.width + 0.5)
                 target = index // factor + shift
-            self._merge_row(target, row)
+            self._merge_row(target, row, shift * self.width)
 
     def to_state(self) -> dict[str, Any]:
         return {"width": self.width, "rows": {i: r[:4] + [r[4].to_state(), r[5].to_state()] + r[6:]
@@ -104,6 +109,9 @@ class TimeWindows:
         windows.rows = {int(i): r[:4] + [Histogram.from_state(r[4]), Histogram.from_state(r[5])] + r[6:]
                         for i, r in state["rows"].items()}
         return windows
+
+
+_NONE = float("inf")
 
 
 def _copy(hist: Histogram) -> Histogram:

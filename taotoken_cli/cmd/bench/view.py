@@ -9,7 +9,7 @@ from __future__ import annotations
 from functools import partial, reduce
 
 from taotoken_cli.cmd.bench.histogram import Histogram
-from taotoken_cli.cmd.bench.report import BenchReport, Distribution, ErrorLine, SeriesReport
+from taotoken_cli.cmd.bench.report import BenchReport, Distribution, ErrorLine, SeriesReport, binding_limit
 from taotoken_cli.cmd.bench.sweep import step_label
 from taotoken_cli.core.base.fix import Fix
 from taotoken_cli.core.base.i18n import N_, _, ngettext
@@ -342,7 +342,7 @@ def sweep_lines(report: BenchReport, model: dict, width: int) -> list[str]:
     limited = [report.series[step["series"]].rate_limited for step in model["steps"]
                if report.series[step["series"]].rate_limited is not None]
     if limited:
-        top = max(limited, key=lambda f: f["at_per_s"])
+        top = binding_limit(limited)
         lines += wrap(_("finding: rate-limited at ≈ {rate} req/s (429 with a retry hint from {n} of {steps} steps); "
                         "fix: stay under it, e.g. taotoken bench --rate {under:g}, or ask the gateway's owner "
                         "for a higher limit").format(rate=_num(top["at_per_s"]), n=len(limited),
