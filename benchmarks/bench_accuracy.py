@@ -128,7 +128,9 @@ def run_bench_timed(code: Path, root: str, *args: str, env: dict | None = None) 
         full_env.pop(name, None)
     cmd = [sys.executable, "-m", "taotoken_cli", "bench", "--base-url", root, "--json", *args]
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        proc = subprocess.Popen(cmd, env=full_env, stdout=out, stderr=err)
+        # cwd too: `python -m` puts the current directory first on sys.path, ahead of PYTHONPATH, so run from a
+        # checkout it would measure that checkout's code under both names
+        proc = subprocess.Popen(cmd, env=full_env, stdout=out, stderr=err, cwd=code)
         _, status, usage = os.wait4(proc.pid, 0)
         proc.returncode = os.waitstatus_to_exitcode(status)
         out.seek(0)

@@ -38,7 +38,7 @@ def sweep(root: str, step: str, spec: str) -> tuple[dict, float, float, int]:
            "--max-tokens", "64", "-z", step, "--sweep", spec, "--slo", "ttft:p95<600ms", "--json"]
     started = time.monotonic()
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        proc = subprocess.Popen(cmd, env=env, stdout=out, stderr=err)
+        proc = subprocess.Popen(cmd, env=env, stdout=out, stderr=err, cwd=REPO)  # `-m` reads the cwd first
         _, status, usage = os.wait4(proc.pid, 0)
         out.seek(0)
         err.seek(0)

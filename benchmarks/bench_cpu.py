@@ -94,7 +94,7 @@ def reference_main(spec: dict) -> None:
 def timed(cmd: list[str], env: dict) -> tuple[dict, float, float]:
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         started = time.monotonic()
-        proc = subprocess.Popen(cmd, env=env, stdout=out, stderr=err)
+        proc = subprocess.Popen(cmd, env=env, stdout=out, stderr=err, cwd=REPO)  # `-m` reads the cwd first
         _, status, usage = os.wait4(proc.pid, 0)
         wall = time.monotonic() - started
         out.seek(0)

@@ -53,7 +53,7 @@ def run_hey(url: str, n: int, c: int, body: Path) -> dict[str, float]:
 def run_bench(root: str, *args: str, model: str = "bench-model", rss: bool = False) -> tuple[dict, float | None]:
     env = dict(os.environ, PYTHONPATH=str(REPO), TAOTOKEN_API_KEY=KEY)
     cmd = [PY, "-m", "taotoken_cli", "bench", "--base-url", root, "-m", model, "--json", *args]
-    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO)
     peak = _watch_rss(proc) if rss else None
     out, err = proc.communicate()
     if proc.returncode not in (0,):
