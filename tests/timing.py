@@ -12,7 +12,9 @@ costs exactly its own work (start-up, imports, classifying, rendering) at this m
 
 For the CLI's start-up alone, `startup_s(cli)` times `taotoken --version`. On an idle machine a reference is a few
 hundred ms, so the bound stays tight enough to catch a deadline that is ignored; on a loaded one it grows with the
-load, as the command's own overhead does. `Oversleep` is the reference for a server that sleeps for its latency.
+load, as the command's own overhead does. `judged` adds the latest wake-up of a thread sleeping beside the run
+(`WakeUps`): a timeout is a timer, woken late on a loaded machine. `Oversleep` is the reference for a server (in a
+process of its own) that sleeps for its latency.
 """
 
 from __future__ import annotations
@@ -52,14 +54,43 @@ def timed(call: Callable[..., T], *args: object, **kwargs: object) -> tuple[T, f
 
 def judged(call: Callable[..., T], args: Callable[[str], Sequence[str]], base: str,
            **kwargs: object) -> tuple[T, float, float]:
-    """`call(*args(base), **kwargs)`, the seconds it took, and its reference measured just before: the same command
-    with a closed port on 127.0.0.1 for `base` (refused at once: what the command's own work costs now)."""
+    """`call(*args(base), **kwargs)`, the seconds it took, and its reference: the same command with a closed port on
+    127.0.0.1 for `base`, run just before (refused at once: what the command's own work costs now), plus the latest
+    wake-up of a thread of this process sleeping beside the run (a timeout is a timer, and a loaded machine, or the
+    test's own server threads holding the GIL, wake a timer late)."""
     from tests.rawserver import closed_port
 
     refused = f"http://127.0.0.1:{closed_port()}/api"
     reference = fastest_s(lambda: call(*args(refused), **kwargs))
-    result, elapsed = timed(call, *args(base), **kwargs)
-    return result, elapsed, reference
+    with WakeUps() as late:
+        result, elapsed = timed(call, *args(base), **kwargs)
+    return result, elapsed, reference + late.worst_s
+
+
+class WakeUps:
+    """The latest wake-up of a thread of this process that sleeps `seconds` at a time while the block runs."""
+
+    def __init__(self, seconds: float = 0.02) -> None:
+        import threading
+
+        self.seconds = seconds
+        self.worst_s = 0.0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._sample, daemon=True)
+
+    def _sample(self) -> None:
+        while not self._stop.is_set():
+            started = time.perf_counter()
+            time.sleep(self.seconds)
+            self.worst_s = max(self.worst_s, time.perf_counter() - started - self.seconds)
+
+    def __enter__(self) -> WakeUps:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
 
 
 def assert_within(elapsed_s: float, budget_s: float, reference_s: float, factor: float = OVERHEAD_FACTOR) -> None:

@@ -13,7 +13,7 @@ from taotoken_cli.cmd.doctor.context import DoctorContext
 from taotoken_cli.core.base.fix import Fix
 from taotoken_cli.core.base.i18n import _
 from taotoken_cli.core.diagnosis.context import DiagnosisContext
-from taotoken_cli.core.net.gateway import Gateway, Observation
+from taotoken_cli.core.net.gateway import Endpoints, Gateway, Observation
 
 
 @dataclass
@@ -103,7 +103,7 @@ def get(ctx: DoctorContext, url: str, *, trust_env: bool = True, auth: bool = Tr
 
 def models(ctx: DoctorContext, *, trust_env: bool = True) -> Observation:
     assert ctx.base_url is not None
-    return get(ctx, ctx.base_url + "/v1/models", trust_env=trust_env)
+    return get(ctx, Endpoints(ctx.base_url).models, trust_env=trust_env)
 
 
 def _send_once(ctx: DoctorContext, key: str, send: Callable[[Gateway, str], Observation]) -> Observation:

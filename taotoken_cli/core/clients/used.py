@@ -11,6 +11,7 @@ from taotoken_cli.core.base.i18n import _
 from taotoken_cli.core.base.masking import mask_key
 from taotoken_cli.core.clients import claude_code, cline, codex, gemini_cli, openclaw
 from taotoken_cli.core.clients.base import Machine
+from taotoken_cli.core.net.gateway import Endpoints
 
 ANTHROPIC_DEFAULT = "https://api.anthropic.com"
 OPENAI_DEFAULT = "https://api.openai.com/v1"
@@ -44,7 +45,7 @@ def claude(machine: Machine) -> Used:
                 settings_model = (file.data["model"], str(file.path))
                 break
     root = (base.value if base else ANTHROPIC_DEFAULT).rstrip("/")
-    return Used(root + "/v1/messages", _mask(key.value) if key else None,
+    return Used(Endpoints(root).messages, _mask(key.value) if key else None,
                 f"{key.name} ({key.where})" if key else None,
                 model.value if model else settings_model[0] if settings_model else None,
                 model.where if model else settings_model[1] if settings_model else None)

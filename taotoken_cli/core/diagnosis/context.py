@@ -18,6 +18,7 @@ from dataclasses import dataclass, field, fields, replace
 from typing import TYPE_CHECKING
 
 from taotoken_cli.core.base.fix import Command, Fix
+from taotoken_cli.core.net.urlform import OPENAI_V1
 
 if TYPE_CHECKING:
     from taotoken_cli.core.settings.loader import Settings
@@ -138,7 +139,7 @@ def context_for(*, base: str | None = None, url: str | None = None, settings: Se
 
     context = DiagnosisContext(shell=syntax(os.environ if env is None else env))
     if base:
-        context.base, context.openai_base = base, base + "/v1"
+        context.base, context.openai_base = base, OPENAI_V1.url(base)
         context.host = urlsplit(base).hostname or ""
     if settings is not None:
         context.model = settings.model.value or ""

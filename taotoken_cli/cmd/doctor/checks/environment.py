@@ -16,6 +16,7 @@ from taotoken_cli.core.base.masking import mask_key, unquoted_key
 from taotoken_cli.core.clients.base import ENV_SYSTEM_ROOT
 from taotoken_cli.core.clients.envvars import VARIABLES
 from taotoken_cli.core.net import hygiene
+from taotoken_cli.core.net.gateway import Endpoints
 from taotoken_cli.core.platform import system
 from taotoken_cli.core.platform.installer import add_package
 from taotoken_cli.core.settings import ENV_CONFIG, ENV_PROFILE, FIELDS, profile_table, read_config_file
@@ -221,7 +222,7 @@ def anthropic_vars(ctx: DoctorContext) -> Result:
         elif value.rstrip("/") != VARIABLES["ANTHROPIC_BASE_URL"].form.url(root):
             fails.append(_("ANTHROPIC_BASE_URL={value} is not the bare root: Claude Code and the Anthropic SDK "
                            "append /v1/messages and would call {url}").format(
-                value=value, url=value.rstrip("/") + "/v1/messages"))
+                value=value, url=Endpoints(value.rstrip("/")).messages))
             fixes.append(Fix.run(f"export ANTHROPIC_BASE_URL={root}"))
     for name in ("ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_API_KEY"):
         given = ctx.env.get(name)

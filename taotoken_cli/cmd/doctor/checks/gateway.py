@@ -15,7 +15,7 @@ from taotoken_cli.cmd.doctor.probes import Problem, diagnose
 from taotoken_cli.cmd.doctor.registry import check
 from taotoken_cli.core.base.fix import Command, Fix, config_set, texts
 from taotoken_cli.core.base.i18n import N_, _, ngettext
-from taotoken_cli.core.net.gateway import Observation
+from taotoken_cli.core.net.gateway import Endpoints, Observation
 
 SECTION = "Gateway"
 
@@ -43,9 +43,9 @@ def _alternatives(root: str) -> list[tuple[str, str]]:
     origin = f"{parts.scheme}://{parts.netloc}"
     out = [(root + "/models", "")]
     if parts.path.strip("/"):
-        out.append((origin + "/v1/models", origin))
+        out.append((Endpoints(origin).models, origin))
     if not parts.path.rstrip("/").endswith("/api"):
-        out.append((root + "/api/v1/models", root + "/api"))
+        out.append((Endpoints(root + "/api").models, root + "/api"))
     return out
 
 
@@ -54,16 +54,17 @@ def layout(ctx: DoctorContext) -> tuple[Result, bool]:
     def compute() -> tuple[Result, bool]:
         root = ctx.base_url
         assert root is not None
+        models_url = Endpoints(root).models
         obs = probes.models(ctx)
         problem = diagnose(ctx, obs, "models")
         if obs.error is None and problem is not None and problem.code and problem.code.startswith("proxy."):
             # the proxy answered itself: the gateway never saw the request, nothing here is about its layout
-            return Result.fail(_failed(f"{root}/v1/models", problem), code=problem.code, fixes=problem.fixes,
+            return Result.fail(_failed(models_url, problem), code=problem.code, fixes=problem.fixes,
                                details=problem.details, latency_ms=_ms(obs)), False
         if _looks_like_api(obs):
             answer = (_("{url} answers a model list ({ms} ms)") if obs.ok_status
                       else _("{url} answers HTTP {status} JSON ({ms} ms)"))
-            return Result.ok(answer.format(url=f"{root}/v1/models", status=obs.status, ms=f"{_ms(obs):.0f}"),
+            return Result.ok(answer.format(url=models_url, status=obs.status, ms=f"{_ms(obs):.0f}"),
                              latency_ms=_ms(obs)), True
         if obs.error is not None and problem is not None and problem.code == "url.plain_http":
             # Refused before connecting: the network is not the problem, the unencrypted key would be.
@@ -81,7 +82,7 @@ def layout(ctx: DoctorContext) -> tuple[Result, bool]:
             if "Timeout" in type(obs.error).__name__ and not any("doctor --timeout" in str(fix) for fix in fixes):
                 fixes.insert(0, Fix.of(_("on a slow link allow longer: {command}"),
                                        command=Command(f"taotoken doctor --timeout {max(30, ctx.timeout * 3):g}")))
-            return Result.fail(_failed(f"{root}/v1/models", problem), code=problem.code, fixes=fixes,
+            return Result.fail(_failed(models_url, problem), code=problem.code, fixes=fixes,
                                details=problem.details, latency_ms=_ms(obs)), False
         if obs.content_type == "text/html" or obs.body.lstrip()[:1] == b"<":
             seen = _("an HTML page")
@@ -89,7 +90,7 @@ def layout(ctx: DoctorContext) -> tuple[Result, bool]:
             seen = f"HTTP {obs.status} ({obs.content_type})"
         else:
             seen = _("HTTP {status} (no content type)").format(status=obs.status)
-        details = [f"GET {root}/v1/models → {seen}"]
+        details = [f"GET {models_url} → {seen}"]
         for url, new_root in _alternatives(root):
             alt = probes.get(ctx, url)
             details.append(f"GET {url} → " + (f"HTTP {alt.status}" if alt.status else probes.describe_error(alt)))
@@ -100,7 +101,7 @@ def layout(ctx: DoctorContext) -> tuple[Result, bool]:
                         details=details, fixes=[Fix.run(f"taotoken config set base_url {new_root}")],
                         code=problem.code if problem else None), False
                 return Result.fail(_("the server answers {url} but not {models}").format(
-                    url=url, models=f"{root}/v1/models"),
+                    url=url, models=models_url),
                     details=details + [_("Claude Code, Codex and Cline call <root>/v1/...; this server serves the "
                                          "OpenAI paths without /v1")],
                     fixes=[_("point the base URL at a root whose /v1/models answers (ask the gateway operator for "
@@ -108,7 +109,7 @@ def layout(ctx: DoctorContext) -> tuple[Result, bool]:
         fixes: list[Fix] = [Fix.of(_("set the base URL to the gateway's API root (for TaoToken: {command})"),
                                    command=config_set("base_url", "https://taotoken.net/api"))]
         fixes += [f for f in (problem.fixes if problem else []) if str(f) not in texts(fixes)]
-        return Result.fail(_("{url} answers {answer}, not the API").format(url=f"{root}/v1/models", answer=seen),
+        return Result.fail(_("{url} answers {answer}, not the API").format(url=models_url, answer=seen),
                            details=details, fixes=fixes, code=problem.code if problem else None,
                            latency_ms=_ms(obs)), False
 
