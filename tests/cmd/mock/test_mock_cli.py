@@ -143,8 +143,10 @@ def test_mock_process_has_the_gateway_interface_and_precise_latency(home):
     assert statuses == [200, 503, 200, 503] and gone.status == 503
     assert [r.response_model for r in records[:4]] == ["a-1"] * 4
     latencies = [r.latency_ms for r in records]
-    # never early; late by about what any process of this machine is late waking up now (3 ms on an idle one)
-    assert min(latencies) >= 50 and statistics.median(latencies) < 53 + 3 * late.ms, (latencies, late.ms)
+    # never early; late by about what any process of this machine is late waking up now (3 ms on an idle one): the
+    # median within two of the latest wake-ups measured beside it (one unlucky wake-up of the mock's is one request)
+    assert min(latencies) >= 50, latencies
+    assert statistics.median(latencies) < 53 + 2 * late.worst_ms, (latencies, late.ms, late.worst_ms)
     assert mock.summary().requests == 5 and "Traceback" not in mock.stderr
 
 
