@@ -17,7 +17,7 @@ pytestmark = pytest.mark.real_clients
 
 PROXY_PORT = 18766
 PROXY = f"http://127.0.0.1:{PROXY_PORT}"
-COMMANDS = {"claude-code": "claude", "codex": "codex", "cline": "cline"}
+COMMANDS = {"claude-code": "claude", "codex": "codex", "cline": "cline", "opencode": "opencode", "qwen-code": "qwen"}
 CASES = {
     "HTTPS_PROXY": {"HTTPS_PROXY": PROXY},
     "HTTP_PROXY": {"HTTP_PROXY": PROXY},

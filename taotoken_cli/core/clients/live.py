@@ -36,7 +36,7 @@ _TAIL = 4000  # characters kept of each output stream
 class LiveClient:
     """A client that can be run headless: its init target name, the command and what installs it."""
 
-    name: str  # the init target (claude-code | codex | cline)
+    name: str  # the init target (claude-code | codex | cline | opencode | qwen-code)
     label: str
     command: str  # the executable, looked up on the PATH the shell gives it
     package: str  # the npm package that provides it
@@ -51,16 +51,17 @@ class LiveClient:
 
 
 def _json_lines(text: str) -> list[dict]:
+    """The JSON objects a client printed, one a line (a line holding an array of them counts: Qwen Code's json)."""
     items = []
     for line in text.splitlines():
         line = line.strip()
-        if line.startswith("{"):
+        if line.startswith(("{", "[")):
             try:
                 item = json.loads(line)
             except ValueError:
                 continue
-            if isinstance(item, dict):
-                items.append(item)
+            items += [i for i in item if isinstance(i, dict)] if isinstance(item, list) else \
+                [item] if isinstance(item, dict) else []
     return items
 
 
@@ -166,6 +167,36 @@ def _openclaw_error(stdout: str, stderr: str) -> str | None:
                                  if "error" in line.lower() or "fail" in line.lower()))
 
 
+def _opencode_reply(stdout: str) -> str | None:
+    items = _json_lines(stdout)
+    if any(item.get("type") == "error" for item in items):
+        return None
+    texts = [item["part"]["text"] for item in items if item.get("type") == "text" and isinstance(item.get("part"), dict)
+             and isinstance(item["part"].get("text"), str)]
+    return "".join(texts) or None
+
+
+def _opencode_error(stdout: str, stderr: str) -> str | None:
+    for item in reversed(_json_lines(stdout)):
+        error = item.get("error") if item.get("type") == "error" else None
+        if isinstance(error, dict):
+            data = error.get("data") if isinstance(error.get("data"), dict) else {}
+            message = str(data.get("message") or error.get("name") or "").strip()
+            status = data.get("statusCode")
+            return f"{status} {message}" if isinstance(status, int) and str(status) not in message else message or None
+    return _last_lines(stderr)
+
+
+def _qwen_error(stdout: str, stderr: str) -> str | None:
+    for item in reversed(_json_lines(stdout)):
+        if item.get("type") == "result" and item.get("is_error"):
+            error = item.get("error") if isinstance(item.get("error"), dict) else {}
+            return str(error.get("message") or item.get("result") or item.get("subtype") or "").strip() or None
+    # stderr ends with the error as a JSON object printed over several lines; its message is the words
+    found = re.findall(r'"message":\s*"((?:[^"\\]|\\.)*)"', stderr)
+    return found[-1] if found else _last_lines(stderr)
+
+
 def _last_lines(text: str, count: int = 3) -> str | None:
     lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
     # bash -i without a terminal says so on stderr; that is the shell's, not the client's
@@ -192,6 +223,13 @@ LIVE_CLIENTS: tuple[LiveClient, ...] = (
     LiveClient("openclaw", "OpenClaw", "openclaw", "openclaw", "chat",
                lambda prompt: ["agent", "exec", "--json", prompt],
                _openclaw_reply, _openclaw_error),
+    LiveClient("opencode", "OpenCode", "opencode", "opencode-ai", "chat",
+               lambda prompt: ["run", "--format", "json", prompt],
+               _opencode_reply, _opencode_error),
+    # Qwen Code's json output is Claude Code's stream-json shape, as one array: its reply reads the same way
+    LiveClient("qwen-code", "Qwen Code", "qwen", "@qwen-code/qwen-code", "chat",
+               lambda prompt: ["--output-format", "json", prompt],
+               _claude_reply, _qwen_error),
 )
 BY_NAME = {client.name: client for client in LIVE_CLIENTS}
 

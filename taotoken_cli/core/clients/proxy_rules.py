@@ -1,9 +1,9 @@
 """Each client's real proxy rule, as data: which variables it reads for an http:// and an https:// gateway, whether
 it honours NO_PROXY, and whether a loopback gateway (127.0.0.1, localhost, ::1) goes direct without it.
 
-These are not httpx's rules (core.net.proxies decides taotoken's own requests): Claude Code and Cline are
-Bun-compiled programs with their own proxy set-up, Codex is Rust (reqwest), Gemini CLI and OpenClaw are Node
-programs that each install an undici proxy agent in their own way. Each rule was checked against the
+These are not httpx's rules (core.net.proxies decides taotoken's own requests): Claude Code, Cline and OpenCode are
+Bun-compiled programs with their own proxy set-up, Codex is Rust (reqwest), Gemini CLI, OpenClaw and Qwen Code are
+Node programs that each install an undici proxy agent in their own way. Each rule was checked against the
 real client by tests/real_clients/test_proxy_rules.py (the client run with a proxy in its environment that only
 records who connects, and the mock gateway on loopback; Gemini CLI and OpenClaw in the runs of
 test_real_gemini_openclaw.py, through a forwarding proxy); docs/clients.md has the versions and the findings.
@@ -104,4 +104,10 @@ RULES: dict[str, ProxyRule] = {
     "openclaw": ProxyRule("openclaw", "2026.9.6", ("http_proxy", "HTTP_PROXY"),
                           ("https_proxy", "HTTPS_PROXY", "http_proxy", "HTTP_PROXY"), ("no_proxy", "NO_PROXY"),
                           loopback_direct=False),
+    # OpenCode (a Bun-compiled binary, Bun's fetch): the scheme's own variable, like Cline.
+    "opencode": ProxyRule("opencode", "1.18.33", ("HTTP_PROXY", "http_proxy"), ("HTTPS_PROXY", "https_proxy"),
+                          _NO_PROXY, loopback_direct=False),
+    # Qwen Code (a fork of Gemini CLI; undici's EnvHttpProxyAgent): --proxy, settings.json `proxy`, else the first set
+    # of Gemini CLI's four, for http:// and https:// gateways alike; undici reads no_proxy before NO_PROXY.
+    "qwen-code": ProxyRule("qwen-code", "0.24.4", _GEMINI, _GEMINI, ("no_proxy", "NO_PROXY"), loopback_direct=False),
 }

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from taotoken_cli.core.base.i18n import _
 from taotoken_cli.core.base.masking import mask_key
-from taotoken_cli.core.clients import claude_code, cline, codex, gemini_cli, openclaw
+from taotoken_cli.core.clients import claude_code, cline, codex, gemini_cli, openclaw, opencode, qwen_code
 from taotoken_cli.core.clients.base import Machine
 from taotoken_cli.core.net.gateway import Endpoints
 
@@ -118,8 +118,21 @@ def openclaw_used(machine: Machine) -> Used:
                 model or None, f"agents.defaults.model.primary ({file.path})" if model else None)
 
 
+def opencode_used(machine: Machine) -> Used:
+    found = opencode.effective(machine)
+    chat = found.entry is not None and found.entry.get("npm", opencode.PROVIDER_NPM) == opencode.PROVIDER_NPM
+    return Used(found.base_url.rstrip("/") + "/chat/completions" if found.base_url and chat else found.base_url,
+                _mask(found.key), found.key_from, found.model, found.model_from)
+
+
+def qwen_used(machine: Machine) -> Used:
+    found = qwen_code.effective(machine)
+    return Used(found.base_url.rstrip("/") + "/chat/completions" if found.base_url else None, _mask(found.key),
+                found.key_from, found.model, found.model_from)
+
+
 READERS = {claude_code.NAME: claude, codex.NAME: codex_used, cline.NAME: cline_used, gemini_cli.NAME: gemini_used,
-           openclaw.NAME: openclaw_used}
+           openclaw.NAME: openclaw_used, opencode.NAME: opencode_used, qwen_code.NAME: qwen_used}
 
 
 def used_by(name: str, machine: Machine) -> Used:

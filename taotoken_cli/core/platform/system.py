@@ -74,6 +74,22 @@ _FACTS = {
 }
 
 
+# Where other clients keep system-wide (administrator) files, under the system root, per OS: client -> kind -> path.
+# The BSDs and other Unixes use the Linux location.
+_MANAGED = {
+    "opencode": {LINUX: "etc/opencode", MACOS: "Library/Application Support/opencode",
+                 WINDOWS: "ProgramData/opencode"},  # a folder: opencode.json / opencode.jsonc
+    "qwen-code": {LINUX: "etc/qwen-code/settings.json", MACOS: "Library/Application Support/QwenCode/settings.json",
+                  WINDOWS: "ProgramData/qwen-code/settings.json"},
+}
+
+
+def managed_path(client: str, kind: str | None = None) -> str:
+    """A client's system-wide file or folder on this OS (or on `kind`), relative to the system root."""
+    table = _MANAGED[client]
+    return table.get(kind or current().kind, table[LINUX])
+
+
 def kind_of(platform_name: str) -> str:
     """`sys.platform` -> one of LINUX, MACOS, WINDOWS, POSIX."""
     if platform_name.startswith("linux"):

@@ -16,7 +16,7 @@ from taotoken_cli.core.base.errors import InputError
 from taotoken_cli.core.base.fix import Command, Fix
 from taotoken_cli.core.base.i18n import N_, _
 from taotoken_cli.core.base.masking import unquoted_key
-from taotoken_cli.core.clients import CLIENTS, claude_code, cline, codex
+from taotoken_cli.core.clients import CLIENTS, claude_code, cline, codex, opencode, qwen_code
 from taotoken_cli.core.clients.base import ClientState, ConfigFile
 from taotoken_cli.core.files.fsutil import is_world_readable, private_fix
 from taotoken_cli.core.net import hygiene
@@ -161,6 +161,8 @@ def claude_url_why(value: str) -> Callable[[str, list[str]], str]:
 CLAUDE_FORM = UrlForm("Claude Code", claude_code.URL_FORM, N_("bare root"), trims=True)
 CODEX_FORM = UrlForm("Codex", codex.URL_FORM, N_("root + /v1"))
 CLINE_FORM = UrlForm("Cline", cline.URL_FORM, N_("root + /v1"), same_root_fix=Fix.run("taotoken init"))
+OPENCODE_FORM = UrlForm("OpenCode", opencode.URL_FORM, N_("root + /v1"), same_root_fix=Fix.run("taotoken config sync"))
+QWEN_FORM = UrlForm("Qwen Code", qwen_code.URL_FORM, N_("root + /v1"), same_root_fix=Fix.run("taotoken config sync"))
 
 
 def client_base_url_result(ctx: DoctorContext, label: str, value: str, form: UrlForm, *,
