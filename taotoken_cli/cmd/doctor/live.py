@@ -20,7 +20,9 @@ _EXPLAINERS = {"claude-code": ("claude.", "env.anthropic", "net."),
                "codex": ("codex.", "env.openai", "env.proxy", "net."),
                "cline": ("cline.", "env.proxy", "net."),
                "gemini-cli": ("gemini.", "env.proxy", "net."),
-               "openclaw": ("openclaw.", "env.proxy", "net.")}
+               "openclaw": ("openclaw.", "env.proxy", "net."),
+               "opencode": ("opencode.", "env.proxy", "net."),
+               "qwen-code": ("qwen.", "env.proxy", "net.")}
 
 
 def live_check(client: live.LiveClient) -> Check:

@@ -49,7 +49,7 @@ def init(
     key_stdin: bool = typer.Option(False, "--key-stdin", help=_("Read the API key from stdin.")),
     target: list[str] = typer.Option([], "--target", metavar="TARGET", autocompletion=complete_init_targets,
                                      help=_("claude-code, codex, cline, gemini-cli (only where the gateway serves the "
-                                       "Gemini API), openclaw, cc-switch, shell, mcp "
+                                       "Gemini API), openclaw, opencode, qwen-code, cc-switch, shell, mcp "
                                        "(MCP servers that point at TaoToken) or project-env (.env.taotoken here) "
                                        "(repeatable; default: the clients detected here). Own config: always.")),
     all_targets: bool = typer.Option(False, "--all", help=_("Write every target (project-env only when named).")),

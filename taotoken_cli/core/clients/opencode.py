@@ -211,6 +211,11 @@ def plan(triple: Triple, machine: Machine, options: PlanOptions = PlanOptions())
     if isinstance(data.get("disabled_providers"), list) and PROVIDER_ID in data["disabled_providers"]:
         result.warnings.append(_("{path} lists {name} in disabled_providers: OpenCode ignores it until you remove "
                                  "it from there").format(path=where.config, name=PROVIDER_ID))
+    reference = (old_entry.get("options") or {}).get("apiKey") if isinstance(old_entry.get("options"), dict) else None
+    if isinstance(reference, str) and not key_in_config:
+        result.warnings.append(_("{name} in {path} is {value}: OpenCode sends what that gives, not the key stored in "
+                                 "{auth}; remove it there to use that one").format(
+            name=f"provider.{PROVIDER_ID}.options.apiKey", path=where.config, value=reference, auth=where.auth))
     result.add(json_change(file, data, target=NAME, summary=summary, secret=key_in_config))
     if not key_in_config:
         result.extend(_plan_auth(triple, where))
