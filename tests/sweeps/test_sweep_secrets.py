@@ -156,6 +156,9 @@ SECRET_FILES = (
     re.compile(r"\.gemini/\.env$"),  # init --all against a gateway serving the Gemini API
     re.compile(r"\.openclaw/openclaw\.json$"),
     re.compile(r"\.cc-switch/config\.json$"),
+    re.compile(r"\.local/share/opencode/auth\.json$"),
+    re.compile(r"\.config/opencode/opencode\.jsonc?$"),  # only when the user keeps the key there (options.apiKey)
+    re.compile(r"\.qwen/settings\.json$"),
 )
 
 
