@@ -45,7 +45,8 @@ def test_a_fresh_init_is_clean(run, home: Path) -> None:
     checks = {c["id"]: c for c in json.loads(result.stdout)["checks"]}
     assert {c: checks[c]["status"] for c in checks} == {c: "ok" for c in (
         "opencode.config", "opencode.base_url", "opencode.key", "qwen.settings", "qwen.base_url", "qwen.key")}
-    assert checks["opencode.key"]["message"] == f"{mask_key(SENTINEL_KEY)} (from {home}/.local/share/opencode/auth.json)"
+    auth = home / ".local/share/opencode/auth.json"
+    assert checks["opencode.key"]["message"] == f"{mask_key(SENTINEL_KEY)} (from {auth})"
 
 
 def test_opencode_stale_key_wrong_url_form_and_a_missing_model_are_repaired(run, home: Path) -> None:

@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from taotoken_cli.cmd.doctor.context import DoctorContext
-from taotoken_cli.core.clients import claude_code, cline, codex
+from taotoken_cli.core.clients import claude_code, cline, codex, opencode, qwen_code
 from taotoken_cli.core.clients.base import Machine, PlanOptions, Triple
 from taotoken_cli.core.files import fileplan
 from taotoken_cli.core.settings import Overrides
@@ -251,3 +251,49 @@ def test_shell_rc_changes_only_the_marked_line(lines, newline, final) -> None:
         if "\n" in text and newline == "\r\n":  # (a one-line file without a newline shows no line ending)
             assert "\n" not in after.replace("\r\n", "")
     assert with_marked_line(after, line) == after
+
+
+@EXAMPLES
+@given(data=st.data(), entry=st.fixed_dictionaries({}, optional={
+    "npm": st.just("@ai-sdk/openai-compatible"), "name": st.just("My TaoToken"),
+    "options": st.fixed_dictionaries({}, optional={"baseURL": st.sampled_from([ROOT, ROOT + "/v1"]),
+                                                   "apiKey": st.sampled_from([KEY, "sk-old0123456789abcdefghij"]),
+                                                   "timeout": st.just(30)}),
+    "models": st.just({"gpt-4.1": {"name": "é"}})}), others=st.booleans(), model=st.sampled_from([None, "x/y"]))
+def test_opencode_plan_changes_only_its_provider_and_model(data, entry, others, model) -> None:
+    providers = {"taotoken": entry} if entry else {}
+    if others:
+        providers["ollama"] = {"options": {"baseURL": "http://localhost:11434/v1"}, "models": {"llama3": {}}}
+    planted = {"provider": providers, **({"model": model} if model else {})}
+    text = data.draw(document(planted, comments=True))
+    with tempfile.TemporaryDirectory() as tmp:
+        home = Path(tmp)
+        path = write(home / ".config" / "opencode" / "opencode.json", text)
+        plan = opencode.plan(TRIPLE, machine(home))
+        after = {c.path: c.after.decode("utf-8") for c in plan.changes}
+        assert_faithful(text, after[path], [("provider", "taotoken"), ("model",)], allow_comments=True)
+        apply_and_undo(plan, home, {path: text.encode()})
+
+
+@EXAMPLES
+@given(data=st.data(), env=st.dictionaries(st.sampled_from(["TAOTOKEN_API_KEY", "DASHSCOPE_API_KEY"]),
+                                           st.sampled_from([KEY, "sk-old0123456789abcdefghij"]), max_size=2),
+       entries=st.lists(st.sampled_from([
+           {"id": "qwen3-coder-plus", "baseUrl": "https://dashscope.aliyuncs.com/compatible-mode/v1",
+            "envKey": "DASHSCOPE_API_KEY"},
+           {"id": "gpt-4o-mini", "baseUrl": ROOT, "envKey": "TAOTOKEN_API_KEY"}]), max_size=2, unique_by=str),
+       auth=st.sampled_from([None, {"selectedType": "qwen-oauth"}, {"selectedType": "openai", "apiKey": "sk-x"}]),
+       version=st.booleans())
+def test_qwen_code_plan_changes_only_its_entries(data, env, entries, auth, version) -> None:
+    planted = {**({"$version": 4} if version else {}), "env": env, "modelProviders": {"openai": entries},
+               **({"security": {"auth": auth}} if auth else {}), "model": {"name": "qwen3-coder-plus"}}
+    text = data.draw(document(planted, comments=True))
+    with tempfile.TemporaryDirectory() as tmp:
+        home = Path(tmp)
+        path = write(home / ".qwen" / "settings.json", text)
+        plan = qwen_code.plan(TRIPLE, machine(home))
+        after = plan.changes[0].after.decode("utf-8")
+        assert_faithful(text, after, [("$version",), ("env", "TAOTOKEN_API_KEY"), ("modelProviders", "openai"),
+                                      ("security", "auth", "selectedType"), ("model", "name"), ("model", "baseUrl")],
+                        allow_comments=True)
+        apply_and_undo(plan, home, {path: text.encode()})

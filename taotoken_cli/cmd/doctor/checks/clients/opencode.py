@@ -88,10 +88,8 @@ def opencode_config(ctx: DoctorContext, oc: OpenCode) -> Result:
                       '"Model not found"').format(model=repr(model_id), provider=pid),
                     fixes=[_INIT], repairs=[json_repair(file, _("add {model} to provider.{provider}.models").format(
                         model=repr(model_id), provider=pid), add, allow_comments=True)] if file else [])
-    if ctx.model and model_id != ctx.model and pid == opencode_client.PROVIDER_ID:
-        # a stale copy: config.copies names it too, and `config sync` (or doctor --fix there) rewrites it
-        issues.warn(_("model {model} ({path}) differs from taotoken's model {ours}").format(
-            model=repr(model_id), path=found.model_from, ours=repr(ctx.model)), fixes=[Fix.run("taotoken config sync")])
+    if ctx.model and model_id != ctx.model:  # a stale copy is config.copies' finding (it knows which side is right)
+        issues.details.append(_("model {model} (taotoken's model is {ours})").format(model=model_id, ours=ctx.model))
     return issues.result(_("{path}: model {model}").format(path=found.model_from, model=found.model))
 
 

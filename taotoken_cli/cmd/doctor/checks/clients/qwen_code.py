@@ -104,11 +104,8 @@ def qwen_settings(ctx: DoctorContext, qwen: Qwen) -> Result:
     if found.entry is None:
         issues.details.append(_("no modelProviders.openai entry has id {model}: the key and URL come from "
                                 "OPENAI_API_KEY / OPENAI_BASE_URL or security.auth").format(model=repr(found.model)))
-    if ctx.model and found.model != ctx.model and found.entry is not None and \
-            found.entry.get("envKey") == qwen_client.ENV_KEY:
-        fixes = [Fix.run("taotoken config sync")]
-        issues.warn(_("model {model} ({source}) differs from taotoken's model {ours}").format(
-            model=repr(found.model), source=found.model_from, ours=repr(ctx.model)), fixes=fixes)
+    if ctx.model and found.model != ctx.model:  # a stale copy is config.copies' finding (it knows which side is right)
+        issues.details.append(_("model {model} (taotoken's model is {ours})").format(model=found.model, ours=ctx.model))
     return issues.result(_("{path}: model {model} ({type})").format(path=settings.path, model=found.model,
                                                                     type=found.auth_type))
 
