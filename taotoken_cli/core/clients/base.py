@@ -10,6 +10,7 @@ must edit is broken). `taotoken_cli.core.clients.CLIENTS` lists them.
 
 from __future__ import annotations
 
+import copy
 import functools
 import os
 import shutil
@@ -170,6 +171,16 @@ class LayeredClient(Client, Protocol):
 
     def plan_over(self, triple: Triple, machine: Machine, options: PlanOptions,
                   planned: Mapping[Path, bytes]) -> Plan: ...
+
+
+def deep_merge(base: dict, over: dict) -> dict:
+    """`over` merged into a copy of `base` key by key, objects recursively, anything else replaced: how OpenCode and
+    Qwen Code merge their config layers."""
+    out = dict(base)
+    for key, value in over.items():
+        out[key] = deep_merge(out[key], value) if isinstance(value, dict) and isinstance(out.get(key), dict) \
+            else copy.deepcopy(value)
+    return out
 
 
 def environ(env: Mapping[str, str] | None) -> Mapping[str, str]:

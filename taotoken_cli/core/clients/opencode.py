@@ -37,6 +37,7 @@ from taotoken_cli.core.clients.base import (
     Machine,
     PlanOptions,
     Triple,
+    deep_merge,
     detect_by,
     json_change,
     read_json,
@@ -268,13 +269,6 @@ def _substitute(value: Any, env: dict[str, str]) -> Any:
     return value
 
 
-def _merge(base: dict, over: dict) -> dict:
-    out = dict(base)
-    for key, value in over.items():
-        out[key] = _merge(out[key], value) if isinstance(value, dict) and isinstance(out.get(key), dict) else value
-    return out
-
-
 def sources(machine: Machine, state: ClientState) -> list[tuple[str, str, Any]]:
     """(role, where, parsed content) of every config OpenCode merges here, lowest first: the files (`layers`), the
     global file init writes even when it does not exist yet, and $OPENCODE_CONFIG_CONTENT."""
@@ -312,7 +306,7 @@ def effective(machine: Machine, state: ClientState | None = None) -> Effective:
                 written_key[name] = (str(options["apiKey"]), where)
         if role != "global" and ("model" in data or "provider" in data):
             overridden.append((where, ", ".join(k for k in ("model", "provider") if k in data)))
-        merged = _merge(merged, _substitute(data, env))
+        merged = deep_merge(merged, _substitute(data, env))
     model = merged.get("model") if isinstance(merged.get("model"), str) else None
     provider_id = model.split("/", 1)[0] if model and "/" in model else None
     entry = provider_entry(merged, provider_id) if provider_id else None

@@ -36,6 +36,7 @@ from taotoken_cli.core.clients.base import (
     Machine,
     PlanOptions,
     Triple,
+    deep_merge,
     detect_by,
     json_change,
     read_json,
@@ -231,17 +232,9 @@ def merged_settings(state: ClientState) -> tuple[dict, dict[str, str]]:
             if key == "modelProviders" or not isinstance(value, dict) or not isinstance(merged.get(key), dict):
                 merged[key] = copy.deepcopy(value)
             else:
-                merged[key] = _deep_merge(merged[key], value)
+                merged[key] = deep_merge(merged[key], value)
             origin[key] = str(file.path)
     return merged, origin
-
-
-def _deep_merge(base: dict, over: dict) -> dict:
-    out = dict(base)
-    for key, value in over.items():
-        out[key] = _deep_merge(out[key], value) if isinstance(value, dict) and isinstance(out.get(key), dict) \
-            else copy.deepcopy(value)
-    return out
 
 
 def env_sources(state: ClientState, env: Mapping[str, str]) -> dict[str, tuple[str, str]]:

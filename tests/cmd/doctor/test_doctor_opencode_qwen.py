@@ -124,3 +124,12 @@ def test_qwen_not_using_an_openai_provider_is_a_warning(run, home: Path) -> None
     assert_finding(result, "qwen.settings", "warn", "taotoken init --target qwen-code")
     assert "auth type 'qwen-oauth'" in result.stdout
     assert "[-] Qwen Code base URL" in result.stdout
+
+
+def test_a_config_file_that_does_not_parse_names_its_line(run, home: Path) -> None:
+    write(home / ".config/opencode/opencode.json", '{\n  "model": "taotoken/x"\n  "theme": "y"\n}\n')
+    write(home / ".qwen/settings.json", '{\n  // fine\n  "model": {"name": }\n}\n')
+    result = doctor(run, "--check", "opencode.config", "--check", "qwen.settings")
+    text = assert_finding(result, "opencode.config", "fail")
+    assert f"{home}/.config/opencode/opencode.json:3:" in text
+    assert f"{home}/.qwen/settings.json:3:" in assert_finding(result, "qwen.settings", "fail")

@@ -15,7 +15,7 @@ from taotoken_cli.cmd.doctor.registry import check
 from taotoken_cli.core.base.errors import InputError
 from taotoken_cli.core.base.fix import Command, Fix
 from taotoken_cli.core.base.i18n import N_, _
-from taotoken_cli.core.base.masking import unquoted_key
+from taotoken_cli.core.base.masking import mask_key, unquoted_key
 from taotoken_cli.core.clients import CLIENTS, claude_code, cline, codex, opencode, qwen_code
 from taotoken_cli.core.clients.base import ClientState, ConfigFile
 from taotoken_cli.core.files.fsutil import is_world_readable, private_fix
@@ -192,6 +192,28 @@ def client_base_url_result(ctx: DoctorContext, label: str, value: str, form: Url
             label=label, url=form.url(ctx.base_url)),
             fixes=[form.same_root_fix or Fix.of(_(SAME_ROOT_FIX), command=Command("taotoken init"))])
     return Result.ok(_("{url} ({form}, as {client} needs)").format(url=wanted, form=_(form.name), client=form.client))
+
+
+def sent_key(issues: Issues, ctx: DoctorContext, client: str, key: str, source: str,
+             repair: Callable[[str], Repair | None], *, other_fix: Fix | str, compare: bool = True,
+             unrepairable: Callable[[], None] | None = None) -> Result:
+    """The key a client will send (`source`: where it comes from), judged: whitespace around it fails, a key that is
+    not taotoken's warns (`compare`: the client uses TaoToken's provider); `repair(value)` is the `doctor --fix` edit
+    that writes `value` where the key lives (None where none can: `other_fix` is then the fix, or `unrepairable`
+    reports it its own way). Returns the ok result naming the key, masked."""
+    if key != key.strip():
+        fix = repair(key.strip())
+        issues.fail(_("the key from {source} has whitespace or a newline around it").format(source=source),
+                    fixes=[Fix.run("taotoken doctor --fix") if fix else other_fix], repairs=[fix] if fix else [])
+    elif compare and ctx.api_key and key != ctx.api_key:
+        fix = repair(ctx.api_key)
+        if fix is None and unrepairable is not None:
+            unrepairable()
+        else:
+            issues.warn(_("{client} sends {key} (from {source}), not taotoken's key {ours}").format(
+                client=client, key=mask_key(key), source=source, ours=mask_key(ctx.api_key)),
+                fixes=[Fix.run("taotoken config sync") if fix else other_fix], repairs=[fix] if fix else [])
+    return issues.result(_("{key} (from {source})").format(key=mask_key(key), source=source))
 
 
 def and_join(items: list[str]) -> str:

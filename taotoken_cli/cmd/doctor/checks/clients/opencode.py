@@ -14,14 +14,15 @@ from taotoken_cli.cmd.doctor.checks.clients.common import (
     client_state,
     installed,
     json_repair,
+    parse_failure,
     permissions,
+    sent_key,
     unless,
 )
 from taotoken_cli.cmd.doctor.context import DoctorContext
 from taotoken_cli.cmd.doctor.model import Issues, Repair, Result
 from taotoken_cli.core.base.fix import Command, Fix
 from taotoken_cli.core.base.i18n import N_, _
-from taotoken_cli.core.base.masking import mask_key
 from taotoken_cli.core.clients import opencode as opencode_client
 from taotoken_cli.core.clients.base import ClientState
 
@@ -56,9 +57,7 @@ def _editable(ctx: DoctorContext, where: str | None) -> Path | None:
 @client_check("opencode.config", N_("OpenCode config"), opencode_found)
 def opencode_config(ctx: DoctorContext, oc: OpenCode) -> Result:
     if oc.broken:
-        first = oc.broken[0].error
-        return Result.fail(_("{path} does not parse: OpenCode stops at start").format(path=first.path) + ": " +
-                           first.message, fixes=[first.fix] if first.fix else [])
+        return parse_failure(oc.broken[0])
     found, pid = oc.found, oc.found.provider_id
     if found.model is None:
         return Result.warn(_("no model is set: OpenCode starts with the last model it used, not the gateway's"),
@@ -150,13 +149,5 @@ def opencode_key(ctx: DoctorContext, oc: OpenCode) -> Result:
         return json_repair(path, _("set {name}").format(name=f"provider.{pid}.options.apiKey"), edit_config,
                            secret=True, allow_comments=True)
 
-    if found.key != found.key.strip():
-        repair = set_key(found.key.strip())
-        issues.fail(_("the key from {source} has whitespace or a newline around it").format(source=found.key_from),
-                    fixes=[Fix.run("taotoken doctor --fix") if repair else _INIT], repairs=[repair] if repair else [])
-    elif ctx.api_key and found.key != ctx.api_key and pid == opencode_client.PROVIDER_ID:
-        repair = set_key(ctx.api_key)
-        issues.warn(_("OpenCode sends {key} (from {source}), not taotoken's key {ours}").format(
-            key=mask_key(found.key), source=found.key_from, ours=mask_key(ctx.api_key)),
-            fixes=[Fix.run("taotoken config sync") if repair else _INIT], repairs=[repair] if repair else [])
-    return issues.result(_("{key} (from {source})").format(key=mask_key(found.key), source=found.key_from))
+    return sent_key(issues, ctx, opencode_client.LABEL, found.key, found.key_from or "", set_key, other_fix=_INIT,
+                    compare=pid == opencode_client.PROVIDER_ID)

@@ -14,7 +14,9 @@ from taotoken_cli.cmd.doctor.checks.clients.common import (
     client_state,
     installed,
     json_repair,
+    parse_failure,
     permissions,
+    sent_key,
     unless,
 )
 from taotoken_cli.cmd.doctor.context import DoctorContext
@@ -76,9 +78,7 @@ def _edit_entry(qwen: Qwen, field: str, value: str, description: str) -> Repair:
 def qwen_settings(ctx: DoctorContext, qwen: Qwen) -> Result:
     broken = _broken(qwen)
     if broken:
-        error = broken[0].error
-        return Result.fail(_("{path} does not parse: Qwen Code stops at start").format(path=error.path) + ": " +
-                           error.message, fixes=[error.fix] if error.fix else [])
+        return parse_failure(broken[0])
     settings, found = qwen.settings, qwen.found
     issues = Issues()
     permissions(issues, settings, holds_key="env" in (settings.data or {}) or "apiKey" in str(settings.data))
@@ -153,24 +153,15 @@ def qwen_key(ctx: DoctorContext, qwen: Qwen) -> Result:
         return json_repair(qwen.settings.path, _("set {name}").format(name=f"env.{variable}"), edit, secret=True,
                            allow_comments=True)
 
-    if found.key != found.key.strip():
-        repair = set_key(found.key.strip())
-        issues.fail(_("the key from {source} has whitespace or a newline around it").format(source=found.key_from),
-                    fixes=[Fix.run("taotoken doctor --fix") if repair else
-                           _("remove the whitespace in {source}").format(source=found.key_from)],
-                    repairs=[repair] if repair else [])
-    elif ctx.api_key and found.key != ctx.api_key and variable == qwen_client.ENV_KEY:
-        repair = set_key(ctx.api_key)
+    def wins_over_settings() -> None:  # a .env file (or an export) wins over the settings: it must go, or hold the key
         where = found.key_from or ""
-        if repair:
-            issues.warn(_("Qwen Code sends {key} (from {source}), not taotoken's key {ours}").format(
-                key=mask_key(found.key), source=where, ours=mask_key(ctx.api_key)),
-                fixes=[Fix.run("taotoken config sync")], repairs=[repair])
-        else:  # a .env file wins over the settings: it must go, or hold the right key
-            path = Path(where) if not where.startswith(("$", "env.")) else None
-            issues.fail(_("Qwen Code sends {key} from {source}, which wins over {settings}: not taotoken's key "
-                          "{ours}").format(key=mask_key(found.key), source=where, settings=qwen.settings.path,
-                                           ours=mask_key(ctx.api_key)),
-                        fixes=[_("delete the {variable}= line from {path}").format(variable=variable, path=path)
-                               if path else _("unset {variable} where it is exported").format(variable=variable)])
-    return issues.result(_("{key} (from {source})").format(key=mask_key(found.key), source=found.key_from))
+        path = Path(where) if not where.startswith(("$", "env.")) else None
+        issues.fail(_("Qwen Code sends {key} from {source}, which wins over {settings}: not taotoken's key "
+                      "{ours}").format(key=mask_key(found.key), source=where, settings=qwen.settings.path,
+                                       ours=mask_key(ctx.api_key)),
+                    fixes=[_("delete the {variable}= line from {path}").format(variable=variable, path=path)
+                           if path else _("unset {variable} where it is exported").format(variable=variable)])
+
+    return sent_key(issues, ctx, qwen_client.LABEL, found.key, found.key_from or "", set_key,
+                    other_fix=_("remove the whitespace in {source}").format(source=found.key_from),
+                    compare=variable == qwen_client.ENV_KEY, unrepairable=wins_over_settings)
