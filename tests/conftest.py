@@ -34,7 +34,8 @@ REPO = Path(__file__).resolve().parent.parent
 SENTINEL_KEY = "sk-SENTINELkey0123456789abcdefWXYZ"
 
 # Variables that would make a test depend on the developer's machine.
-_SCRUB_PREFIXES = ("TAOTOKEN_", "OPENAI_", "ANTHROPIC_", "CLAUDE_", "CODEX_", "CLINE_", "CC_SWITCH")
+_SCRUB_PREFIXES = ("TAOTOKEN_", "OPENAI_", "ANTHROPIC_", "CLAUDE_", "CODEX_", "CLINE_", "CC_SWITCH", "OPENCODE_",
+                   "QWEN_")
 _SCRUB = {"HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY", "http_proxy", "https_proxy", "all_proxy",
           "no_proxy", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME", "FORCE_COLOR",
           "CUDA_VISIBLE_DEVICES", "ONEAPI_DEVICE_SELECTOR", "SYCL_DEVICE_FILTER", "SSL_CERT_FILE", "SHELL"}

@@ -15,7 +15,8 @@ from taotoken_cli.core.platform import permissions, system
 from taotoken_cli.core.platform.system import sandbox_env
 
 # Variables that would point a step at the real machine's configs, keys or proxies.
-_SCRUB_PREFIXES = ("TAOTOKEN_", "OPENAI_", "ANTHROPIC_", "CLAUDE_", "CODEX_", "CLINE_", "CC_SWITCH", "XDG_")
+_SCRUB_PREFIXES = ("TAOTOKEN_", "OPENAI_", "ANTHROPIC_", "CLAUDE_", "CODEX_", "CLINE_", "CC_SWITCH", "XDG_",
+                   "OPENCODE_", "QWEN_")
 _SCRUB_NAMES = {"http_proxy", "https_proxy", "all_proxy", "no_proxy", "ftp_proxy", "socks_proxy",
                 "ssl_cert_file", "requests_ca_bundle", "curl_ca_bundle", "pythonstartup", "force_color"}
 

@@ -48,7 +48,7 @@ def test_doctor_live_skips_clients_that_are_not_installed(cli, home, tmp_path):
     own_config(home, "http://127.0.0.1:9/api", key=SENTINEL_KEY)
     result = cli("doctor", "--live", "--check", "config", "-v", env={"PATH": str(tmp_path)}).assert_clean()
     for label, package in (("Claude Code", "@anthropic-ai/claude-code"), ("Codex", "@openai/codex"),
-                           ("Cline", "cline")):
+                           ("Cline", "cline"), ("OpenCode", "opencode-ai"), ("Qwen Code", "@qwen-code/qwen-code")):
         assert f"{label} is not installed: npm install -g {package}" in result.stdout
     assert "sends one small request" not in result.output  # nothing runs, so nothing is announced
 
@@ -64,6 +64,29 @@ def test_the_clients_own_error_text_is_read_from_their_output():
     profile = live.LiveRun(live.BY_NAME["codex"], "/bin/codex", exit_code=1,
                            stderr="Error loading config.toml: legacy profile `work` is no longer supported")
     assert live.outcome(profile) == (live.REFUSED_TO_START, None)
+
+
+# What OpenCode 1.18.33 and Qwen Code 0.24.4 printed for a gateway that refused the key (their real output, from a
+# run against the mock, trimmed to the lines that matter).
+OPENCODE_401 = json.dumps({"type": "error", "sessionID": "ses_1", "error": {"name": "APIError", "data": {
+    "message": "Invalid token (request id: 2026120420532700000001mock)", "statusCode": 401, "isRetryable": False}}})
+QWEN_401 = json.dumps([{"type": "system", "subtype": "init"}, {
+    "type": "result", "subtype": "error_during_execution", "is_error": True,
+    "error": {"message": "[API Error: 401 Invalid token (request id: 2026120420534600000001mock)]"}}])
+OPENCODE_OK = "\n".join(json.dumps(item) for item in (
+    {"type": "step_start", "part": {"type": "step-start"}}, {"type": "text", "part": {"type": "text", "text": "OK"}},
+    {"type": "step_finish", "part": {"type": "step-finish", "reason": "stop"}}))
+QWEN_OK = json.dumps([{"type": "system", "subtype": "init"}, {"type": "result", "subtype": "success",
+                                                              "is_error": False, "result": "OK"}])
+
+
+def test_opencode_and_qwen_code_answers_and_errors_are_read_from_their_json():
+    for name, ok, refused in (("opencode", OPENCODE_OK, OPENCODE_401), ("qwen-code", QWEN_OK, QWEN_401)):
+        answered = live.LiveRun(live.BY_NAME[name], "/bin/x", exit_code=0, stdout=ok)
+        assert answered.ok and answered.reply == "OK" and live.outcome(answered) == (live.ANSWERED, 200)
+        failed = live.LiveRun(live.BY_NAME[name], "/bin/x", exit_code=1, stdout=refused)
+        assert live.outcome(failed) == (live.REACHED, 401), failed.error
+        assert "Invalid token" in (failed.error or "")
 
 
 def test_proxy_rules_follow_no_proxy_and_the_scheme():
