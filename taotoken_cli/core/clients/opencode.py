@@ -251,6 +251,7 @@ class Effective:
     model_from: str | None  # the file that sets it
     provider_id: str | None
     entry: dict | None  # the merged provider entry
+    provider_from: str | None  # the last file that sets it
     base_url: str | None
     base_url_from: str | None
     key: str | None
@@ -327,8 +328,9 @@ def effective(machine: Machine, state: ClientState | None = None) -> Effective:
             variable = next((n for n in (entry or {}).get("env") or [] if isinstance(n, str) and env.get(n)), None)
             if variable:
                 key, key_from = env[variable], "$" + variable
-    return Effective(model, model_from, provider_id, entry, base,
-                     origin.get(provider_id) if provider_id and base else None, key, key_from, overridden)
+    provider_from = origin.get(provider_id) if provider_id else None
+    return Effective(model, model_from, provider_id, entry, provider_from, base, provider_from if base else None, key,
+                     key_from, overridden)
 
 
 def _auth_data(state: ClientState, env: dict[str, str]) -> dict:

@@ -85,7 +85,7 @@ def test_opencode_a_project_file_that_selects_another_model_is_named(run, home: 
     monkeypatch.chdir(project)
     result = doctor(run, "--check", "opencode.config")
     text = assert_finding(result, "opencode.config", "fail", "taotoken init --target opencode")
-    assert f'model "anthropic/claude-sonnet-4-5" ({local}) uses the built-in provider anthropic' in text
+    assert f'model "anthropic/claude-sonnet-4-5" ({local}) uses provider anthropic, which no config file' in text
 
 
 def test_qwen_stale_key_and_doubled_v1_are_repaired(run, home: Path) -> None:

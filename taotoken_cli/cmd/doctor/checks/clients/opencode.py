@@ -24,7 +24,7 @@ from taotoken_cli.cmd.doctor.model import Issues, Repair, Result
 from taotoken_cli.core.base.fix import Command, Fix
 from taotoken_cli.core.base.i18n import N_, _
 from taotoken_cli.core.clients import opencode as opencode_client
-from taotoken_cli.core.clients.base import ClientState
+from taotoken_cli.core.clients.base import ClientState, ConfigFile
 
 _INIT = Fix.run("taotoken init --target opencode")
 
@@ -33,7 +33,7 @@ _INIT = Fix.run("taotoken init --target opencode")
 class OpenCode:
     state: ClientState
     found: opencode_client.Effective
-    broken: list  # (path, ConfigFileError) of the config files that do not parse
+    broken: list[ConfigFile]  # the config files that do not parse
 
 
 def opencode_found(ctx: DoctorContext) -> OpenCode | Result:
@@ -64,10 +64,9 @@ def opencode_config(ctx: DoctorContext, oc: OpenCode) -> Result:
                            fixes=[_INIT])
     issues = Issues()
     if found.entry is None:
-        issues.fail(_('model "{model}" ({path}) names provider {provider}, which no config file defines').format(
-            model=found.model, path=found.model_from, provider=pid) if pid not in ("openai", "anthropic") else
-            _('model "{model}" ({path}) uses the built-in provider {provider}, not the gateway').format(
-                model=found.model, path=found.model_from, provider=pid), fixes=[_INIT])
+        issues.fail(_('model "{model}" ({path}) uses provider {provider}, which no config file defines: OpenCode does '
+                      'not send it to the gateway').format(model=found.model, path=found.model_from, provider=pid),
+                    fixes=[_INIT])
         return issues.result("")
     for path, what in found.overridden:
         issues.warn(_("{path} sets {keys} over your own config").format(path=path, keys=what),
@@ -82,7 +81,7 @@ def opencode_config(ctx: DoctorContext, oc: OpenCode) -> Result:
         def add(doc: dict) -> None:
             doc.setdefault("provider", {}).setdefault(pid, {}).setdefault("models", {})[model_id] = {"name": model_id}
 
-        file = _editable(ctx, found.base_url_from)
+        file = _editable(ctx, found.provider_from)
         issues.fail(_('model {model} is not listed under provider.{provider}.models: OpenCode stops with '
                       '"Model not found"').format(model=repr(model_id), provider=pid),
                     fixes=[_INIT], repairs=[json_repair(file, _("add {model} to provider.{provider}.models").format(
