@@ -106,6 +106,13 @@ def project_env_file(machine: Machine) -> Path | None:
     return None
 
 
+def dotenv_line(path: Path, name: str) -> int | None:
+    """The line of `path` (a .env file) that assigns `name`, the last one (that is the value read)."""
+    file = read_text(path)
+    lines = [a.line for a in dotenv.parse(file.text or "") if a.name == name]
+    return lines[-1] if lines else None
+
+
 def detect(machine: Machine) -> Detection:
     return detect_by([paths(machine).home], ["qwen"], machine.env)
 

@@ -112,9 +112,9 @@ def test_qwen_stale_key_and_doubled_v1_are_repaired(run, home: Path) -> None:
 
 def test_qwen_a_dotenv_file_that_wins_over_the_settings_fails_with_its_line_to_delete(run, home: Path) -> None:
     init(run, "qwen-code")
-    dotenv = write(home / ".qwen/.env", f"TAOTOKEN_API_KEY={OLD_KEY}\n")
+    dotenv = write(home / ".qwen/.env", f"# mine\nTAOTOKEN_API_KEY={OLD_KEY}\n")
     result = doctor(run, "--check", "qwen.key")
-    text = assert_finding(result, "qwen.key", "fail", f"delete the TAOTOKEN_API_KEY= line from {dotenv}")
+    text = assert_finding(result, "qwen.key", "fail", f"delete the line {dotenv}:2 (TAOTOKEN_API_KEY=…)")
     assert f"Qwen Code sends {mask_key(OLD_KEY)} from {dotenv}, which wins over {home}/.qwen/settings.json" in text
 
 

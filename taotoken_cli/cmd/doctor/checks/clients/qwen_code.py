@@ -155,12 +155,13 @@ def qwen_key(ctx: DoctorContext, qwen: Qwen) -> Result:
 
     def wins_over_settings() -> None:  # a .env file (or an export) wins over the settings: it must go, or hold the key
         where = found.key_from or ""
-        path = Path(where) if not where.startswith(("$", "env.")) else None
+        line = qwen_client.dotenv_line(Path(where), variable) if not where.startswith(("$", "env.")) else None
         issues.fail(_("Qwen Code sends {key} from {source}, which wins over {settings}: not taotoken's key "
                       "{ours}").format(key=mask_key(found.key), source=where, settings=qwen.settings.path,
                                        ours=mask_key(ctx.api_key)),
-                    fixes=[_("delete the {variable}= line from {path}").format(variable=variable, path=path)
-                           if path else _("unset {variable} where it is exported").format(variable=variable)])
+                    fixes=[_("delete the line {place} ({variable}=…)").format(place=f"{where}:{line}",
+                                                                              variable=variable)
+                           if line else _("unset {variable} where it is exported").format(variable=variable)])
 
     return sent_key(issues, ctx, qwen_client.LABEL, found.key, found.key_from or "", set_key,
                     other_fix=_("remove the whitespace in {source}").format(source=found.key_from),
