@@ -133,3 +133,9 @@ def test_a_config_file_that_does_not_parse_names_its_line(run, home: Path) -> No
     text = assert_finding(result, "opencode.config", "fail")
     assert f"{home}/.config/opencode/opencode.json:3:" in text
     assert f"{home}/.qwen/settings.json:3:" in assert_finding(result, "qwen.settings", "fail")
+
+
+def test_qwen_an_old_format_file_says_to_start_qwen_code_once(run, home: Path) -> None:
+    write(home / ".qwen/settings.json", '{"theme": "Default", "selectedAuthType": "openai", "model": "qwen3"}')
+    result = doctor(run, "--check", "qwen.settings")
+    assert_finding(result, "qwen.settings", "warn", "start Qwen Code once, then run taotoken init --target qwen-code")

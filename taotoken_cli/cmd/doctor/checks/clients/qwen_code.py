@@ -21,7 +21,7 @@ from taotoken_cli.cmd.doctor.checks.clients.common import (
 )
 from taotoken_cli.cmd.doctor.context import DoctorContext
 from taotoken_cli.cmd.doctor.model import Issues, Repair, Result
-from taotoken_cli.core.base.fix import Fix
+from taotoken_cli.core.base.fix import Command, Fix
 from taotoken_cli.core.base.i18n import N_, _
 from taotoken_cli.core.base.masking import mask_key
 from taotoken_cli.core.clients import qwen_code as qwen_client
@@ -83,9 +83,10 @@ def qwen_settings(ctx: DoctorContext, qwen: Qwen) -> Result:
     issues = Issues()
     permissions(issues, settings, holds_key="env" in (settings.data or {}) or "apiKey" in str(settings.data))
     if isinstance(settings.data, dict) and qwen_client.is_v1(settings.data):
+        then = Fix.of(_("start Qwen Code once, then run {command}"),
+                      command=Command("taotoken init --target qwen-code"))
         issues.warn(_("{path} is in the old settings format (version 1): Qwen Code converts it when it next "
-                      "starts").format(path=settings.path), fixes=[_("start Qwen Code once, then run {command}").format(
-                          command="taotoken init --target qwen-code")])
+                      "starts").format(path=settings.path), fixes=[then])
     if found.auth_type is None:
         issues.warn(_("no auth type is selected (security.auth.selectedType): Qwen Code asks for a login and, "
                       "headless, stops"), fixes=[_INIT])
