@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.conftest import SENTINEL_KEY, write
+from tests.conftest import SENTINEL_KEY, flat, write
 
 ROOT = "http://127.0.0.1:9/api"
 HAND_WRITTEN = '{\n  // mine\n  "theme": "opencode",\n}\n'
@@ -23,8 +23,8 @@ def test_their_folders_are_detected_and_undo_restores_every_byte(run, home: Path
     result = init(run, "--yes").assert_clean()
     assert result.returncode == 0, result.output
     assert "targets: own config, opencode, qwen-code\n" in result.stdout
-    assert f"opencode: detected ({home}/.config/opencode exists)" in result.stdout
-    assert f"qwen-code: detected ({home}/.qwen exists)" in result.stdout
+    assert f"opencode: detected ({home}/.config/opencode exists)" in flat(result.stdout)
+    assert f"qwen-code: detected ({home}/.qwen exists)" in flat(result.stdout)
     text = config.read_text()
     assert text.startswith('{\n  // mine\n  "theme": "opencode",\n') and '"model": "taotoken/gpt-4o-mini"' in text
     assert json.loads((home / ".qwen/settings.json").read_text())["env"]["TAOTOKEN_API_KEY"] == SENTINEL_KEY
