@@ -38,9 +38,9 @@ def check(
                                   help=_("Total time limit in seconds (0.1 or more).")),
     no_proxy: bool = _options.NO_PROXY,
     client: str | None = typer.Option(None, "--client", metavar="NAME", autocompletion=complete_check_clients,
-                                      help=_("Run this client (claude-code, codex, cline, opencode, qwen-code) "
-                                             "once with a one-line prompt, started as you start it: it sends one "
-                                             "small request.")),
+                                      help=_("Run this client (claude-code, codex, cline, gemini-cli, openclaw, "
+                                             "opencode, qwen-code) once with a one-line prompt, started as you start "
+                                             "it: it sends one small request.")),
     profile: str | None = _options.PROFILE,
     base_url: str | None = _options.BASE_URL,
 ) -> None:

@@ -43,8 +43,8 @@ def doctor(
                                "`taotoken init --undo`).")),
     yes: bool = typer.Option(False, "--yes", "-y", help=_("With --fix: apply without asking.")),
     live: bool = typer.Option(False, "--live", help=_("Also run each installed client (Claude Code, Codex, Cline, "
-                                "OpenCode, Qwen Code) once with a one-line prompt: each sends one small request to "
-                                "the gateway.")),
+                                "Gemini CLI, OpenClaw, OpenCode, Qwen Code) once with a one-line prompt: each sends "
+                                "one small request to the gateway.")),
     profile: str | None = _options.PROFILE,
     base_url: str | None = _options.BASE_URL,
     model: str | None = _options.MODEL,
