@@ -452,7 +452,10 @@ MAN_TEXT = {
              "where they are exported; taotoken's own requests never use them."),
             ("CLAUDE_CONFIG_DIR, CODEX_HOME, CLINE_DIR, CLINE_DATA_DIR, CLINE_PROVIDER_SETTINGS_PATH, "
              "CLINE_MCP_SETTINGS_PATH, GEMINI_CLI_HOME, GEMINI_CLI_SYSTEM_SETTINGS_PATH, OPENCLAW_CONFIG_PATH, "
-             "OPENCLAW_STATE_DIR", "Where the clients keep their configuration; init and doctor honour them."),
+             "OPENCLAW_STATE_DIR, OPENCODE_CONFIG, OPENCODE_CONFIG_DIR, OPENCODE_CONFIG_CONTENT, "
+             "OPENCODE_AUTH_CONTENT, OPENCODE_DISABLE_PROJECT_CONFIG, QWEN_HOME, QWEN_CODE_SYSTEM_SETTINGS_PATH, "
+             "QWEN_CODE_SYSTEM_DEFAULTS_PATH",
+             "Where the clients keep their configuration; init and doctor honour them."),
             ("CUDA_VISIBLE_DEVICES, ONEAPI_DEVICE_SELECTOR, SYCL_DEVICE_FILTER", "Reported by route devices and "
              "doctor; CUDA_VISIBLE_DEVICES is checked against the GPUs the driver has."),
             ("OCL_ICD_VENDORS, OCL_ICD_FILENAMES, OPENCL_VENDOR_PATH", "Where OpenCL drivers are looked for."),
@@ -471,6 +474,9 @@ MAN_TEXT = {
             ("~/.cline/data/settings/providers.json", "Cline 4.x extension and CLI 3.x provider settings."),
             ("~/.gemini/.env, ~/.gemini/settings.json", "Gemini CLI (its base URL and key; auth type and model)."),
             ("~/.openclaw/openclaw.json", "OpenClaw (the provider taotoken and its default model)."),
+            ("~/.config/opencode/opencode.jsonc, ~/.local/share/opencode/auth.json", "OpenCode (the provider "
+             "taotoken and its model; the key, as opencode auth login stores it)."),
+            ("~/.qwen/settings.json", "Qwen Code (a modelProviders entry, its key in the env block, the model)."),
             ("~/.cc-switch/", "CC Switch; providers are added through its ccswitch:// import link."),
             ("~/.claude.json, .mcp.json, [mcp_servers.*], cline_mcp_settings.json",
              "MCP servers: init --target mcp updates the gateway variables of those that point at TaoToken."),
@@ -544,7 +550,10 @@ MAN_TEXT = {
              "taotoken 自己的请求从不使用它们。"),
             ("CLAUDE_CONFIG_DIR, CODEX_HOME, CLINE_DIR, CLINE_DATA_DIR, CLINE_PROVIDER_SETTINGS_PATH, "
              "CLINE_MCP_SETTINGS_PATH, GEMINI_CLI_HOME, GEMINI_CLI_SYSTEM_SETTINGS_PATH, OPENCLAW_CONFIG_PATH, "
-             "OPENCLAW_STATE_DIR", "客户端保存配置的位置；init 和 doctor 会遵循它们。"),
+             "OPENCLAW_STATE_DIR, OPENCODE_CONFIG, OPENCODE_CONFIG_DIR, OPENCODE_CONFIG_CONTENT, "
+             "OPENCODE_AUTH_CONTENT, OPENCODE_DISABLE_PROJECT_CONFIG, QWEN_HOME, QWEN_CODE_SYSTEM_SETTINGS_PATH, "
+             "QWEN_CODE_SYSTEM_DEFAULTS_PATH",
+             "客户端保存配置的位置；init 和 doctor 会遵循它们。"),
             ("CUDA_VISIBLE_DEVICES, ONEAPI_DEVICE_SELECTOR, SYCL_DEVICE_FILTER", "由 route devices 和 doctor 报告；"
              "CUDA_VISIBLE_DEVICES 会与驱动看到的 GPU 核对。"),
             ("OCL_ICD_VENDORS, OCL_ICD_FILENAMES, OPENCL_VENDOR_PATH", "查找 OpenCL 驱动的位置。"),
@@ -563,6 +572,9 @@ MAN_TEXT = {
             ("~/.cline/data/settings/providers.json", "Cline 4.x 扩展和 CLI 3.x 的提供方设置。"),
             ("~/.gemini/.env, ~/.gemini/settings.json", "Gemini CLI（Base URL 和密钥；认证方式和模型）。"),
             ("~/.openclaw/openclaw.json", "OpenClaw（提供方 taotoken 及其默认模型）。"),
+            ("~/.config/opencode/opencode.jsonc, ~/.local/share/opencode/auth.json", "OpenCode（提供方 taotoken "
+             "及其模型；密钥，与 opencode auth login 的存放方式相同）。"),
+            ("~/.qwen/settings.json", "Qwen Code（modelProviders 条目、env 块中的密钥、模型）。"),
             ("~/.cc-switch/", "CC Switch；通过它的 ccswitch:// 导入链接添加提供方。"),
             ("~/.claude.json, .mcp.json, [mcp_servers.*], cline_mcp_settings.json",
              "MCP 服务器：init --target mcp 更新指向 TaoToken 的服务器的网关变量。"),
