@@ -49,8 +49,8 @@ def netns_command() -> list[str] | None:
 @functools.lru_cache(maxsize=1)
 def client_bin() -> Path:
     """A folder for PATH holding the clients' commands and nothing else: Claude Code, Codex, Cline, Gemini CLI,
-    OpenCode and Qwen Code as npm linked them (their launchers find this machine's own node), OpenClaw as a launcher that starts it on the
-    pinned Node 24 explicitly."""
+    OpenCode and Qwen Code as npm linked them (their launchers find this machine's own node), OpenClaw as a launcher
+    that starts it on the pinned Node 24 explicitly."""
     import atexit
     import tempfile
 
