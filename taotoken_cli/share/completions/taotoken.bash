@@ -63,15 +63,15 @@ _taotoken() {
         "/bench|--prompt-file"|"/bench|--dataset"|"/bench|--trace"|"/bench|--raw"|"/bench|--csv"|"/bench|--html") _taotoken_files -f; return ;;
         "/bench|--arrival") _taotoken_words "constant poisson gamma:0.5"; return ;;
         "/check|-m"|"/check|--model"|"/check|-t"|"/check|--timeout"|"/check|-p"|"/check|--profile"|"/check|--base-url") :; return ;;
-        "/check|--client") _taotoken_words "claude-code codex cline gemini-cli openclaw"; return ;;
+        "/check|--client") _taotoken_words "claude-code codex cline gemini-cli openclaw opencode qwen-code"; return ;;
         "/config/set|-p"|"/config/set|--profile") :; return ;;
         "/config/show|-p"|"/config/show|--profile") :; return ;;
         "/config/sync|-p"|"/config/sync|--profile") :; return ;;
         "/demo|--step") _taotoken_words "init check doctor route bench"; return ;;
-        "/doctor|--check") _taotoken_words "ccswitch claude clients cline codex config configuration devices env environment gateway gemini mcp net network openclaw config.file config.base_url config.api_key config.model config.copies env.taotoken env.openai env.anthropic env.anthropic_conflict env.proxy env.project_files env.project_tracked env.startup_line env.desktop claude.settings claude.base_url claude.key claude.login claude.onboarding claude.models claude.proxy claude.vscode codex.config codex.base_url codex.wire_api codex.profiles codex.auth_json codex.env_key codex.project cline.providers cline.vscode cline.legacy gemini.config gemini.api openclaw.config ccswitch.managed ccswitch.claude ccswitch.codex mcp.servers mcp.base_url mcp.key mcp.model net.dns net.proxy net.connect net.tls net.via_proxy gateway.layout gateway.key gateway.model gateway.chat gateway.stream gateway.messages gateway.responses devices.cuda devices.opencl devices.env devices.route"; return ;;
+        "/doctor|--check") _taotoken_words "ccswitch claude clients cline codex config configuration devices env environment gateway gemini mcp net network openclaw opencode qwen config.file config.base_url config.api_key config.model config.copies env.taotoken env.openai env.anthropic env.anthropic_conflict env.proxy env.project_files env.project_tracked env.startup_line env.desktop claude.settings claude.base_url claude.key claude.login claude.onboarding claude.models claude.proxy claude.vscode codex.config codex.base_url codex.wire_api codex.profiles codex.auth_json codex.env_key codex.project cline.providers cline.vscode cline.legacy gemini.config gemini.api openclaw.config ccswitch.managed ccswitch.claude ccswitch.codex opencode.config opencode.base_url opencode.key qwen.settings qwen.base_url qwen.key mcp.servers mcp.base_url mcp.key mcp.model net.dns net.proxy net.connect net.tls net.via_proxy gateway.layout gateway.key gateway.model gateway.chat gateway.stream gateway.messages gateway.responses devices.cuda devices.opencl devices.env devices.route"; return ;;
         "/doctor|-t"|"/doctor|--timeout"|"/doctor|-p"|"/doctor|--profile"|"/doctor|--base-url"|"/doctor|-m"|"/doctor|--model") :; return ;;
         "/init|--base-url"|"/init|-m"|"/init|--model"|"/init|--key"|"/init|-p"|"/init|--profile") :; return ;;
-        "/init|--target") _taotoken_words "claude-code codex cline gemini-cli openclaw cc-switch shell mcp project-env"; return ;;
+        "/init|--target") _taotoken_words "claude-code codex cline gemini-cli openclaw opencode qwen-code cc-switch shell mcp project-env"; return ;;
         "/init|--scope") _taotoken_words "user project"; return ;;
         "/init|--codex-auth") _taotoken_words "env auth-json inline"; return ;;
         "/init|--open-app") _taotoken_words "claude codex gemini opencode openclaw"; return ;;
