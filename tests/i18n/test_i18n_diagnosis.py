@@ -346,13 +346,19 @@ def test_chinese_lines_fit_80_columns(cli, gateway, httpserver, args) -> None:
 
 
 def test_every_explained_entry_fits_80_columns_in_chinese(home, chinese) -> None:
+    """A fix that adds a package names the interpreter taotoken runs on; its path is the checkout's (a worktree's
+    longer name pushed `PY -m pip install 'httpx[socks]'` to 81 columns), not the layout's, so it counts as
+    `python`."""
     from taotoken_cli.cmd.explain.run import ExplainOptions, run
+    from taotoken_cli.core.platform import installer
 
+    interpreter = installer.current().python or "python"
     for code in CATALOGUE:
         io = IOStreams.memory(env={"HOME": str(home), "COLUMNS": "80"}, cwd=home)
         assert run(ExplainOptions(code=code), io) == Exit.OK, (code, io.written())
         assert io.written()[0].strip(), code
-        too_wide = [line for line in io.written()[0].splitlines() if cell_width(line) > 80]
+        too_wide = [line for line in io.written()[0].splitlines()
+                    if cell_width(line.replace(interpreter, "python")) > 80]
         assert too_wide == [], code
 
 
