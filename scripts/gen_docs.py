@@ -402,8 +402,9 @@ MAN_TEXT = {
         "name": "set up and diagnose access to the TaoToken LLM gateway",
         "title": "User Commands",
         "description": "One base URL, one key, many models: taotoken stores the triple once and writes it, in each "
-                       "client's own format and URL form, into Claude Code, Codex, Cline, CC Switch and the shell; "
-                       "check, doctor, route and bench diagnose and measure the gateway.",
+                       "client's own format and URL form, into Claude Code, Codex, Cline, Gemini CLI, OpenClaw, "
+                       "OpenCode, Qwen Code, CC Switch and the shell; check, doctor, route and bench diagnose and "
+                       "measure the gateway.",
         "see_also": "taotoken completion --install puts this page and the shell completion where man and your "
                     "shell look. The README, the reference in docs/ (one page per command; index: docs/README.md; "
                     "--json: docs/json.md) and docs/SECURITY.md in the taotoken source tree.",
@@ -504,7 +505,8 @@ MAN_TEXT = {
         "name": "配置并诊断 TaoToken 大模型网关的访问",
         "title": "用户命令",
         "description": "一个基础 URL、一个密钥、多个模型：taotoken 只保存一次这三个值，按每个客户端自己的格式和 URL "
-                       "形式写入 Claude Code、Codex、Cline、CC Switch 和 shell；check、doctor、route 和 bench "
+                       "形式写入 Claude Code、Codex、Cline、Gemini CLI、OpenClaw、OpenCode、Qwen Code、CC Switch 和 "
+                       "shell；check、doctor、route 和 bench "
                        "诊断并测量网关。",
         "see_also": "taotoken completion --install 把本手册页和 shell 补全放到 man 和 shell 查找的位置。"
                     "taotoken 源码中的 README、docs/ 中的参考文档（每个命令一页；索引：docs/README.md；"
