@@ -22,6 +22,7 @@ from typing import Any, Protocol
 
 from taotoken_cli.core.base.errors import ConfigFileError
 from taotoken_cli.core.base.i18n import _
+from taotoken_cli.core.base.masking import mask_key
 from taotoken_cli.core.files import gitrepo
 from taotoken_cli.core.files.fileplan import FileChange, Plan
 from taotoken_cli.core.files.fsutil import resolve_target
@@ -280,6 +281,21 @@ def parse_toml_doc(text: str, path: Path):
 
 def read_text(path: Path) -> ConfigFile:
     return _load_raw(path, "text")
+
+
+def set_fields(target: dict, wanted: Mapping[str, Any], *, name: str, plan: Plan, summary: list[str],
+               key_field: str = "apiKey") -> None:
+    """Sets each of `wanted`'s fields in `target` (an object inside a client's file, at `name` in it): a field that
+    changes adds `set name.field = value` to `summary` (the key masked), and the key it replaces joins
+    `plan.secrets` (masked wherever the plan is shown)."""
+    for key, value in wanted.items():
+        old = target.get(key)
+        if old != value:
+            if key == key_field and isinstance(old, str):
+                plan.secrets.append(old)
+            shown = mask_key(value) if key == key_field else repr(value)
+            summary.append(_("set {name} = {value}").format(name=f"{name}.{key}", value=shown))
+            target[key] = value
 
 
 def json_change(file: ConfigFile, new_data: Any, *, target: str, summary: list[str], secret: bool = False,

@@ -12,7 +12,6 @@ from pathlib import Path
 
 from taotoken_cli.core.base.errors import ConfigFileError
 from taotoken_cli.core.base.i18n import _
-from taotoken_cli.core.base.masking import mask_key
 from taotoken_cli.core.clients import vscode
 from taotoken_cli.core.clients.base import (
     ClientState,
@@ -23,6 +22,7 @@ from taotoken_cli.core.clients.base import (
     detect_by,
     json_change,
     read_json,
+    set_fields,
 )
 from taotoken_cli.core.files.fileplan import Plan
 from taotoken_cli.core.net.urlform import OPENAI_V1
@@ -117,15 +117,7 @@ def plan(triple: Triple, machine: Machine, options: PlanOptions = PlanOptions())
     settings = dict(entry.get("settings") or {}) if isinstance(entry.get("settings"), dict) else {}
     wanted = {"provider": PROVIDER_ID, "apiKey": triple.api_key, "model": triple.model,
               "baseUrl": triple.url_for(URL_FORM)}
-    for key, value in wanted.items():
-        old = settings.get(key)
-        if old != value:
-            if key == "apiKey" and isinstance(old, str):
-                result.secrets.append(old)
-            shown = mask_key(value) if key == "apiKey" else repr(value)
-            summary.append(_("set {name} = {value}").format(name=f"providers.{PROVIDER_ID}.settings.{key}",
-                                                            value=shown))
-        settings[key] = value
+    set_fields(settings, wanted, name=f"providers.{PROVIDER_ID}.settings", plan=result, summary=summary)
     if summary or entry.get("tokenSource") != TOKEN_SOURCE:
         new_entry = dict(entry)
         # Other optional settings (headers, timeout, …) the user chose are kept.

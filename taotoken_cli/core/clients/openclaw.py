@@ -21,7 +21,6 @@ from pathlib import Path
 
 from taotoken_cli.core.base.errors import ConfigFileError
 from taotoken_cli.core.base.i18n import _
-from taotoken_cli.core.base.masking import mask_key
 from taotoken_cli.core.clients.base import (
     ClientState,
     ConfigFile,
@@ -32,6 +31,7 @@ from taotoken_cli.core.clients.base import (
     detect_by,
     json_change,
     read_json,
+    set_fields,
 )
 from taotoken_cli.core.files.fileplan import Plan
 from taotoken_cli.core.net.urlform import OPENAI_V1
@@ -108,14 +108,8 @@ def plan(triple: Triple, machine: Machine, options: PlanOptions = PlanOptions())
     providers = _object(file, _object(file, data, "models", "models"), "providers", "models.providers")
     entry = _object(file, providers, PROVIDER_ID, f"models.providers.{PROVIDER_ID}")
     summary: list[str] = []
-    for key, value in (("baseUrl", triple.url_for(URL_FORM)), ("apiKey", triple.api_key), ("api", API)):
-        old = entry.get(key)
-        if old != value:
-            if key == "apiKey" and isinstance(old, str):
-                result.secrets.append(old)
-            shown = mask_key(value) if key == "apiKey" else repr(value)
-            summary.append(_("set {name} = {value}").format(name=f"models.providers.{PROVIDER_ID}.{key}", value=shown))
-            entry[key] = value
+    set_fields(entry, {"baseUrl": triple.url_for(URL_FORM), "apiKey": triple.api_key, "api": API},
+               name=f"models.providers.{PROVIDER_ID}", plan=result, summary=summary)
     models = entry.get("models") if isinstance(entry.get("models"), list) else []
     if not any(isinstance(m, dict) and m.get("id") == triple.model for m in models):
         entry["models"] = [*models, {"id": triple.model, "name": triple.model}]

@@ -41,6 +41,7 @@ from taotoken_cli.core.clients.base import (
     detect_by,
     json_change,
     read_json,
+    set_fields,
 )
 from taotoken_cli.core.files.fileplan import Plan
 from taotoken_cli.core.net.urlform import OPENAI_V1
@@ -181,14 +182,7 @@ def plan(triple: Triple, machine: Machine, options: PlanOptions = PlanOptions())
     opts = entry["options"] if isinstance(entry.get("options"), dict) else {}
     key_in_config = literal_key(old_entry) is not None
     wanted_options = {"baseURL": triple.url_for(URL_FORM), **({"apiKey": triple.api_key} if key_in_config else {})}
-    for key, value in wanted_options.items():
-        old = opts.get(key)
-        if old != value:
-            if key == "apiKey" and isinstance(old, str):
-                result.secrets.append(old)
-            shown = mask_key(value) if key == "apiKey" else repr(value)
-            summary.append(_("set {name} = {value}").format(name=f"provider.{PROVIDER_ID}.options.{key}", value=shown))
-            opts[key] = value
+    set_fields(opts, wanted_options, name=f"provider.{PROVIDER_ID}.options", plan=result, summary=summary)
     entry["options"] = opts
     models = entry["models"] if isinstance(entry.get("models"), dict) else {}
     if triple.model not in models:
