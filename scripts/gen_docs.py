@@ -464,6 +464,13 @@ MAN_TEXT = {
              "(default libcuda.so.1, nvcuda.dll on Windows)."),
             ("TAOTOKEN_BENCH_LOOP", "asyncio: bench's worker processes use asyncio's own loop even when uvloop "
              "(the fast extra) is installed."),
+            ("TAOTOKEN_DESKTOP_ENV_FILE", "A JSON file that stands in for the environment of programs started from "
+             "the desktop (the Windows user environment, launchd's session on macOS): init --target shell and "
+             "init --undo write it instead, and doctor reads it. For sandboxes (the demo, tests): nothing outside "
+             "the sandbox's directory changes."),
+            ("TAOTOKEN_DOCUMENTS_DIR", "Windows: the Documents folder whose PowerShell profiles init --target shell "
+             "and completion --install write, instead of Explorer's (which no other variable redirects). For "
+             "sandboxes."),
         ],
         "FILES": [
             ("~/.config/taotoken/config.toml", "Profiles, the triple and routing tables (mode 0600)."),
@@ -563,6 +570,11 @@ MAN_TEXT = {
              "nvcuda.dll）。"),
             ("TAOTOKEN_BENCH_LOOP", "asyncio：即使安装了 uvloop（fast 扩展），bench 的工作进程也使用 asyncio "
              "自带的事件循环。"),
+            ("TAOTOKEN_DESKTOP_ENV_FILE", "一个 JSON 文件，代替从桌面启动的程序所得到的环境变量（Windows 的用户"
+             "环境变量，macOS 上 launchd 的会话）：init --target shell 和 init --undo 改写它，doctor 读取它。"
+             "用于沙盒（demo、测试）：沙盒目录以外的一切都不会改变。"),
+            ("TAOTOKEN_DOCUMENTS_DIR", "Windows：init --target shell 和 completion --install 写入其 PowerShell "
+             "配置文件的“文档”文件夹，代替资源管理器的（没有别的变量能改变它）。用于沙盒。"),
         ],
         "FILES": [
             ("~/.config/taotoken/config.toml", "配置档、三个值和路由表（权限 0600）。"),

@@ -96,21 +96,23 @@ def test_the_chinese_man_page_renders_within_80_columns() -> None:
 
 # Variables the code reads that the page leaves out on purpose: the OS's own plumbing, and test seams.
 NOT_FOR_USERS = {"PATH", "PYTHONPATH", "PYTHONIOENCODING", "REQUEST_METHOD", "SYSTEMDRIVE", "APPDATA", "USERPROFILE",
-                 "USERNAME", "PROMPT", "PSModulePath", "LOCALAPPDATA", "TAOTOKEN_SYSTEM_ROOT", "TAOTOKEN_DOCUMENTS_DIR",
+                 "USERNAME", "PROMPT", "PSModulePath", "LOCALAPPDATA", "TAOTOKEN_SYSTEM_ROOT",
                  "MANPATH", "LINES", "AppleLanguages"}
 
 
 def test_the_man_pages_name_every_variable_the_code_reads() -> None:
-    """ENVIRONMENT lists each variable read through env.get / environ[…] / `in env` anywhere in the package (in both
-    languages); a new variable fails here until the page names it (scripts/gen_docs.py, MAN_TEXT)."""
+    """ENVIRONMENT lists each variable read through env.get / environ[…] / `in env` anywhere in the package, and
+    each TAOTOKEN_* variable a module names in a constant (read through that constant: system.ENV_DESKTOP), in both
+    languages; a new variable fails here until the page names it (scripts/gen_docs.py, MAN_TEXT)."""
     import re
 
     read: set[str] = set()
     pattern = re.compile(r"""(?:\.get\(|environ\[|env\[|getenv\()\s*["']([A-Z][A-Za-z0-9_]{2,})["']"""
-                         r"""|["']([A-Z][A-Z0-9_]{2,})["'] in (?:env|os\.environ)""")
+                         r"""|["']([A-Z][A-Z0-9_]{2,})["'] in (?:env|os\.environ)"""
+                         r"""|^[A-Z][A-Z0-9_]* = ["'](TAOTOKEN_[A-Z0-9_]+)["']""", re.M)
     for path in (REPO / "taotoken_cli").rglob("*.py"):
         for match in pattern.finditer(path.read_text(encoding="utf-8")):
-            read.add(match.group(1) or match.group(2))
+            read.add(match.group(1) or match.group(2) or match.group(3))
     for page in (MAN_PAGE, ZH_MAN_PAGE):
         text = page.read_text(encoding="utf-8").replace("\\-", "-").replace("\\_", "_")
         text = text.replace("\\fB", " ")
