@@ -18,6 +18,7 @@ from taotoken_cli.core.clients.envvars import host_key, key_mark
 from taotoken_cli.core.diagnosis import gemini_api
 from taotoken_cli.core.files import fileplan
 from taotoken_cli.core.files.fileplan import Plan
+from taotoken_cli.core.platform import system
 from taotoken_cli.core.settings import (
     ENV_API_KEY,
     ENV_BASE_URL,
@@ -189,9 +190,13 @@ def _codex_key_source(chosen: list[str], notes: list[str], prompter: Prompter | 
     that target is never implied. On a terminal it is asked for; otherwise the plan cannot be applied until the
     user chooses, and the returned error says exactly how (a dry run still shows the plan)."""
     codex_key = "$" + codex.ENV_KEY
+    # where a variable stays set for new programs, from the platform table: the shell target's start-up files, or
+    # on Windows the user environment (its first env target)
+    on_windows = system.current().env_targets[0] == "windows-env"
+    lasting = _("your Windows user environment") if on_windows else _("your shell's start-up file")
     if key_exported:
-        notes.append(_("codex: reads the key from {variable}, which is set here: keep it exported in your shell's "
-                       "start-up file (or add --target shell)").format(variable=codex_key))
+        notes.append(_("codex: reads the key from {variable}, which is set here: keep it set in {where} (or add "
+                       "--target shell)").format(variable=codex_key, where=lasting))
         return None
     if prompter is not None and prompter.interactive and not assume_yes:
         if prompter.confirm(_("Codex reads the key from an environment variable ({variable}); add the shell target, "
@@ -200,13 +205,16 @@ def _codex_key_source(chosen: list[str], notes: list[str], prompter: Prompter | 
             chosen.append("shell")
             notes.append(_("shell: chosen, so that Codex finds {variable}").format(variable=codex_key))
         else:
-            notes.append(_("warning: codex: nothing exports {variable}, so Codex will have no key; export it "
-                           "yourself, or run again with --codex-auth auth-json").format(variable=codex_key))
+            notes.append(_("warning: codex: nothing sets {variable}, so Codex will have no key; set it in {where} "
+                           "yourself, or run again with --codex-auth auth-json").format(variable=codex_key,
+                                                                                        where=lasting))
         return None
     wanted = " ".join(f"--target {t}" for t in [*chosen, "shell"])
-    how = _("{command} (env.sh exports {variable} and OPENAI_BASE_URL in every new shell), or {other} (the key goes "
-            "into ~/.codex/auth.json)").format(command=f"`taotoken init {wanted} …`", variable=codex.ENV_KEY,
-                                               other="`--codex-auth auth-json`")
+    how = (_("{command} (sets {variable} and OPENAI_BASE_URL in your Windows user environment and PowerShell "
+             "profile), or {other} (the key goes into ~/.codex/auth.json)") if on_windows else
+           _("{command} (env.sh exports {variable} and OPENAI_BASE_URL in every new shell), or {other} (the key goes "
+             "into ~/.codex/auth.json)")).format(command=f"`taotoken init {wanted} …`", variable=codex.ENV_KEY,
+                                                 other="`--codex-auth auth-json`")
     notes.append(_("warning: codex: reads the key from {variable}, and no target chosen exports it; choose: {how}")
                  .format(variable=codex_key, how=how))
     return InputError(_("Codex reads the key from {variable} (--codex-auth env), and no target chosen exports it")

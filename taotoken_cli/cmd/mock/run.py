@@ -9,6 +9,7 @@ from taotoken_cli.cmd.mock.options import MockOptions
 from taotoken_cli.cmd.mock.records import JSON_SCHEMA, RequestRecord
 from taotoken_cli.core.base.errors import TaotokenError
 from taotoken_cli.core.base.exitcodes import Exit
+from taotoken_cli.core.base.fix import Command, Fix
 from taotoken_cli.core.base.i18n import _
 from taotoken_cli.core.term.iostreams import IOStreams
 from taotoken_cli.core.term.output import json_line
@@ -36,7 +37,8 @@ def resolve_key(options: MockOptions, key_flag: str | None, env: Mapping[str, st
                             value.fix, Exit.CONFIG, code="config.invalid")
     if not value.value:
         raise TaotokenError(_("the mock has no key to check"),
-                            _("pass --key, export TAOTOKEN_API_KEY, or use --any-key to accept any key"), Exit.USAGE,
+                            Fix.of(_("pass --key, set the key in the environment ({command}), or use --any-key to "
+                                     "accept any key"), command=Command("export TAOTOKEN_API_KEY=sk-…")), Exit.USAGE,
                             code="input.invalid")
     options.key = value.value
     return str(value.origin)

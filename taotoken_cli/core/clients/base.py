@@ -28,7 +28,7 @@ from taotoken_cli.core.files.fileplan import FileChange, Plan
 from taotoken_cli.core.files.fsutil import resolve_target
 from taotoken_cli.core.formats.jsonedit import dumps_like, edit_json, parse_json
 from taotoken_cli.core.net.urlform import BARE_ROOT, OPENAI_V1, Form
-from taotoken_cli.core.platform import system
+from taotoken_cli.core.platform import permissions, system
 
 
 @dataclass(frozen=True)
@@ -222,7 +222,8 @@ def _load_raw(path: Path, kind: str) -> ConfigFile:
         result.error = ConfigFileError(str(path), None, None, _("is a directory, not a file"), _("move it away"))
     except PermissionError:
         result.error = ConfigFileError(str(path), None, None, _("cannot be read (permission denied)"),
-                                       _("fix its permissions, e.g. {command}").format(command=f"chmod u+rw {path}"))
+                                       _("fix its permissions, e.g. {command}").format(
+                                           command=permissions.access_fix(path)))
     if result.raw is not None:
         try:
             result.raw.decode("utf-8")

@@ -211,7 +211,8 @@ def run_lock(config_dir: Path, timeout: float = LOCK_TIMEOUT_S) -> Iterator[None
             _("cannot create the lock file {path}: {error}; nothing was written").format(
                 path=lock_path, error=exc.strerror or exc),
             _("make {directory} a writable directory (e.g. {command}), or point TAOTOKEN_CONFIG at a config file in "
-              "a writable directory").format(directory=config_dir, command=f"chmod u+rwx {config_dir}"),
+              "a writable directory").format(directory=config_dir,
+                                             command=permissions.access_fix(config_dir, directory=True)),
             Exit.FAILURE, code="init.write_failed") from None
     try:
         deadline = time.monotonic() + timeout

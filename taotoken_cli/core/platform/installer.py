@@ -9,17 +9,21 @@ What tells them apart, in this order (each installer's own marker in the environ
 - a virtual environment without pip whose pyvenv.cfg names uv (`uv venv`): `uv pip install --python PY …`.
 - a virtual environment with pip, the user site (`pip install --user`), anything else: `PY -m pip install …` with
   the interpreter taotoken runs on, so the package lands where taotoken is whatever `pip` is first on PATH.
+
+Each command is written in the user's shell's syntax (core.platform.shells: `'taotoken[html]'` in a POSIX shell or
+PowerShell, `taotoken[html]` in cmd.exe, where single quotes are no quotes).
 """
 
 from __future__ import annotations
 
+import os
 import re
-import shlex
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 from taotoken_cli.core.base.fix import Command
+from taotoken_cli.core.platform import shells
 
 PIPX, UV_TOOL, UV_VENV, PIP_VENV, PIP_USER, PIP = "pipx", "uv-tool", "uv-venv", "pip-venv", "pip-user", "pip"
 DISTRIBUTION = "taotoken"
@@ -34,10 +38,15 @@ class Installation:
     requirement: str = DISTRIBUTION  # uv tool: taotoken's requirement as the receipt records it, without extras
     extras: tuple[str, ...] = ()  # uv tool: the extras installed before
     withs: tuple[str, ...] = ()  # uv tool: the other requirements (`--with`) installed before
+    shell: str | None = None  # the syntax commands are written in (core.platform.shells); None: the user's shell
+
+    def line(self, *words: str) -> Command:
+        """`words` as one command line in this installation's shell."""
+        return Command(shells.command_line(words, self.shell or shells.syntax(os.environ)))
 
 
 # What the man page and the completions show (scripts/gen_docs.py): the same whoever generates them.
-GENERIC = Installation(PIP, None)
+GENERIC = Installation(PIP, None, shell=shells.POSIX)
 _current: Installation | None = None
 
 
@@ -143,10 +152,6 @@ def extra_packages(extra: str) -> list[str]:
     return found or [f"{DISTRIBUTION}[{extra}]"]
 
 
-def _q(text: str) -> str:
-    return shlex.quote(text)
-
-
 def _with_extra(requirement: str, extras: tuple[str, ...]) -> str:
     name, at, source = requirement.partition(" @ ")
     match = re.match(r"([A-Za-z0-9_.-]+)(.*)", name)
@@ -155,23 +160,22 @@ def _with_extra(requirement: str, extras: tuple[str, ...]) -> str:
 
 
 def _pip(installation: Installation, *requirements: str) -> Command:
-    user = " --user" if installation.kind == PIP_USER else ""
+    user = ("--user",) if installation.kind == PIP_USER else ()
     if installation.kind == UV_VENV:
-        return Command(f"uv pip install --python {_q(installation.python or 'python')} "
-                       + " ".join(_q(r) for r in requirements))
-    runner = "pip" if installation.python is None else f"{_q(installation.python)} -m pip"
-    return Command(f"{runner} install{user} " + " ".join(_q(r) for r in requirements))
+        return installation.line("uv", "pip", "install", "--python", installation.python or "python", *requirements)
+    runner = ("pip",) if installation.python is None else (installation.python, "-m", "pip")
+    return installation.line(*runner, "install", *user, *requirements)
 
 
 def add_extra(extra: str, installation: Installation | None = None) -> Command:
     """The command that adds taotoken's `extra` (html, opencl, pocl, fast) where this taotoken is installed."""
     installation = installation or current()
     if installation.kind == PIPX:
-        return Command("pipx inject taotoken " + " ".join(_q(p) for p in extra_packages(extra)))
+        return installation.line("pipx", "inject", "taotoken", *extra_packages(extra))
     if installation.kind == UV_TOOL:
         extras = tuple(dict.fromkeys((*installation.extras, extra)))
-        withs = "".join(f" --with {_q(w)}" for w in installation.withs)
-        return Command(f"uv tool install {_q(_with_extra(installation.requirement, extras))}{withs}")
+        return installation.line("uv", "tool", "install", _with_extra(installation.requirement, extras),
+                                 *_withs(installation.withs))
     return _pip(installation, f"{DISTRIBUTION}[{extra}]")
 
 
@@ -179,10 +183,13 @@ def add_package(package: str, installation: Installation | None = None) -> Comma
     """The command that adds `package` (pycuda, httpx[socks]) to the environment this taotoken runs in."""
     installation = installation or current()
     if installation.kind == PIPX:
-        return Command(f"pipx inject taotoken {_q(package)}")
+        return installation.line("pipx", "inject", "taotoken", package)
     if installation.kind == UV_TOOL:
         extras = installation.extras
         base = _with_extra(installation.requirement, extras) if extras else installation.requirement
-        withs = "".join(f" --with {_q(w)}" for w in (*installation.withs, package))
-        return Command(f"uv tool install {_q(base)}{withs}")
+        return installation.line("uv", "tool", "install", base, *_withs((*installation.withs, package)))
     return _pip(installation, package)
+
+
+def _withs(requirements: tuple[str, ...]) -> list[str]:
+    return [word for requirement in requirements for word in ("--with", requirement)]

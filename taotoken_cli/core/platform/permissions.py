@@ -57,13 +57,33 @@ def others_can_read(path: Path) -> bool:
 def private_fix(path: Path) -> str:
     """The command that makes `path` private by hand."""
     if system.current().permissions == "acl":
-        # icacls: drop inherited entries, then grant the user alone full control (PowerShell and cmd alike)
-        return f'icacls "{path}" /inheritance:r /grant:r "%USERNAME%:F"' if _cmd_shell() else \
-            f'icacls "{path}" /inheritance:r /grant:r "${{env:USERNAME}}:F"'
-    return f"chmod 600 {path}"
+        # icacls: drop inherited entries, then grant the user alone full control
+        return _icacls(path, "/inheritance:r /grant:r", "F")
+    return f"chmod 600 {_posix_quote(path)}"
 
 
-def _cmd_shell() -> bool:
-    from taotoken_cli.core.platform.shells import syntax
+def access_fix(path: Path, *, directory: bool = False) -> str:
+    """The command that gives the user back access to `path`: reading and writing a file; for a directory, making
+    files in it too (`chmod u+rwx DIR`; on Windows an ACL entry granting the user full control, which a directory
+    passes on to what is made in it)."""
+    if system.current().permissions == "acl":
+        return _icacls(path, "/grant", "(OI)(CI)F" if directory else "F")
+    return f"chmod {'u+rwx' if directory else 'u+rw'} {_posix_quote(path)}"
 
-    return syntax(os.environ) == "cmd"
+
+def _icacls(path: Path, options: str, rights: str) -> str:
+    """icacls in the user's shell: the user's name is %USERNAME% in cmd, ${env:USERNAME} in PowerShell, "$USERNAME"
+    in Git Bash, whose MSYS runtime would also turn `/grant` into a path unless MSYS_NO_PATHCONV says not to."""
+    from taotoken_cli.core.platform import shells
+
+    shell = shells.syntax(os.environ)
+    if shell in (shells.CMD, shells.POWERSHELL):
+        user = "%USERNAME%" if shell == shells.CMD else "${env:USERNAME}"
+        return f'icacls "{path}" {options} "{user}:{rights}"'
+    return f'MSYS_NO_PATHCONV=1 icacls "{path}" {options} "$USERNAME:{rights}"'
+
+
+def _posix_quote(path: Path) -> str:
+    import shlex
+
+    return shlex.quote(str(path))

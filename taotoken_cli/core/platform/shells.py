@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 import shlex
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePath
 
@@ -86,6 +86,25 @@ def load_file(path: Path, shell: str) -> str:
 def quote(value: str, shell: str) -> str:
     """`value` as one word in this shell (PowerShell: '…' with '' for ')."""
     return _SYNTAX[shell].quote(value)
+
+
+# The characters a word may hold and still need no quotes: POSIX's are shlex's; PowerShell also splits on `,` (an
+# array) and treats `[`…`]` as wildcards in some places; cmd.exe splits on spaces and expands `%`, `!`, `^`, `&`…
+_BARE = {POWERSHELL: re.compile(r"[A-Za-z0-9_\-./\\:=+~]+\Z"), CMD: re.compile(r"[A-Za-z0-9_\-./\\:=+~\[\],@]+\Z")}
+
+
+def command_line(words: Sequence[str], shell: str) -> str:
+    """A program and its arguments as one line in `shell`'s syntax, each word quoted only where it must be
+    (`pip install 'taotoken[html]'`; cmd: `"C:\\Program Files\\…\\python.exe" -m pip install taotoken[html]`).
+    PowerShell runs a quoted program only after `&`."""
+    if shell not in _BARE:
+        return " ".join(shlex.quote(word) for word in words)
+    bare = _BARE[shell]
+    quoted = [word if bare.match(word) else
+              (_ps_quote(word) if shell == POWERSHELL else '"' + word + '"') for word in words]
+    if shell == POWERSHELL and quoted and quoted[0] != words[0]:
+        quoted[0] = "& " + quoted[0]
+    return " ".join(quoted)
 
 
 def piped_var(name: str, shell: str) -> str:

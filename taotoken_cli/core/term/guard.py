@@ -9,10 +9,11 @@ import contextlib
 import errno
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 from taotoken_cli.core.base.errors import TaotokenError
 from taotoken_cli.core.base.exitcodes import Exit
+from taotoken_cli.core.base.fix import Fix
 from taotoken_cli.core.base.i18n import _
 
 
@@ -22,10 +23,19 @@ def report_error(exc: TaotokenError) -> None:
 
     width = terminal_width(os.environ, sys.stderr)
     lines = wrap(exc.message + (f" [{exc.code}]" if exc.code else ""), width, _("error: "), "  ")
-    if exc.fix:
-        lines += wrap(exc.fix, width, "  " + _("fix: "))
+    fix = fix_in_users_shell(exc.fix, os.environ)
+    if fix:
+        lines += wrap(fix, width, "  " + _("fix: "))
     _write_error(mask_unknown_keys(SECRETS("\n".join(lines))) + "\n")
-    _json_error(exc.code or "error", exc.exit_code, exc.message, exc.fix)
+    _json_error(exc.code or "error", exc.exit_code, exc.message, fix)
+
+
+def fix_in_users_shell(fix: Fix | str | None, env: Mapping[str, str]) -> Fix | str | None:
+    """An error's fix as the user types it: a command that sets variables is written once, in POSIX (`export X=…`),
+    and said here in the shell `env` tells (PowerShell, cmd, fish)."""
+    from taotoken_cli.core.platform.shells import in_shell_fix, syntax
+
+    return fix if fix is None else in_shell_fix(fix, syntax(env))
 
 
 def _json_wanted() -> bool:

@@ -109,7 +109,9 @@ class Prompter:
                     raise
                 self.say(exc.message, _("error: "))
                 if exc.fix:
-                    self.say(exc.fix, "  " + _("fix: "))
+                    from taotoken_cli.core.term.guard import fix_in_users_shell
+
+                    self.say(fix_in_users_shell(exc.fix, self._io.env), "  " + _("fix: "))
 
     def choose(self, label: str, choices: list[str], *, narrow: Callable[[str], list[str]],
                unknown: Callable[[str], str]) -> str:

@@ -198,7 +198,7 @@ def test_key_with_trailing_newline_in_env(cli, home, gateway):
     own_config(home, gateway)
     result = cli("doctor", "--check", "config", env={"TAOTOKEN_API_KEY": SENTINEL_KEY + "\n"}).assert_clean()
     assert_finding(result, "config.api_key", "warn",
-                   "set TAOTOKEN_API_KEY without quotes or a newline, e.g. in ~/.bashrc: export TAOTOKEN_API_KEY=sk-…")
+                   "set TAOTOKEN_API_KEY without quotes or a newline: export TAOTOKEN_API_KEY=sk-…")
     assert "removed a trailing newline from the key" in result.stdout
     assert result.returncode == 0  # a warning; --strict turns it into a failure
     assert cli("doctor", "--check", "config", "--strict", env={"TAOTOKEN_API_KEY": SENTINEL_KEY + "\n"}).returncode == 1

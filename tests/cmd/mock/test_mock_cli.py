@@ -111,6 +111,14 @@ def test_cli_refuses_bad_options_with_a_fix(cli, args, env, message):
     result.assert_clean()
 
 
+@pytest.mark.parametrize(("shell", "command"), [
+    ("/bin/bash", "export TAOTOKEN_API_KEY=sk-…"), ("/usr/bin/fish", "set -gx TAOTOKEN_API_KEY 'sk-…'")])
+def test_the_mock_without_a_key_says_how_to_set_one_in_the_user_s_shell(cli, shell, command):
+    result = cli("mock", env={"SHELL": shell}, timeout=20)
+    assert result.returncode == 2 and "the mock has no key to check" in result.stderr
+    assert command in " ".join(result.stderr.split()), result.stderr
+
+
 def test_cli_port_in_use(cli):
     with socket.socket() as busy:
         busy.bind(("127.0.0.1", 0))

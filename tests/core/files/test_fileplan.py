@@ -229,3 +229,17 @@ def test_warns_when_a_key_goes_into_a_git_tracked_file(home: Path, files: dict[s
                  change_for(files["three"], f"{SENTINEL_KEY}\n", secret=True)])
     fileplan.add_git_warnings(plan)
     assert len(plan.warnings) == 1 and "one.json is tracked by git" in plan.warnings[0]
+
+
+def test_a_config_dir_that_cannot_hold_the_lock_is_refused_with_the_os_s_own_fix(tmp_path: Path) -> None:
+    """A file where the config directory should be: nothing is written, and the fix names the command that gives
+    the user a writable directory in their OS's terms (chmod, or an icacls grant on Windows)."""
+    from taotoken_cli.core.platform import permissions
+
+    in_the_way = tmp_path / "taotoken"
+    in_the_way.write_text("not a directory", encoding="utf-8")
+    with pytest.raises(TaotokenError) as refused, fileplan.run_lock(in_the_way):
+        pass
+    assert refused.value.code == "init.write_failed"
+    assert permissions.access_fix(in_the_way, directory=True) in str(refused.value.fix)
+    assert in_the_way.read_text(encoding="utf-8") == "not a directory"

@@ -189,6 +189,58 @@ def test_taotoken_s_config_dir_is_read_from_the_command_s_environment(on, kind: 
     assert user_config_dir(env) == expected
 
 
+def test_the_fix_for_a_directory_or_file_taotoken_cannot_use_is_the_os_s_own(on, monkeypatch) -> None:
+    """The lock file's directory, a client file that cannot be read: `chmod` on POSIX, an icacls grant on Windows,
+    said in the user's shell (Git Bash: the MSYS runtime must leave `/grant` alone)."""
+    path = Path("/some where/taotoken")
+    on("linux")
+    assert permissions.access_fix(path, directory=True) == f"chmod u+rwx '{path}'"
+    assert permissions.access_fix(path) == f"chmod u+rw '{path}'"
+    on("windows")
+    for name in ("PROMPT", "SHELL", "PSModulePath"):
+        monkeypatch.delenv(name, raising=False)
+    assert permissions.access_fix(path, directory=True) == f'icacls "{path}" /grant "${{env:USERNAME}}:(OI)(CI)F"'
+    monkeypatch.setenv("PROMPT", "$P$G")
+    assert permissions.access_fix(path) == f'icacls "{path}" /grant "%USERNAME%:F"'
+    monkeypatch.setenv("SHELL", "/usr/bin/bash")
+    assert permissions.access_fix(path) == f'MSYS_NO_PATHCONV=1 icacls "{path}" /grant "$USERNAME:F"'
+    assert private_fix(path) == f'MSYS_NO_PATHCONV=1 icacls "{path}" /inheritance:r /grant:r "$USERNAME:F"'
+
+
+PYTHON_IN_PROGRAM_FILES = "C:\\Program Files\\Python313\\python.exe"
+
+
+@pytest.mark.parametrize(("shell", "expected"), [
+    ("posix", f"'{PYTHON_IN_PROGRAM_FILES}' -m pip install 'taotoken[html]'"),
+    ("fish", f"'{PYTHON_IN_PROGRAM_FILES}' -m pip install 'taotoken[html]'"),
+    ("powershell", f"& '{PYTHON_IN_PROGRAM_FILES}' -m pip install 'taotoken[html]'"),
+    ("cmd", f'"{PYTHON_IN_PROGRAM_FILES}" -m pip install taotoken[html]'),
+])
+def test_an_install_command_is_quoted_in_the_user_s_shell(shell: str, expected: str) -> None:
+    """cmd.exe takes single quotes literally (pip would be asked for `'taotoken[html]'`), and PowerShell runs a
+    quoted program only after `&`."""
+    from taotoken_cli.core.platform import installer
+
+    venv = installer.Installation(installer.PIP_VENV, PYTHON_IN_PROGRAM_FILES, shell=shell)
+    assert str(installer.add_extra("html", venv)) == expected
+    assert str(installer.add_package("plotly>=5.20", installer.Installation(installer.PIPX, None, shell=shell))) \
+        == "pipx inject taotoken " + ('"plotly>=5.20"' if shell == "cmd" else "'plotly>=5.20'")
+
+
+def test_an_install_command_follows_the_shell_the_environment_names(on, monkeypatch) -> None:
+    from taotoken_cli.core.platform import installer
+
+    on("windows")
+    monkeypatch.delenv("SHELL", raising=False)
+    monkeypatch.setenv("PROMPT", "$P$G")
+    monkeypatch.setenv("PSModulePath", "")
+    venv = installer.Installation(installer.PIP_VENV, PYTHON_IN_PROGRAM_FILES)
+    assert str(installer.add_package("httpx[socks]", venv)) == \
+        f'"{PYTHON_IN_PROGRAM_FILES}" -m pip install httpx[socks]'
+    # the generated docs show the same whoever generates them
+    assert str(installer.add_extra("html", installer.GENERIC)) == "pip install 'taotoken[html]'"
+
+
 @pytest.mark.parametrize(("shell", "expected"), [
     ("posix", 'export ANTHROPIC_AUTH_TOKEN="$ANTHROPIC_API_KEY"; unset ANTHROPIC_API_KEY'),
     ("powershell", "$env:ANTHROPIC_AUTH_TOKEN = $env:ANTHROPIC_API_KEY; Remove-Item Env:ANTHROPIC_API_KEY"),
@@ -248,6 +300,25 @@ def test_posix_only_advice_is_not_given_on_windows_or_macos(on) -> None:
     assert open_command(links).startswith("Start-Process (Select-String -Path ")
     for text in no_driver_hints().values():
         assert not any(posix in text for posix in ("libcuda.so", "LD_LIBRARY_PATH", "/etc/", "docker"))
+
+
+def test_init_says_where_codex_s_key_variable_lasts_on_each_os(on) -> None:
+    """Codex with --codex-auth env and no shell target: the notes and the refusal name the OS's own lasting place
+    (the shell's start-up file and env.sh; on Windows the user environment and the PowerShell profile)."""
+    from taotoken_cli.cmd.init.plan import _codex_key_source
+
+    for kind, where, how in (("linux", "your shell's start-up file", "env.sh exports OPENAI_API_KEY"),
+                             ("windows", "your Windows user environment", "in your Windows user environment and "
+                                                                          "PowerShell profile")):
+        on(kind)
+        notes: list[str] = []
+        _codex_key_source(["codex"], notes, None, assume_yes=True, key_exported=True)
+        assert notes == [f"codex: reads the key from $OPENAI_API_KEY, which is set here: keep it set in {where} "
+                         "(or add --target shell)"]
+        notes = []
+        refused = _codex_key_source(["codex"], notes, None, assume_yes=True, key_exported=False)
+        assert refused is not None and how in str(refused.fix) and how in notes[0]
+        assert ("env.sh" in str(refused.fix)) == (kind == "linux")
 
 
 def test_the_demo_speaks_the_user_s_shell_and_loads_env_ps1_on_windows(on) -> None:

@@ -158,7 +158,7 @@ def api_key(ctx: DoctorContext) -> Result:
     if cleaned.changes:
         fixes = []
         if item.origin.kind == "env":
-            fixes.append(Fix.of(_("set {var} without quotes or a newline, e.g. in ~/.bashrc: {command}"),
+            fixes.append(Fix.of(_("set {var} without quotes or a newline: {command}"),
                                 var=ENV_API_KEY, command=Command(f"export {ENV_API_KEY}=sk-…")))
         elif item.origin.kind == "file":
             fixes.append(Fix.of(_("{command}   (rewrites the cleaned key into the config file)"),
