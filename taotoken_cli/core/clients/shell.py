@@ -4,8 +4,11 @@ sourcing it in ~/.bashrc / ~/.zshrc (fish: a conf.d file). The rc files never ho
 Per OS (core.platform.system): on macOS zsh is the default shell and Terminal starts login shells, so the line
 goes to ~/.zshrc, and for bash to ~/.bash_profile (a login bash never reads ~/.bashrc); apps started from the
 Dock read none of them and get the variables from launchd (core.clients.macshell). On Windows the user
-environment and PowerShell's profiles (core.clients.winshell). `after_apply`/`before_undo`/`after_undo` keep
-what is no file (the registry, launchd's session) in step with the files.
+environment and PowerShell's profiles (core.clients.winshell), and where a POSIX shell is in use (Git Bash: $SHELL
+names it, or its ~/.bashrc or ~/.bash_profile exists) env.sh and its line as well: a Git Bash window opened from
+one started before init (VS Code's terminal) has the old user environment, as a PowerShell window has, so it
+needs its start-up line as PowerShell needs its profile's. `after_apply`/`before_undo`/`after_undo` keep what is
+no file (the registry, launchd's session) in step with the files.
 """
 
 from __future__ import annotations
@@ -31,7 +34,7 @@ from taotoken_cli.core.clients.base import (
 )
 from taotoken_cli.core.files.fileplan import Plan
 from taotoken_cli.core.files.fsutil import newline_of
-from taotoken_cli.core.platform import system
+from taotoken_cli.core.platform import shells, system
 
 NAME = "shell"
 LABEL = N_("shell start-up files")  # shown as _(LABEL)
@@ -60,6 +63,8 @@ def start_up_files(where: ShellPaths) -> tuple[Path, ...]:
     """The start-up files the source line may go to on this OS, the default shell's first."""
     if system.current().macos:
         return (where.zshrc, where.bash_profile, where.bashrc)
+    if system.current().windows:  # Git Bash starts login shells; when only ~/.bashrc is there, Git for Windows'
+        return (where.bashrc, where.bash_profile)  # /etc/profile.d/bash_profile.sh writes a ~/.bash_profile loading it
     return (where.bashrc, where.zshrc)
 
 
@@ -100,8 +105,14 @@ def env_fish_text(triple: Triple) -> str:
     return _HEADER + "".join(f"set -gx {k} {_fish_quote(v)}\n" for k, v in exports(triple).items())
 
 
+def _posix_path(path: Path) -> str:
+    """`path` as one word in a POSIX shell; on Windows with forward slashes (C:/Users/…), which Git Bash, MSYS2 and
+    Cygwin all open."""
+    return shlex.quote(path.as_posix())
+
+
 def source_line(env_file: Path) -> str:
-    quoted = shlex.quote(str(env_file))
+    quoted = _posix_path(env_file)
     return f"[ -f {quoted} ] && . {quoted}  {MARKER} (added by taotoken init)"
 
 
@@ -156,15 +167,30 @@ def wants_fish(where: ShellPaths, env: Mapping[str, str] | None = None) -> bool:
     return where.fish_dir.is_dir() or Path(environ(env).get("SHELL", "")).name == "fish"
 
 
+def posix_shell_in_use(where: ShellPaths, env: Mapping[str, str] | None = None) -> bool:
+    """Whether the POSIX shells' start-up files are written here (core.platform.system: `posix_startup`): always,
+    or on Windows where a POSIX shell is in use ($SHELL names one: taotoken runs from it; or its start-up file
+    exists)."""
+    if system.current().posix_startup == "always":
+        return True
+    return bool(environ(env).get("SHELL")) or any(path.exists() for path in start_up_files(where))
+
+
 def plan(triple: Triple, machine: Machine, options: PlanOptions = PlanOptions()) -> Plan:
-    if system.current().windows:  # the user environment and PowerShell's profiles: see core.clients.winshell
-        return winshell.plan(exports(triple), machine, with_marked_line)
-    env = machine.env
+    windows = system.current().windows
     where = paths(machine)
-    result = Plan()
+    if windows:  # the user environment and PowerShell's profiles: see core.clients.winshell
+        result = winshell.plan(exports(triple), machine, with_marked_line, load_command(machine))
+        if not posix_shell_in_use(where, machine.env):
+            return result
+    else:
+        result = Plan()
+    env = machine.env
     env_file = read_text(where.env_sh)
     result.add(text_change(env_file, env_sh_text(triple), target=NAME, secret=True,
-                           summary=[_("export OPENAI_BASE_URL (root + /v1) and OPENAI_API_KEY (mode 0600)")]))
+                           summary=[_("the same variables for Git Bash and other POSIX shells (readable by you "
+                                      "alone)") if windows else
+                                    _("export OPENAI_BASE_URL (root + /v1) and OPENAI_API_KEY (mode 0600)")]))
     for rc in rc_files(where, env):
         current = read_text(rc)
         if commented_out(current.text or ""):
@@ -177,11 +203,13 @@ def plan(triple: Triple, machine: Machine, options: PlanOptions = PlanOptions())
     if wants_fish(where, env):
         result.add(text_change(read_text(where.env_fish), env_fish_text(triple), target=NAME, secret=True,
                                summary=[_("the same variables for fish (mode 0600)")]))
-        quoted = _fish_quote(str(where.env_fish))
+        quoted = _fish_quote(where.env_fish.as_posix())
         conf = f"{MARKER} (added by taotoken init)\ntest -f {quoted}; and source {quoted}\n"
         result.add(text_change(read_text(where.fish_conf), conf, target=NAME, summary=[f"source {where.env_fish}"]))
     if system.current().macos:
         macshell.add_to_plan(result, machine, where.env_sh, NAME)
+    if windows:  # winshell's notes say how this window gets the variables
+        return result
     result.notes.append(_("shell: new shells get the variables; in this one run {command}").format(
         command="`. " + shlex.quote(str(where.env_sh)) + "`"))
     result.notes.append(_("shell: OPENAI_BASE_URL/OPENAI_API_KEY send every OpenAI SDK script started from a new "
@@ -224,10 +252,12 @@ def after_undo(machine: Machine, state: DesktopState) -> str | None:
 
 
 def load_command(machine: Machine) -> str:
-    """The command that gives this shell the variables now (new shells load them themselves), in its syntax."""
-    if system.current().windows:
+    """The command that gives this shell the variables now (new shells load them themselves), in its syntax:
+    PowerShell and cmd on Windows as core.clients.winshell says; a POSIX shell (Git Bash too) sources env.sh."""
+    syntax = shells.syntax(machine.env)
+    if syntax in (shells.POWERSHELL, shells.CMD):
         return winshell.load_command(machine)
     where = paths(machine)
-    if Path(machine.env.get("SHELL", "")).name == "fish":
-        return f"source {shlex.quote(str(where.env_fish))}"
-    return f". {shlex.quote(str(where.env_sh))}"
+    if syntax == shells.FISH:
+        return f"source {_posix_path(where.env_fish)}"
+    return f". {_posix_path(where.env_sh)}"

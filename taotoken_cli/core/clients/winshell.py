@@ -68,7 +68,9 @@ def record_text(exports: Mapping[str, str], before: Mapping[str, str | None]) ->
     return json.dumps({"set": dict(exports), "before": dict(before)}, indent=2) + "\n"
 
 
-def plan(exports: Mapping[str, str], machine: Machine, with_marked_line) -> Plan:
+def plan(exports: Mapping[str, str], machine: Machine, with_marked_line, load: str) -> Plan:
+    """`load`: the command that gives the window init runs in the variables (core.clients.shell.load_command: env.ps1
+    in PowerShell, env.sh in Git Bash)."""
     result = Plan()
     config_dir = machine.config_dir
     env_ps1 = config_dir / ENV_PS1
@@ -92,7 +94,7 @@ def plan(exports: Mapping[str, str], machine: Machine, with_marked_line) -> Plan
                                summary=[_("{command} (one marked line)").format(
                                    command=shells.load_file(env_ps1, shells.POWERSHELL))]))
     result.notes.append(_("shell: programs started after this get the variables; in this window run {command}")
-                        .format(command="`" + load_command(machine) + "`"))
+                        .format(command="`" + load + "`"))
     return result
 
 

@@ -40,6 +40,10 @@ class Platform:
     # where per-user settings live: (the variable naming the base folder, the path under it); taotoken's own
     # config dir is <that>/taotoken (what platformdirs computes, read from the environment a command was given)
     config_root: tuple[str, str] = ("HOME", ".config")
+    # the POSIX shells' start-up files (env.sh and a line in ~/.bashrc): "always" where they are how variables reach
+    # a user's shells; "in-use" where the OS's own environment does that and only a POSIX shell brought along reads
+    # them (Windows: Git Bash, MSYS2, Cygwin), so they are written only where one is in use
+    posix_startup: str = "always"
 
     @property
     def windows(self) -> bool:
@@ -70,7 +74,7 @@ _FACTS = {
                       managed_claude="Program Files/ClaudeCode/managed-settings.json", mp_start="spawn",
                       gemini_system="ProgramData/gemini-cli/settings.json",
                       libcuda="nvcuda.dll", permissions="acl", locks="msvcrt", dns_check="Resolve-DnsName {host}",
-                      config_root=("LOCALAPPDATA", "")),
+                      config_root=("LOCALAPPDATA", ""), posix_startup="in-use"),
 }
 
 

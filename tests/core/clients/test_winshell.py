@@ -29,7 +29,17 @@ def windows_plan(machine: Machine):
     """The shell target's plan on Windows (called directly elsewhere: files only, no registry there)."""
     if system.current().windows:
         return shell.plan(TRIPLE, machine)
-    return winshell.plan(shell.exports(TRIPLE), machine, shell.with_marked_line)
+    return winshell.plan(shell.exports(TRIPLE), machine, shell.with_marked_line, winshell.load_command(machine))
+
+
+def planned_as_windows(machine: Machine, monkeypatch: pytest.MonkeyPatch):
+    """The whole shell target's plan with Windows' facts (on any OS; applied afterwards with this OS's)."""
+    facts, here = system.for_kind("windows"), system.current()
+    monkeypatch.setattr(system, "current", lambda: facts)
+    try:
+        return shell.plan(TRIPLE, machine)
+    finally:
+        monkeypatch.setattr(system, "current", lambda: here)
 
 
 def test_powershell_gets_env_ps1_and_one_marked_line_in_its_profile(windows: Machine, home: Path) -> None:
@@ -63,6 +73,44 @@ def test_powershell_7_gets_its_profile_when_installed(windows: Machine, home: Pa
 def test_the_hint_for_this_window_is_in_powershell_syntax(windows: Machine) -> None:
     notes = " ".join(windows_plan(windows).notes)
     assert f"`. '{windows.config_dir / 'env.ps1'}'`" in notes and "export" not in notes
+
+
+def test_git_bash_gets_env_sh_and_a_bashrc_line_beside_the_user_environment(
+        windows: Machine, home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Git Bash (SHELL set: taotoken runs from it) reads ~/.bashrc, not the PowerShell profile: a window opened from
+    a program started before init has the old user environment, so it needs its start-up line as PowerShell does.
+    The line names env.sh with forward slashes (C:/Users/…), which Git Bash, MSYS2 and Cygwin all open."""
+    import shlex
+    import subprocess
+
+    machine = Machine.of({**windows.env, "SHELL": "/usr/bin/bash"}, home)
+    plan = planned_as_windows(machine, monkeypatch)
+    env_sh, bashrc = machine.config_dir / "env.sh", home / ".bashrc"
+    assert {env_sh, bashrc, machine.config_dir / "env.ps1", machine.config_dir / winshell.RECORD} <= \
+        {change.path for change in plan.pending}
+    loads_env_sh = f". {shlex.quote(env_sh.as_posix())}"
+    assert f"`{loads_env_sh}`" in " ".join(plan.notes)  # this Git Bash window: source env.sh, not env.ps1
+    fileplan.apply(plan, machine.config_dir)
+    assert b"\r" not in env_sh.read_bytes()  # bash would take a CR into the key
+    assert f"export OPENAI_API_KEY={SENTINEL_KEY}" in env_sh.read_text(encoding="utf-8")
+    assert loads_env_sh in bashrc.read_text(encoding="utf-8") and SENTINEL_KEY not in bashrc.read_text(
+        encoding="utf-8")
+    if not system.current().windows:  # a real bash reads the line (Wine has no Windows bash)
+        got = subprocess.run(["bash", "-c", '. ~/.bashrc; printf %s "$OPENAI_BASE_URL"'], capture_output=True,
+                             text=True, env={"HOME": str(home), "PATH": os.environ["PATH"]}, check=True)
+        assert got.stdout == "https://gw.example/v1"
+    fileplan.undo_last(machine.config_dir)
+    assert not env_sh.exists() and not bashrc.exists()
+
+
+def test_windows_without_a_posix_shell_gets_no_env_sh_and_git_bash_s_own_file_when_it_was_used(
+        windows: Machine, home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    assert not any(change.path.name in ("env.sh", ".bashrc") for change in planned_as_windows(windows, monkeypatch)
+                   .pending)
+    (home / ".bash_profile").write_text("# Git Bash was used here\n", encoding="utf-8")
+    targets = {change.path for change in planned_as_windows(windows, monkeypatch).pending}
+    assert windows.config_dir / "env.sh" in targets and home / ".bash_profile" in targets
+    assert home / ".bashrc" not in targets  # the existing start-up file is the one Git Bash reads
 
 
 def test_the_user_environment_follows_the_record_and_undo_puts_back_what_was_there(
