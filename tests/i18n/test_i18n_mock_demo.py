@@ -30,7 +30,7 @@ from taotoken_cli.cmd.mock import view as mock_view
 from taotoken_cli.core.base import i18n
 from taotoken_cli.core.term.layout import cell_width
 from taotoken_cli.core.term.output import Output
-from tests.conftest import SENTINEL_KEY, python_path, squashed
+from tests.conftest import SENTINEL_KEY, in_users_shell, python_path, squashed
 
 BEARER = {"Authorization": f"Bearer {SENTINEL_KEY}"}
 ZH = {"TAOTOKEN_LANG": "zh", "COLUMNS": "80"}
@@ -142,7 +142,8 @@ def test_mock_without_a_key_and_on_a_busy_port_in_chinese(cli, home):
     no_key = cli("mock", env={"TAOTOKEN_LANG": "zh"}).assert_clean()
     assert no_key.returncode == 2
     assert "模拟网关没有可校验的 API 密钥" in no_key.stderr
-    assert has(no_key.stderr, "传入 --key、export TAOTOKEN_API_KEY，或用 --any-key 接受任何密钥")
+    assert has(no_key.stderr, "传入 --key、在环境变量中设置 API 密钥（{command}），或用 --any-key 接受任何密钥".format(
+        command=in_users_shell("export TAOTOKEN_API_KEY=sk-…")))
     with socket.socket() as busy:
         busy.bind(("127.0.0.1", 0))
         busy.listen()
