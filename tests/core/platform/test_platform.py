@@ -7,6 +7,7 @@ real Windows can show (ACL enforcement, the registry) runs in the Windows run (s
 from __future__ import annotations
 
 import os
+import shlex
 from pathlib import Path
 
 import pytest
@@ -94,7 +95,7 @@ def test_each_shell_gets_its_own_syntax() -> None:
 def test_the_fix_for_a_readable_key_file_is_the_os_s_own(on, monkeypatch: pytest.MonkeyPatch) -> None:
     path = Path("/somewhere/config.toml")
     on("linux")
-    assert private_fix(path) == f"chmod 600 {path}"
+    assert private_fix(path) == f"chmod 600 {shlex.quote(str(path))}"  # Windows' path has backslashes: quoted
     on("windows")
     monkeypatch.delenv("PROMPT", raising=False)
     monkeypatch.delenv("SHELL", raising=False)
