@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from taotoken_cli.core.base.i18n import _
+from taotoken_cli.core.platform import shells
 
 VISIBLE = "CUDA_VISIBLE_DEVICES"
 HIDE_ALL_VALUES = ("", "-1", "NoDevFiles")  # the usual ways of hiding every GPU on purpose
@@ -218,8 +219,10 @@ def selection_env_notes(env: Mapping[str, str], visible: VisibleDevices | None =
     legacy = env.get("SYCL_DEVICE_FILTER")
     if legacy is not None:
         equivalent = sycl_filter_to_selector(legacy)
+        # written in POSIX, said in the user's shell (PowerShell: Remove-Item Env:…; $env:… = '…')
+        replace = shells.in_shell(f"unset SYCL_DEVICE_FILTER; export ONEAPI_DEVICE_SELECTOR='{equivalent}'",
+                                  shells.syntax(env))
         notes.append(EnvNote("SYCL_DEVICE_FILTER", legacy, _("deprecated since 2022 and removed from current DPC++ "
-                                                             "runtimes (no longer honoured); replace it: unset "
-                                                             "SYCL_DEVICE_FILTER; export ONEAPI_DEVICE_SELECTOR="
-                                                             "'{selector}'").format(selector=equivalent), "warning"))
+                                                             "runtimes (no longer honoured); replace it: {command}")
+                             .format(command=replace), "warning"))
     return notes

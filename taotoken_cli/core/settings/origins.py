@@ -12,6 +12,7 @@ from pathlib import Path
 
 from taotoken_cli.core.base.fix import Command, Fix, Place, Where, config_set
 from taotoken_cli.core.base.i18n import _
+from taotoken_cli.core.platform.shells import in_shell_fix, syntax
 from taotoken_cli.core.settings.loader import FIELDS, Settings, Value, config_dir
 
 # Files a login or interactive shell reads, relative to HOME (fish: its config and every conf.d snippet).
@@ -117,8 +118,10 @@ def set_at(source: Source, value: str | None) -> Fix:
 
 
 def fix_at_source(settings: Settings, name: str, value: str | None, env: Mapping[str, str]) -> Fix:
-    """The one instruction that sets `name` to `value` where the value taotoken uses comes from."""
-    return set_at(source_of(settings, name, env), value)
+    """The one instruction that sets `name` to `value` where the value taotoken uses comes from, in the shell `env`
+    tells (a variable: `$env:X = '…'` in PowerShell; core.platform.shells)."""
+    fix = set_at(source_of(settings, name, env), value)
+    return in_shell_fix(fix, syntax(env))  # type: ignore[return-value]  # a Fix stays a Fix
 
 
 def outside_config(settings: Settings, env: Mapping[str, str]) -> dict[str, Source]:

@@ -27,7 +27,7 @@ from werkzeug import Request, Response
 
 from taotoken_cli.core.base.exitcodes import Exit
 from taotoken_cli.core.diagnosis.catalogue import CATALOGUE
-from tests.conftest import SENTINEL_KEY, Result, python_path
+from tests.conftest import SENTINEL_KEY, Result, in_users_shell, python_path
 from tests.rawserver import FullBacklog, RawServer, closed_port
 from tests.timing import assert_within, judged
 
@@ -264,7 +264,8 @@ def assert_failure(result: Result, code: str, exit_code: int | None = None) -> N
                                                       "config.unparsable", "model.not_found"), result.output
     else:
         value = command.value.replace("{base}", "").replace("{host}", "")
-        assert f"fix: export TAOTOKEN_{command.sets.upper()}={value}" in result.output, result.output
+        assert "fix: " + in_users_shell(f"export TAOTOKEN_{command.sets.upper()}={value}") in result.output, \
+            result.output
         assert "   (it is set in this shell" in result.output, result.output
 
 
@@ -337,11 +338,11 @@ def test_configured_model_not_listed_fails_in_every_mode(httpserver, env, run, m
     result = run("check").assert_clean()
     assert result.returncode == Exit.NOT_FOUND and result.stdout == ""
     assert "model.not_found" in result.stderr and "close matches: qwen-max" in result.stderr
-    assert "fix: export TAOTOKEN_MODEL=qwen-max" in result.stderr  # where the model comes from
+    assert "fix: " + in_users_shell("export TAOTOKEN_MODEL=qwen-max") in result.stderr  # where the model comes from
     quiet = run("check", "-q").assert_clean()
     assert quiet.returncode == Exit.NOT_FOUND and quiet.stdout == ""
-    assert quiet.stderr.startswith("taotoken: model.not_found:") and "fix: export TAOTOKEN_MODEL=qwen-max" \
-        in quiet.stderr and len(quiet.stderr.splitlines()) == 1
+    assert quiet.stderr.startswith("taotoken: model.not_found:") and "fix: " + in_users_shell(
+        "export TAOTOKEN_MODEL=qwen-max") in quiet.stderr and len(quiet.stderr.splitlines()) == 1
     code = run("check", "--code").assert_clean()
     assert code.returncode == Exit.NOT_FOUND and code.stdout == "200\n"
     data = json.loads(run("check", "--json").stdout)
@@ -476,7 +477,7 @@ def test_proxy_variable_pointing_at_a_closed_port(env, run, monkeypatch, httpser
     result = run("check")
     assert_failure(result, "proxy.unreachable")
     assert f"proxy: {proxy}" in result.stderr
-    assert "export NO_PROXY=localhost" in result.stderr  # the gateway's host, filled in
+    assert in_users_shell("export NO_PROXY=localhost") in result.stderr  # the gateway's host, filled in
     # --no-proxy goes direct and works
     ok = run("check", "--no-proxy").assert_clean()
     assert ok.returncode == 0 and ok.stdout.startswith("OK 200")
@@ -511,7 +512,7 @@ def test_key_is_never_sent_over_plain_http_to_another_host(env, run, monkeypatch
     env("http://taotoken-check-test.invalid/api")
     result = run("check", "--timeout", "3")
     assert_failure(result, "url.plain_http")
-    assert "export TAOTOKEN_ALLOW_HTTP=1" in result.stderr
+    assert in_users_shell("export TAOTOKEN_ALLOW_HTTP=1") in result.stderr
     assert "https://taotoken-check-test.invalid/api" in result.stderr
 
 
@@ -588,7 +589,8 @@ def test_unusable_base_url(run, env):
     result = run("check")
     assert_failure(result, "config.invalid", Exit.CONFIG)
     # The fix sets the value where it comes from (here the variable), to TaoToken's own URL: no placeholder.
-    assert "export TAOTOKEN_BASE_URL=https://taotoken.net/api" in result.stderr and "<base>" not in result.stderr
+    assert in_users_shell("export TAOTOKEN_BASE_URL=https://taotoken.net/api") in result.stderr
+    assert "<base>" not in result.stderr
 
 
 def test_unusable_base_url_flag(run, env):

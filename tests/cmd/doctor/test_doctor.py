@@ -19,7 +19,7 @@ import pytest
 from werkzeug import Request, Response
 
 from taotoken_cli.cmd.doctor import DEFAULT_TIMEOUT_S
-from tests.conftest import SENTINEL_KEY, own_config, write
+from tests.conftest import SENTINEL_KEY, in_users_shell, own_config, write
 from tests.rawserver import RawServer
 from tests.timing import assert_within, judged, startup_s
 
@@ -198,7 +198,8 @@ def test_key_with_trailing_newline_in_env(cli, home, gateway):
     own_config(home, gateway)
     result = cli("doctor", "--check", "config", env={"TAOTOKEN_API_KEY": SENTINEL_KEY + "\n"}).assert_clean()
     assert_finding(result, "config.api_key", "warn",
-                   "set TAOTOKEN_API_KEY without quotes or a newline: export TAOTOKEN_API_KEY=sk-…")
+                   "set TAOTOKEN_API_KEY without quotes or a newline: "
+                   + in_users_shell("export TAOTOKEN_API_KEY=sk-…"))
     assert "removed a trailing newline from the key" in result.stdout
     assert result.returncode == 0  # a warning; --strict turns it into a failure
     assert cli("doctor", "--check", "config", "--strict", env={"TAOTOKEN_API_KEY": SENTINEL_KEY + "\n"}).returncode == 1
@@ -223,9 +224,11 @@ def test_http_proxy_on_a_closed_port(cli, home, gateway):
     own_config(home, gateway)
     proxy = f"http://127.0.0.1:{closed_port()}"
     result = cli("doctor", "--check", "net", "--check", "env.proxy", env={"HTTP_PROXY": proxy}).assert_clean()
-    text = assert_finding(result, "net.proxy", "fail", "or bypass it for the gateway: export NO_PROXY=127.0.0.1")
+    text = assert_finding(result, "net.proxy", "fail",
+                          "or bypass it for the gateway: " + in_users_shell("export NO_PROXY=127.0.0.1"))
     assert "local proxy failed" in text
-    assert_finding(result, "net.via_proxy", "fail", "export NO_PROXY=127.0.0.1   (bypass the proxy for the gateway)")
+    assert_finding(result, "net.via_proxy", "fail",
+                   in_users_shell("export NO_PROXY=127.0.0.1") + "   (bypass the proxy for the gateway)")
     assert result.returncode == 1
     gateway_only = cli("doctor", "--check", "gateway", env={"HTTP_PROXY": proxy}).assert_clean()
     text = assert_finding(gateway_only, "gateway.layout", "fail")

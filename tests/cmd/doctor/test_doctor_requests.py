@@ -12,7 +12,7 @@ import pytest
 
 from taotoken_cli.cmd.doctor.model import Status
 from taotoken_cli.core.settings import Overrides
-from tests.conftest import SENTINEL_KEY, write
+from tests.conftest import SENTINEL_KEY, in_users_shell, write
 from tests.rawserver import RawServer
 
 MODEL = "gpt-4o-mini"
@@ -114,7 +114,7 @@ def test_a_proxy_answering_403_itself_is_a_proxy_problem(cli, home, mock_gateway
     assert via["status"] == "fail" and via["code"] == "proxy.refused", via
     assert via["message"] == (f"the proxy {proxy.url} answered HTTP 403 itself: 127.0.0.1 never saw the request; "
                               "direct access works")
-    assert via["fixes"][0] == "export NO_PROXY=127.0.0.1   (bypass the proxy for the gateway)"
+    assert via["fixes"][0] == in_users_shell("export NO_PROXY=127.0.0.1") + "   (bypass the proxy for the gateway)"
     assert any("X-Squid-Error: ERR_ACCESS_DENIED 0" in d for d in via["details"]), via["details"]
     layout = checks["gateway.layout"]
     assert layout["status"] == "fail" and layout["code"] == "proxy.refused", layout

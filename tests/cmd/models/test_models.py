@@ -14,7 +14,7 @@ import pytest
 from taotoken_cli.core.base.exitcodes import Exit
 from taotoken_cli.core.diagnosis.listing import ListedModel, listed_models, match_models
 from taotoken_cli.core.term.iostreams import IOStreams
-from tests.conftest import SENTINEL_KEY, flat
+from tests.conftest import SENTINEL_KEY, flat, in_users_shell
 from tests.rawserver import closed_port
 
 MODEL = "gpt-4o-mini"
@@ -200,4 +200,5 @@ def test_the_fix_for_an_unlisted_model_names_where_it_is_set(run, served, monkey
     monkeypatch.setenv("TAOTOKEN_MODEL", "gpt-4o-mnii")
     data = json.loads(run("models", "--json").stdout)
     [model] = [item for item in data["unlisted"] if item["use"] == "model"]
-    assert model["close_matches"] == [MODEL] and model["fix"].startswith(f"export TAOTOKEN_MODEL={MODEL}")
+    assert model["close_matches"] == [MODEL]
+    assert model["fix"].startswith(in_users_shell(f"export TAOTOKEN_MODEL={MODEL}"))

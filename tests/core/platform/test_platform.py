@@ -303,6 +303,34 @@ def test_posix_only_advice_is_not_given_on_windows_or_macos(on) -> None:
         assert not any(posix in text for posix in ("libcuda.so", "LD_LIBRARY_PATH", "/etc/", "docker"))
 
 
+def test_the_fix_at_a_variable_s_source_is_in_the_user_s_shell(home: Path) -> None:
+    """config's and models' fix for a value set in this shell (doctor's too): the user's shell's syntax."""
+    from taotoken_cli.core.settings import Overrides, load_settings
+    from taotoken_cli.core.settings.origins import fix_at_source
+
+    env = {**os.environ, "TAOTOKEN_MODEL": "m"}
+    for shell, expected in (("/bin/bash", "export TAOTOKEN_MODEL=x"), ("/usr/bin/fish", "set -gx TAOTOKEN_MODEL x")):
+        env["SHELL"] = shell
+        fix = fix_at_source(load_settings(Overrides(), env), "model", "x", env)
+        assert [command.line for command in fix.commands] == [expected]
+        assert fix.where is not None and fix.where.name == "TAOTOKEN_MODEL"
+
+
+def test_route_s_sycl_replacement_is_said_in_the_user_s_shell(on) -> None:
+    from taotoken_cli.core.devices.selection import selection_env_notes
+
+    def replacement(env: dict) -> str:
+        [note] = [n for n in selection_env_notes({"SYCL_DEVICE_FILTER": "opencl:cpu", **env}) if n.level == "warning"]
+        return note.note.split("replace it: ")[1]
+
+    on("linux")
+    assert replacement({}) == "unset SYCL_DEVICE_FILTER; export ONEAPI_DEVICE_SELECTOR='opencl:cpu'"
+    assert replacement({"SHELL": "/usr/bin/fish"}) == \
+        "set -e SYCL_DEVICE_FILTER; set -gx ONEAPI_DEVICE_SELECTOR opencl:cpu"
+    on("windows")
+    assert replacement({}) == "Remove-Item Env:SYCL_DEVICE_FILTER; $env:ONEAPI_DEVICE_SELECTOR = 'opencl:cpu'"
+
+
 def test_init_says_where_codex_s_key_variable_lasts_on_each_os(on) -> None:
     """Codex with --codex-auth env and no shell target: the notes and the refusal name the OS's own lasting place
     (the shell's start-up file and env.sh; on Windows the user environment and the PowerShell profile)."""
