@@ -42,8 +42,9 @@ def route(
                                         "intel, amd, …).")),
     task: str | None = typer.Option(None, "--task", metavar="TASK",
                                     help=_("Use the route for this task (e.g. code, embed).")),
-    export: bool = typer.Option(False, "--export", help=_("Print only `export TAOTOKEN_MODEL=…` for eval.")),
-    openai: bool = typer.Option(False, "--openai", help=_("With --export: also export OPENAI_MODEL.")),
+    export: bool = typer.Option(False, "--export", help=_("Print only the line that sets TAOTOKEN_MODEL in your "
+                                                           "shell (`export TAOTOKEN_MODEL=…` in bash), for eval.")),
+    openai: bool = typer.Option(False, "--openai", help=_("With --export: also set OPENAI_MODEL.")),
     verify: bool = typer.Option(False, "--verify", help=_("Ask the gateway and check which model answers.")),
     samples: int = typer.Option(3, "--samples", metavar="N", callback=_options.in_range(1, 50),
                                 help=_("Requests per route with --verify (1 to 50).")),
