@@ -121,7 +121,7 @@ def fix_at_source(settings: Settings, name: str, value: str | None, env: Mapping
     """The one instruction that sets `name` to `value` where the value taotoken uses comes from, in the shell `env`
     tells (a variable: `$env:X = '…'` in PowerShell; core.platform.shells)."""
     fix = set_at(source_of(settings, name, env), value)
-    return in_shell_fix(fix, syntax(env))  # type: ignore[return-value]  # a Fix stays a Fix
+    return Fix.coerce(in_shell_fix(fix, syntax(env)))
 
 
 def outside_config(settings: Settings, env: Mapping[str, str]) -> dict[str, Source]:
