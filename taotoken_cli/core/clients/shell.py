@@ -199,13 +199,14 @@ def plan(triple: Triple, machine: Machine, options: PlanOptions = PlanOptions())
                 env=where.env_sh, path=rc))
             continue
         result.add(_rc_change(current, source_line(where.env_sh),
-                              _("{command} (one marked line)").format(command=f"source {where.env_sh}")))
+                              _("{command} (one marked line)").format(command=f"source {where.env_sh.as_posix()}")))
     if wants_fish(where, env):
         result.add(text_change(read_text(where.env_fish), env_fish_text(triple), target=NAME, secret=True,
                                summary=[_("the same variables for fish (mode 0600)")]))
         quoted = _fish_quote(where.env_fish.as_posix())
         conf = f"{MARKER} (added by taotoken init)\ntest -f {quoted}; and source {quoted}\n"
-        result.add(text_change(read_text(where.fish_conf), conf, target=NAME, summary=[f"source {where.env_fish}"]))
+        result.add(text_change(read_text(where.fish_conf), conf, target=NAME,
+                               summary=[f"source {where.env_fish.as_posix()}"]))
     if system.current().macos:
         macshell.add_to_plan(result, machine, where.env_sh, NAME)
     if windows:  # winshell's notes say how this window gets the variables
