@@ -3,9 +3,11 @@
 
     python scripts/i18n.py extract   # i18n/taotoken.pot and i18n/messages.pot from the sources
     python scripts/i18n.py update    # new messages into the zh_CN shards (empty), gone ones out
-    python scripts/i18n.py compile   # taotoken_cli/locales/zh_CN/LC_MESSAGES/{taotoken,messages}.mo
+    python scripts/i18n.py compile   # taotoken_cli/locales/zh_CN/LC_MESSAGES/{taotoken,messages}.mo, and the
+                                     # words a line never breaks inside (taotoken_cli/core/term/zh_words.py)
     python scripts/i18n.py check     # exit 1 when a message lacks a translation, a translation's
-                                     # placeholders differ, or a compiled catalogue is stale (the tests run it)
+                                     # placeholders differ, a Chinese sentence has ASCII punctuation, or a
+                                     # compiled file is stale (the tests run it)
 
 Two domains: `taotoken` (every message of taotoken_cli, marked with _(), N_() and ngettext()) and `messages`
 (Typer's own words — "Usage:", "Options", "Commands" — which it looks up in gettext's default domain).
@@ -52,6 +54,9 @@ SHARDS = (
     ("taotoken_cli/core/term/spinner.py", "commands"),
     ("taotoken_cli/cmd/mock/", "mock_demo"), ("taotoken_cli/cmd/demo/", "mock_demo"),
 )
+GLOSSARY = REPO / "docs" / "glossary.md"
+WORDS_FILE = I18N / LOCALE / "words.txt"
+WORDS_MODULE = PACKAGE / "core" / "term" / "zh_words.py"
 PLACEHOLDER = re.compile(r"\{[^{}]*\}|%(?:\([^)]*\))?[-#0 +]*\d*(?:\.\d+)?[sdrif%]")
 
 
@@ -211,6 +216,49 @@ def compile_all() -> None:
     MO_DIR.mkdir(parents=True, exist_ok=True)
     for domain in ("taotoken", "messages"):
         (MO_DIR / f"{domain}.mo").write_bytes(mo_bytes(domain))
+    WORDS_MODULE.write_text(words_module(), encoding="utf-8")
+
+
+# -- the words a line never breaks inside -----------------------------------------------------------------
+
+_CJK = re.compile(r"[\u4e00-\u9fff]")
+
+
+def glossary_terms() -> set[str]:
+    """The Chinese terms of docs/glossary.md (the 简体中文 column of its tables), each alternative on its own:
+    `API 密钥`, `配置档`, `OpenAI 风格的客户端`, `首 token 延迟` (a parenthesised gloss is a term of its own)."""
+    terms = set()
+    for row in GLOSSARY.read_text(encoding="utf-8").splitlines():
+        cells = [cell.strip() for cell in row.strip().strip("|").split("|")]
+        if not row.startswith("|") or row.startswith("|---") or len(cells) < 2 or cells[1] == "简体中文":
+            continue
+        for part in re.split(r",\s*|，|\s/\s|/(?=\S)|、|[（）()]", cells[1]):
+            part = part.strip().strip("`").rstrip("：:+ ")
+            if len(part) >= 2 and (_CJK.search(part) or " " in part) and not re.search(r"\b[A-Z]\b", part):
+                terms.add(part)
+    return terms
+
+
+def words_module() -> str:
+    lines = [line.strip() for line in WORDS_FILE.read_text(encoding="utf-8").splitlines()]
+    words = sorted(glossary_terms() | {line for line in lines if line and not line.startswith("#")})
+    import unicodedata
+
+    def columns(text: str) -> int:  # ruff counts display columns: a Chinese character takes two
+        return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
+
+    body, row = [], "   "
+    for word in words:
+        item = f' "{word}",'
+        if columns(row) + columns(item) > 116:
+            body.append(row)
+            row = "   "
+        row += item
+    body.append(row)
+    return ('"""Chinese words a wrapped line never breaks inside (taotoken_cli.core.term.layout): the terms of '
+            'docs/glossary.md\nand the common words of i18n/zh_CN/words.txt. Written by `python scripts/i18n.py '
+            'compile`; do not edit."""\n\n'
+            "WORDS = frozenset({\n" + "\n".join(body) + "\n})\n")
 
 
 def placeholders(text: str) -> list[str]:
@@ -258,6 +306,8 @@ def problems(only: str | None = None) -> list[str]:
         path = MO_DIR / f"{domain}.mo"
         if not path.exists() or _entries(path.read_bytes()) != _entries(mo_bytes(domain)):
             found.append(f"{path.relative_to(REPO)} is stale (run: python scripts/i18n.py compile)")
+    if only is None and (not WORDS_MODULE.exists() or WORDS_MODULE.read_text(encoding="utf-8") != words_module()):
+        found.append(f"{WORDS_MODULE.relative_to(REPO)} is stale (run: python scripts/i18n.py compile)")
     return found
 
 

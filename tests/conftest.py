@@ -477,10 +477,6 @@ KNOWN_FAILURES = {
         "old key, so the partial-echo rule shows it under another key's mask (still masked, not the expected one)",
     "tests/docs/test_doc_examples.py::test_example_prints_what_the_docs_show[docs/demo.md:35]":
         "issue 27: the demo's init step drops its 'API key' line when run under the suite; not yet explained",
-    "tests/cmd/demo/test_demo.py::test_keep_leaves_the_directory_and_step_runs_one_step":
-        "issue 27 item 6: the long temporary path wraps the printed rm -rf line",
-    "tests/i18n/test_i18n_commands.py::test_route_devices_in_chinese":
-        "issue 27 item 6: a wrapped temporary path splits the expected Chinese phrase",
     "tests/sweeps/test_sweep_secrets.py::test_every_command_against_a_working_gateway":
         "issue 22: the sweep's list of key-holding files lags the merged targets",
 }

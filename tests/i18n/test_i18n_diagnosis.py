@@ -23,7 +23,7 @@ from taotoken_cli.core.diagnosis.context import DiagnosisContext, context_for
 from taotoken_cli.core.settings.origins import Source
 from taotoken_cli.core.term.iostreams import IOStreams
 from taotoken_cli.core.term.layout import cell_width
-from tests.conftest import SENTINEL_KEY, Result, in_users_shell
+from tests.conftest import SENTINEL_KEY, Result, in_users_shell, squashed
 from tests.rawserver import closed_port
 
 MODEL = "gpt-4o-mini"
@@ -257,14 +257,15 @@ def test_models_table_in_chinese_fits_the_terminal(home, served, chinese, width)
     assert run(ModelsOptions(), io) == Exit.OK
     out, err = io.written()
     lines = out.splitlines()
-    assert out.startswith("API 密钥 sk-SE…WXYZ 可用 4 个模型（配置")  # and it wraps at 40 columns
+    assert squashed(out).startswith(squashed("API 密钥 sk-SE…WXYZ 可用 4 个模型（配置档 'default'）"))
+    assert "配置档" in out and "API 密钥" in out  # wrapped at 40 columns between words, never inside a term
     assert f"{served}/v1/models，" in out and "\n来自" in out
     heading = next(line for line in lines if "所有者" in line)
     assert heading.split() == (["模型", "ID", "所有者", "创建日期"] if width == 80 else ["模型", "ID", "所有者"])
     owner_column = cell_width(heading[:heading.index("所有者")])
     row = next(line for line in lines if "claude-sonnet-4-5" in line)
     assert cell_width(row[:row.index("anthrop")]) == owner_column  # aligned by display width (cut at 40)
-    assert err.startswith("警告：已配置的模型 'gpt-4o-mnii' 不在列")
+    assert err.startswith("警告：已配置的模型 'gpt-4o-mnii' 不在")
     joined = "".join(line.strip() for line in err.splitlines())  # a command is never split: it starts a line
     assert joined == ("警告：已配置的模型 'gpt-4o-mnii' 不在列表中（相近：gpt-4o-mini）；修复："
                       "taotoken config set model gpt-4o-mini")

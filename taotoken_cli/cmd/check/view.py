@@ -11,6 +11,7 @@ from taotoken_cli.cmd.check.model import CheckResult
 from taotoken_cli.core.base.fix import Fix
 from taotoken_cli.core.base.i18n import _, ngettext
 from taotoken_cli.core.diagnosis.text import failure_lines
+from taotoken_cli.core.term.layout import wrap_items
 from taotoken_cli.core.term.output import Output
 
 _GREEN, _RESET = "\033[32m", "\033[0m"
@@ -45,8 +46,11 @@ def render_quiet(out: Output, result: CheckResult) -> None:
     elif diagnosis.details:
         text = _("{line} ({detail})").format(line=text, detail=diagnosis.details[0])
     fixes = diagnosis.fixes()
-    line = Fix.of(_("{line} — fix: {fix}"), line=text, fix=fixes[0]) if fixes else Fix.prose(text)
-    out.error_line(" ".join(str(line).split()))  # one line: a pipe or a log reads it, nothing wraps it
+    line = Fix.of(_("{line} — fix: {fix}"), line=" ".join(text.split()), fix=fixes[0]) if fixes else Fix.prose(text)
+    if out.err.isatty():  # at shell start-up: wrapped, so the terminal splits no word and no command
+        out.error_wrapped(line, hang="  ")
+    else:  # one line: a pipe or a log reads it, nothing wraps it
+        out.error_line(" ".join(str(line).split()))
 
 
 def _model_part(result: CheckResult) -> str:
@@ -76,12 +80,16 @@ def render_line(out: Output, result: CheckResult) -> None:
         count = result.models_count or 0
         # i18n: the mark that starts check's success line: "OK 200 GET https://… 35 ms · 3 models · …"
         mark = _("OK")
-        parts = [f"{_paint(mark, _GREEN, out.color)} {head}",
+        parts = [f"{mark} {head}",
                  ngettext("{count} model", "{count} models", count).format(count=count), _model_part(result)]
         chat = next((p for p in result.probes if p.name == "chat"), None)
         if chat is not None:
             parts.append(_("chat {status} {ms} ms").format(status=_status(chat.status), ms=f"{chat.latency_ms:.0f}"))
-        out.line(" · ".join(parts))  # one line, as `curl -w` prints one: scripts may read it
+        # one line where it fits (scripts may read it); on a narrow terminal it breaks between the parts
+        lines = wrap_items(parts, out.width, hang="   ")
+        lines[0] = _paint(mark, _GREEN, out.color) + lines[0][len(mark):]
+        for line in lines:
+            out.line(line)
     else:
         last = result.probes[-1] if result.probes else None
         if last is not None and last is not first:

@@ -13,6 +13,7 @@ from taotoken_cli.core.base.i18n import ENV_LANG, choose
 from taotoken_cli.core.base.masking import Redactor, mask_unknown_keys
 from taotoken_cli.core.platform import permissions, system
 from taotoken_cli.core.platform.system import sandbox_env
+from taotoken_cli.core.term.layout import ENV_HOME_AS_TILDE
 
 # Variables that would point a step at the real machine's configs, keys or proxies.
 _SCRUB_PREFIXES = ("TAOTOKEN_", "OPENAI_", "ANTHROPIC_", "CLAUDE_", "CODEX_", "CLINE_", "CC_SWITCH", "XDG_",
@@ -93,6 +94,8 @@ class Sandbox:
             "NO_PROXY": "127.0.0.1,localhost,::1", "no_proxy": "127.0.0.1,localhost,::1",
             # Read existing bytecode, write none: the package directory stays untouched.
             "PYTHONDONTWRITEBYTECODE": "1",
+            # The steps show this HOME as ~ themselves, before they wrap their lines (core.term.layout).
+            ENV_HOME_AS_TILDE: "1",
             # The steps run the same taotoken_cli as this process, wherever it is installed.
             "PYTHONPATH": os.pathsep.join(p for p in (_package_parent(), base.get("PYTHONPATH", "")) if p),
         })

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from taotoken_cli.cmd.demo.model import CommandResult, DemoInfo, DemoSummary
 from taotoken_cli.cmd.demo.steps import Command, Step, what_next
+from taotoken_cli.core.base.fix import Command as ShellLine
+from taotoken_cli.core.base.fix import Fix
 from taotoken_cli.core.base.i18n import _
 from taotoken_cli.core.platform import shells
 from taotoken_cli.core.term.layout import cell_width, pad, wrap
@@ -133,9 +135,11 @@ class TranscriptReporter:
             self._strong(_("done in {seconds} s: {n} command(s), all worked").format(seconds=seconds, n=commands),
                          rule)
         if summary.kept is not None:
-            self.out.wrapped(_("kept {path} (the gateway has stopped); look around: ls -la {home}").format(
-                path=summary.kept, home=summary.kept / "home"), hang="  ")
-            self.out.wrapped(_("remove it when done: rm -rf {path}").format(path=summary.kept), hang="  ")
+            self.out.wrapped(Fix.of(_("kept {path} (the gateway has stopped); look around: {command}"),
+                                    path=str(summary.kept), command=ShellLine(f"ls -la {summary.kept / 'home'}")),
+                             hang="  ")
+            self.out.wrapped(Fix.of(_("remove it when done: {command}"), command=ShellLine(f"rm -rf {summary.kept}")),
+                             hang="  ")
         elif summary.removed:
             self.out.wrapped(_("removed the temporary directory; nothing else was touched"), hang="  ")
         if summary.interrupted:

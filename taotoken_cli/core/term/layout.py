@@ -2,19 +2,29 @@
 wraps through here, so one rule holds everywhere:
 
 - the width is COLUMNS when set, else the terminal's own width, else 80 (pipes and files);
-- prose wraps at spaces, and between two wide (CJK) characters, never before a closing mark such as
-  `，` or `）`; continuation lines hang under the text (`hang`), never at column 0;
-- these stay whole, even when that means a line runs past the width: a word (so a URL or a path is
-  never split, not even at a hyphen or a slash), a `code` span, and a command of a `Fix` (core.base.fix: the
-  producer says what is a command; nothing here guesses it from the words);
-- widths count display columns: East Asian wide characters take two, combining marks none.
+- widths are rich's (`rich.cells`, the library that draws the tables and the live view): East Asian wide
+  characters and emoji take two columns, combining marks none, an emoji sequence joined by ZWJ (a family)
+  or widened by VS16 counts once, as terminals draw it;
+- prose wraps at spaces, and between two wide (CJK) characters, but never inside a Chinese word of the
+  lexicon (the glossary's terms, `API 密钥`, `配置档`, and the common words: core.term.zh_words), never
+  inside an emoji sequence, never before a closing mark such as `，` or `）`; continuation lines hang under
+  the text (`hang`), never at column 0;
+- these stay whole: a word (so a URL or a path is never split, not even at a hyphen or a slash), a `code`
+  span, and a command of a `Fix` (core.base.fix: the producer says what is a command; nothing here guesses it
+  from the words). A command that does not fit after the hanging indent but fits the terminal gets a line
+  of its own from column 0 (a `.bashrc` one-liner, a backup path: the terminal never splits it); only one
+  longer than the terminal runs past it. `fold=True` (a model ID in a heading) breaks such a word after a `/`,
+  `-`, `_`, `:` or `.` instead.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import unicodedata
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from functools import lru_cache
+from typing import NamedTuple
 
 from taotoken_cli.core.base.fix import Fix
 
@@ -23,32 +33,58 @@ _MIN_TEXT = 16  # columns kept for text when a hanging indent would leave less
 
 _NO_LINE_START = frozenset("，。、；：！？）」』】》〉…・ー)]}.,;:!?%")
 _NO_LINE_END = frozenset("（「『【《〈([{")
+_ZWJ = "\u200d"
+_FOLD_AFTER = frozenset("/-_:.@")
 
 
-def char_width(char: str) -> int:
-    if unicodedata.combining(char) or unicodedata.category(char) in ("Mn", "Me", "Cf"):
-        return 0
-    return 2 if unicodedata.east_asian_width(char) in ("W", "F") else 1
+# Set by `taotoken demo` for its steps: paths under $HOME are shown as `~/…` before lines are wrapped, so the
+# transcript wraps around the short form (replacing the path after wrapping left ragged lines).
+ENV_HOME_AS_TILDE = "TAOTOKEN_HOME_AS_TILDE"
+_shown: Callable[[str], str] | None = None
+
+
+def show_home_as_tilde(env: Mapping[str, str]) -> Callable[[str], str] | None:
+    """From now on (this process's output: core.term.output.Output calls it), text is wrapped with $HOME shown as
+    `~` when ENV_HOME_AS_TILDE asks for it; returns that rewrite (None: text is shown as it is)."""
+    global _shown
+    home = env.get("HOME", "").rstrip("/\\")
+    _shown = None
+    if env.get(ENV_HOME_AS_TILDE) and len(home) > 1:
+        pattern = re.compile(re.escape(home) + r"(?![\w.-])")
+
+        def shown(text: str) -> str:
+            return pattern.sub("~", text) if home in text else text
+
+        _shown = shown
+    return _shown
 
 
 def cell_width(text: str) -> int:
-    """Columns `text` takes in a terminal (CJK characters two, combining marks none)."""
+    """Columns `text` takes in a terminal, as rich measures it (CJK and emoji two, combining marks none, an
+    emoji ZWJ sequence once)."""
     if text.isascii():
         return len(text)
-    return sum(char_width(c) for c in text)
+    return _rich_cells().cell_len(text)
+
+
+@lru_cache(maxsize=1)
+def _rich_cells():
+    # Imported on the first non-ASCII text only: `check` prints ASCII at shell start-up and skips rich (~10 ms).
+    from rich import cells
+
+    return cells
 
 
 def truncate(text: str, width: int, ellipsis: str = "…") -> str:
     """`text` cut to `width` columns, ending in `ellipsis` when cut (a wide character is never split)."""
     if cell_width(text) <= width:
         return text
-    room, kept, used = width - cell_width(ellipsis), [], 0
-    for char in text:
-        used += char_width(char)
-        if used > room:
-            break
-        kept.append(char)
-    return "".join(kept) + ellipsis
+    room = width - cell_width(ellipsis)
+    if room <= 0:
+        return ellipsis[:max(0, width)]
+    if text.isascii():
+        return text[:room] + ellipsis
+    return _rich_cells().chop_cells(text, room)[0] + ellipsis  # whole graphemes: an emoji sequence is never cut
 
 
 def pad(text: str, width: int, align: str = "l") -> str:
@@ -80,51 +116,117 @@ def _is_wide(char: str) -> bool:
     return unicodedata.east_asian_width(char) in ("W", "F")
 
 
-def _pieces(text: str) -> list[tuple[str, str]]:
-    """(separator before it, piece) for each word or `code` span of `text`."""
-    return _glued(_prose_pieces(text))
+def _extends(char: str) -> bool:
+    """A character drawn with the one before it: a combining mark, ZWJ, a variation selector, a skin tone."""
+    return (unicodedata.category(char) in ("Mn", "Me", "Cf") or "\ufe00" <= char <= "\ufe0f"
+            or "\U0001f3fb" <= char <= "\U0001f3ff")
 
 
-def _wide_parts(word: str) -> list[str]:
-    """A word split where a line may break inside it: next to a wide character (CJK needs no spaces),
-    but never before a closing mark nor after an opening one."""
+def _may_break(before: str, after: str) -> bool:
+    """May a line break between these two characters of a word? Next to a wide character (CJK needs no spaces),
+    but never before a closing mark, after an opening one, or inside an emoji sequence."""
+    return ((_is_wide(before) or _is_wide(after)) and after not in _NO_LINE_START and before not in _NO_LINE_END
+            and not (before.isascii() and after.isascii()) and before != _ZWJ and not _extends(after))
+
+
+@lru_cache(maxsize=1)
+def _lexicon() -> dict[str, tuple[str, ...]]:
+    """The words a line never breaks inside, by first character, longest first."""
+    from taotoken_cli.core.term.zh_words import WORDS
+
+    index: dict[str, list[str]] = {}
+    for word in WORDS:
+        index.setdefault(word[0], []).append(word)
+    return {first: tuple(sorted(words, key=len, reverse=True)) for first, words in index.items()}
+
+
+def _kept_together(text: str) -> frozenset[int]:
+    """Indexes i where no line may break between text[i-1] and text[i]: inside a word of the lexicon, found
+    longest first from the left (the space of `API 密钥` included)."""
+    if text.isascii():
+        return frozenset()
+    index, kept, i = _lexicon(), set(), 0
+    while i < len(text):
+        word = next((w for w in index.get(text[i], ()) if text.startswith(w, i)), None)
+        if word is None:
+            i += 1
+            continue
+        kept.update(range(i + 1, i + len(word)))
+        i += len(word)
+    return frozenset(kept)
+
+
+def _wide_parts(text: str, start: int, end: int, kept: frozenset[int]) -> list[str]:
+    """The word text[start:end] split where a line may break inside it (`_may_break`, not inside a word of the
+    lexicon)."""
+    word = text[start:end]
     if word.isascii():
         return [word]
-    parts, start = [], 0
-    for i in range(1, len(word)):
-        before, after = word[i - 1], word[i]
-        if ((_is_wide(before) or _is_wide(after)) and after not in _NO_LINE_START
-                and before not in _NO_LINE_END and not (before.isascii() and after.isascii())):
-            parts.append(word[start:i])
-            start = i
-    parts.append(word[start:])
+    parts, first = [], start
+    for i in range(start + 1, end):
+        if i not in kept and _may_break(text[i - 1], text[i]):
+            parts.append(text[first:i])
+            first = i
+    parts.append(text[first:end])
     return parts
+
+
+def _folded(piece: str, room: int) -> list[str]:
+    """A word longer than `room` columns in parts that fit, each ending after a `/ - _ : . @` where one is near
+    the end (a model ID: `accounts/fireworks/models/` | `llama-v3p1-405b-instruct`), else where it is full."""
+    parts = []
+    while cell_width(piece) > room:
+        cut = _rich_cells().chop_cells(piece, room)[0] if not piece.isascii() else piece[:room]
+        at = max((i + 1 for i, char in enumerate(cut) if char in _FOLD_AFTER), default=0)
+        cut = cut[:at] if at > len(cut) // 2 else cut
+        parts.append(cut)
+        piece = piece[len(cut):]
+    return [*parts, piece] if piece else parts
 
 
 # -- wrapping ---------------------------------------------------------------------------------------
 
-def wrap(text: str | Fix, width: int, prefix: str = "", hang: str | None = None) -> list[str]:
+def wrap(text: str | Fix, width: int, prefix: str = "", hang: str | None = None, *, fold: bool = False) -> list[str]:
     """`prefix` + `text` as lines of at most `width` columns; continuation lines start with `hang` (default:
     spaces as wide as `prefix`, so they hang under the text). Lines in `text` stay separate lines. A `Fix`'s
-    commands are pieces of their own, whole, whatever their words."""
+    commands are pieces of their own, whole, whatever their words. `fold`: a word too long for a line breaks
+    after its punctuation rather than run past the width (model IDs in headings)."""
+    if _shown is not None:
+        text, prefix = text.mapped(_shown) if isinstance(text, Fix) else _shown(text), _shown(prefix)
     hang = " " * cell_width(prefix) if hang is None else hang
     if width - cell_width(hang) < _MIN_TEXT:
         hang = hang[:max(0, width - _MIN_TEXT)]
     lines: list[str] = []
     for number, paragraph in enumerate(_paragraphs(text)):
+        if fold:
+            paragraph = _fold_pieces(paragraph, max(1, width - cell_width(hang)))
         lines += _wrap_paragraph(paragraph, width, prefix if number == 0 else hang, hang)
     return lines
 
 
-def _paragraphs(text: str | Fix) -> list[list[tuple[str, str]]]:
+class _Piece(NamedTuple):
+    sep: str  # the spaces before it ("" where a line may break between two wide characters)
+    text: str
+    whole: bool = False  # a command of a Fix (or a path given as one): gets a line of its own rather than overflow
+
+
+def _fold_pieces(pieces: list[_Piece], room: int) -> list[_Piece]:
+    out: list[_Piece] = []
+    for piece in pieces:
+        parts = _folded(piece.text, room) if cell_width(piece.text) > room else [piece.text]
+        out += [_Piece(piece.sep if number == 0 else "", part, piece.whole) for number, part in enumerate(parts)]
+    return out
+
+
+def _paragraphs(text: str | Fix) -> list[list[_Piece]]:
     """The pieces of each line of `text`."""
     if not isinstance(text, Fix):
-        return [_pieces(paragraph) for paragraph in text.split("\n")]
-    paragraphs: list[list[tuple[str, str]]] = [[]]
+        return [_glued(_prose_pieces(paragraph)) for paragraph in text.split("\n")]
+    paragraphs: list[list[_Piece]] = [[]]
     sep = ""
     for part in text.parts:
         if part.command is not None:
-            paragraphs[-1].append((sep, part.text))
+            paragraphs[-1].append(_Piece(sep, part.text, True))
             sep = ""
             continue
         for number, line in enumerate(part.text.split("\n")):
@@ -136,31 +238,32 @@ def _paragraphs(text: str | Fix) -> list[list[tuple[str, str]]]:
             if not stripped:
                 continue
             pieces = _prose_pieces(stripped)
-            paragraphs[-1].append((sep, pieces[0][1]))
+            paragraphs[-1].append(pieces[0]._replace(sep=sep))
             paragraphs[-1].extend(pieces[1:])
             sep = stripped[len(stripped.rstrip(" ")):]
     return [_glued(pieces) for pieces in paragraphs]
 
 
-def _glued(pieces: list[tuple[str, str]]) -> list[tuple[str, str]]:
+def _glued(pieces: list[_Piece]) -> list[_Piece]:
     """Pieces with nothing between them joined where a line may not break: before a closing mark (`）`, `.`)
     or after an opening one (`（`)."""
-    out: list[tuple[str, str]] = []
-    for sep, piece in pieces:
-        if out and not sep and (piece[0] in _NO_LINE_START or out[-1][1][-1] in _NO_LINE_END):
-            out[-1] = (out[-1][0], out[-1][1] + piece)
+    out: list[_Piece] = []
+    for piece in pieces:
+        if out and not piece.sep and (piece.text[0] in _NO_LINE_START or out[-1].text[-1] in _NO_LINE_END):
+            out[-1] = _Piece(out[-1].sep, out[-1].text + piece.text, out[-1].whole or piece.whole)
         else:
-            out.append((sep, piece))
+            out.append(piece)
     return out
 
 
-def _prose_pieces(text: str) -> list[tuple[str, str]]:
-    """(separator before it, piece) for each word or `code` span of prose; words holding wide characters split
-    where a line may break between them."""
-    pieces: list[tuple[str, str]] = []
+def _prose_pieces(text: str) -> list[_Piece]:
+    """A piece for each word or `code` span of prose; words holding wide characters split where a line may
+    break between them, words of the lexicon (`API 密钥`) kept whole."""
+    kept = _kept_together(text)
+    pieces: list[_Piece] = []
     i, sep = 0, ""
     while i < len(text):
-        if text[i] == " ":
+        if text[i] == " " and i not in kept:
             j = i
             while j < len(text) and text[j] == " ":
                 j += 1
@@ -170,33 +273,57 @@ def _prose_pieces(text: str) -> list[tuple[str, str]]:
             end = text.index("`", i + 1) + 1
             while end < len(text) and text[end] not in " ":  # trailing punctuation stays with the span
                 end += 1
-            pieces.append((sep, text[i:end]))
+            pieces.append(_Piece(sep, text[i:end]))
         else:
-            end = text.find(" ", i)
-            end = len(text) if end < 0 else end
-            for number, part in enumerate(_wide_parts(text[i:end])):
-                pieces.append((sep if number == 0 else "", part))
+            end = i
+            while end < len(text) and (text[end] != " " or end in kept):
+                end += 1
+            for number, part in enumerate(_wide_parts(text, i, end, kept)):
+                pieces.append(_Piece(sep if number == 0 else "", part))
         i, sep = end, ""
     return pieces
 
 
-def _wrap_paragraph(pieces: list[tuple[str, str]], width: int, prefix: str, hang: str) -> list[str]:
-    text = "".join(sep + piece for sep, piece in pieces)
+def _wrap_paragraph(pieces: list[_Piece], width: int, prefix: str, hang: str) -> list[str]:
+    text = "".join(piece.sep + piece.text for piece in pieces)
     if cell_width(prefix) + cell_width(text) <= width:
         return [(prefix + text).rstrip()]
     lines: list[str] = []
-    line, used, empty = prefix, cell_width(prefix), True
-    for sep, piece in pieces:
+    line, used = prefix, cell_width(prefix)
+    empty = True  # nothing after the prefix yet
+    for sep, piece, whole in pieces:
         size = cell_width(piece)
-        if empty:
+        # a command that fits the terminal but not after what is before it: a line of its own, under the hang
+        # when it fits there, else from column 0 (the terminal never splits a `.bashrc` line or a backup path)
+        own_line = whole and used + (0 if empty else cell_width(sep)) + size > width >= size
+        if empty and not own_line:
             line, used, empty = line + piece, used + size, False
-        elif used + cell_width(sep) + size <= width:
+        elif not empty and not own_line and used + cell_width(sep) + size <= width:
             line, used = line + sep + piece, used + cell_width(sep) + size
         else:
-            lines.append(line.rstrip())
-            line, used = hang + piece, cell_width(hang) + size
+            if line.strip():
+                lines.append(line.rstrip())
+            lead = "" if whole and cell_width(hang) + size > width >= size else hang
+            line, used, empty = lead + piece, cell_width(lead) + size, False
     lines.append(line.rstrip() if line.strip() else prefix.rstrip())
     return lines
+
+
+def wrap_items(items: Sequence[str], width: int, sep: str = " · ", hang: str = "  ") -> list[str]:
+    """`items` joined by `sep` in as few lines as fit `width`, a line breaking only between two items (its
+    separator left at the end of the line); an item too long for a line wraps as prose."""
+    lines: list[str] = []
+    line = ""
+    for item in items:
+        if line and cell_width(line + sep + item) <= width:
+            line += sep + item
+            continue
+        if line:
+            lines.append((line + sep).rstrip())
+        wrapped = wrap(item, width, hang if lines else "", hang)
+        lines += wrapped[:-1]
+        line = wrapped[-1]
+    return [*lines, line] if line else lines
 
 
 def labelled(label: str, text: str | Fix, width: int, indent: str = "") -> list[str]:
@@ -211,7 +338,7 @@ def table(header: Sequence[str] | None, rows: Sequence[Sequence[str]], width: in
     """Columns as wide as their widest cell, `gap` spaces apart; `align` per column ("l"/"r"; default: the
     first left, the others right). Columns in `drop` (indexes, first dropped first) go while the table is
     too wide; if it still is, the last column wraps under itself."""
-    all_rows = [list(r) for r in ([header] if header is not None else []) + list(rows)]
+    all_rows = [[_shown(c) if _shown else c for c in r] for r in ([header] if header is not None else []) + list(rows)]
     if not all_rows:
         return []
     count = len(all_rows[0])

@@ -17,6 +17,7 @@ from typing import IO, Any
 from taotoken_cli.core.base.fix import Fix
 from taotoken_cli.core.base.masking import SECRETS, Redactor
 from taotoken_cli.core.platform.console import is_terminal
+from taotoken_cli.core.term import layout
 from taotoken_cli.core.term.encoding import encodable
 from taotoken_cli.core.term.layout import terminal_width, wrap
 
@@ -122,9 +123,10 @@ class RedactingStream:
     """A text stream wrapper that masks secrets in everything written through it, and shows control characters
     escaped (escape_controls)."""
 
-    def __init__(self, stream: IO[str], redactor: Redactor, *, colour: bool = False) -> None:
+    def __init__(self, stream: IO[str], redactor: Redactor, *, colour: bool = False,
+                 shown: Callable[[str], str] | None = None) -> None:
         self._stream = stream
-        self._redact = redactor
+        self._redact = redactor if shown is None else (lambda text: shown(redactor(text)))
         self.colour = colour
 
     def write(self, text: str) -> int:
@@ -183,8 +185,10 @@ class Output:
         self.env = os.environ if env is None else env
         self.color = color_enabled(self._raw_out, env, out_tty)
         self.err_color = color_enabled(self._raw_err, env, err_tty)
-        self.out = RedactingStream(self._raw_out, self.redactor, colour=self.color)
-        self.err = RedactingStream(self._raw_err, self.redactor, colour=self.err_color)
+        # the demo's steps: $HOME shown as ~, in what is wrapped (layout) and in every other line (the streams)
+        self._shown = layout.show_home_as_tilde(self.env)
+        self.out = RedactingStream(self._raw_out, self.redactor, colour=self.color, shown=self._shown)
+        self.err = RedactingStream(self._raw_err, self.redactor, colour=self.err_color, shown=self._shown)
         self._console = None
         self._err_console = None
 

@@ -159,3 +159,82 @@ def test_a_command_in_chinese_prose_sits_between_wide_characters_and_stays_whole
     assert any(line.strip().startswith("taotoken config set api_key -") for line in lines)
     assert not any(line.strip()[0] in "，。：）" for line in lines[1:])
     assert "".join(line.strip().removeprefix("fix: ") for line in lines) == str(fix)
+
+
+# -- one width rule: rich's; Chinese words and glossary terms never split ----------------------------------
+
+def test_widths_are_richs_for_emoji_sequences_and_cjk() -> None:
+    from rich.cells import cell_len
+
+    for text in ("✅ ok", "⚠️ warn", "👨\u200d👩\u200d👧 family", "🇨🇳", "👍🏽", "令牌管理", "ｆｕｌｌ", "e\u0301",
+                 "ascii"):
+        assert cell_width(text) == cell_len(text), text
+    assert cell_width("👨\u200d👩\u200d👧") == 2 and cell_width("⚠️") == 2  # a family once; VS16 widens
+
+
+def test_an_emoji_sequence_is_never_split_by_a_line_break_or_a_cut() -> None:
+    from taotoken_cli.core.term.layout import truncate
+
+    family = "👨\u200d👩\u200d👧"
+    lines = wrap("家" * 9 + family + "家" * 9, 21)
+    assert any(family in line for line in lines), lines
+    assert all(cell_width(line) <= 21 for line in lines)
+    assert truncate("ab" + family + "cd", 4) == "ab…" and truncate("ab" + family + "cd", 5) == "ab" + family + "…"
+
+
+def test_chinese_breaks_between_words_never_inside_a_glossary_term() -> None:
+    text = "可能的原因：API 密钥已在控制台中被删除，或者配置档里的 Base URL 指向了另一个网关"
+    for width in range(12, 60):
+        lines = wrap(text, width, "  ")
+        flat_text = "".join(line.strip() for line in lines)
+        assert flat_text == text.replace(" ", "") or " ".join(line.strip() for line in lines).replace(" ", "") == \
+            text.replace(" ", "")
+        for line in lines:
+            assert not line.rstrip().endswith(("API", "配", "配置", "密", "Base", "网")), (width, lines)
+            assert not line.strip().startswith(("钥", "置档", "档", "URL", "关")), (width, lines)
+
+
+def test_a_command_that_fits_the_terminal_but_not_the_hang_gets_a_line_of_its_own_from_column_0() -> None:
+    line = "[ -f ~/.config/taotoken/env.sh ] && . ~/.config/taotoken/env.sh  # taotoken-env"
+    lines = wrap(Fix.of("add this line to ~/.bashrc: {command}", command=Command(line)), 84, "      fix: ")
+    assert lines == ["      fix: add this line to ~/.bashrc:", line]
+    path = "/home/someone-with-a-long-name/.config/taotoken/backups/20261201T012154.979750Z"
+    lines = wrap(Fix.of("{path}", path=Command(path)), 80, "backups of the previous versions: ", "  ")
+    assert lines == ["backups of the previous versions:", path]
+    # a word in prose keeps the hanging indent (it runs past the width rather than leave it)
+    assert wrap(f"no file at {path}", 80, "    ")[-1] == "    " + path
+
+
+def test_fold_breaks_a_model_id_longer_than_the_line_after_its_punctuation() -> None:
+    model = "accounts/fireworks/models/llama-v3p1-405b-instruct-with-a-very-long-suffix-for-testing"
+    lines = wrap(f"model {model}: sweep over concurrency", 40, hang="  ", fold=True)
+    assert all(cell_width(line) <= 40 for line in lines), lines
+    assert "".join(line.strip() for line in lines).startswith("model" + model)
+    assert lines[1].endswith(("/", "-")), lines
+
+
+def test_items_break_between_them_and_hang() -> None:
+    from taotoken_cli.core.term.layout import wrap_items
+
+    items = ["OK 200 GET http://127.0.0.1:38431/api/v1/models 19 ms", "4 models", "model gpt-4o-mini listed",
+             "chat 200 16 ms"]
+    assert wrap_items(items, 200) == [" · ".join(items)]
+    assert wrap_items(items, 80, hang="   ") == ["OK 200 GET http://127.0.0.1:38431/api/v1/models 19 ms · 4 models ·",
+                                               "   model gpt-4o-mini listed · chat 200 16 ms"]
+
+
+def test_the_demo_steps_wrap_with_home_shown_as_tilde(tmp_path) -> None:
+    from taotoken_cli.core.term.iostreams import IOStreams
+    from taotoken_cli.core.term.layout import show_home_as_tilde
+
+    home = tmp_path / ("a-long-temporary-directory-name" * 2) / "home"
+    io = IOStreams.memory(env={"HOME": str(home), "COLUMNS": "60", "TAOTOKEN_HOME_AS_TILDE": "1"})
+    try:
+        io.out.wrapped(f"wrote {home}/.config/taotoken/config.toml and {home}/.claude/settings.json", hang="  ")
+        io.out.line(f"as it is: {home}/.bashrc")
+        out, _err = io.written()
+        assert out == ("wrote ~/.config/taotoken/config.toml and\n  ~/.claude/settings.json\n"
+                       "as it is: ~/.bashrc\n")
+    finally:
+        show_home_as_tilde({})  # what the next Output does: paths as they are again
+    assert wrap(f"{home}/x", 200) == [f"{home}/x"]
