@@ -26,9 +26,10 @@ class LiveView(Progress):
 
         self.sweep = sweep
         self.repeat = repeat
-        # the terminal's own width, whatever COLUMNS says: a wider guess wraps and leaves stale lines
+        # the terminal's own width, whatever COLUMNS says (a wider guess wraps and leaves stale lines), less its
+        # last column: a line that fills it leaves the cursor past the edge, and some terminals wrap there
         with contextlib.suppress(AttributeError, OSError, ValueError):
-            console.width = os.get_terminal_size(console.file.fileno()).columns
+            console.width = os.get_terminal_size(console.file.fileno()).columns - 1
         width = max(40, console.width)
         step_width = 0
         if sweep is not None:

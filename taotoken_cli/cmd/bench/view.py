@@ -89,7 +89,7 @@ def _workload_line(report: BenchReport) -> str | None:
 
 
 def render_text(report: BenchReport, width: int = 80) -> list[str]:
-    lines = [f"taotoken bench  POST {report.url}"]
+    lines = wrap(f"POST {report.url}", width, "taotoken bench  ", "  ")
     if report.interrupted is not None:
         lines += wrap(_("interrupted ({signal}): the load was stopped, the requests in flight were settled; "
                         "the figures below are partial").format(signal=report.interrupted), width, hang="  ")
@@ -171,7 +171,7 @@ def series_lines(s: SeriesReport, stream: bool, width: int = 80) -> list[str]:
         fields.append((_("spread"), _spread_text(s.repeats)))
     label_width = max(FIELD_WIDTH, *(cell_width(label) for label, _text in fields))
     hang = " " * (2 + label_width + 1)
-    lines = [_("model {model}").format(model=s.model)]
+    lines = wrap(_("model {model}").format(model=s.model), width, hang="  ", fold=True)  # a long ID never overflows
     for label, text in fields:
         lines += wrap(pad(label, label_width) + " " + text, width, "  ", hang)
     lines.append("")
@@ -307,7 +307,7 @@ def sweep_lines(report: BenchReport, model: dict, width: int) -> list[str]:
     label = partial(step_label, sweep["parameter"])
     title = (_("model {model}: sweep over concurrency") if sweep["parameter"] == "concurrency"
              else _("model {model}: sweep over rate"))
-    lines = [title.format(model=model["model"])]
+    lines = wrap(title.format(model=model["model"]), width, hang="  ", fold=True)
     header = [_("load"), _("offered"), "req/s", _("goodput"), _("lat p95"), "TTFT p95", "ITL p95", _("errors")]
     if report.slo:
         header.append(_("SLOs"))
@@ -394,7 +394,8 @@ def comparison_lines(report: BenchReport, width: int = 80) -> list[str]:
     per_block = max(1, room // column)
     out = [_("side by side:")]
     if lettered:
-        out += [f"  {name} = {s.model}" for name, s in zip(names, series, strict=True)]
+        for name, s in zip(names, series, strict=True):
+            out += wrap(s.model, width, f"  {name} = ", fold=True)
     for first in range(0, len(series), per_block):
         block = range(first, min(len(series), first + per_block))
         out.append("  " + pad("", label_width) + "".join(pad(names[i], column, "r") for i in block))

@@ -171,17 +171,12 @@ def _wide_parts(text: str, start: int, end: int, kept: frozenset[int]) -> list[s
     return parts
 
 
-def _folded(piece: str, room: int) -> list[str]:
-    """A word longer than `room` columns in parts that fit, each ending after a `/ - _ : . @` where one is near
-    the end (a model ID: `accounts/fireworks/models/` | `llama-v3p1-405b-instruct`), else where it is full."""
-    parts = []
-    while cell_width(piece) > room:
-        cut = _rich_cells().chop_cells(piece, room)[0] if not piece.isascii() else piece[:room]
-        at = max((i + 1 for i, char in enumerate(cut) if char in _FOLD_AFTER), default=0)
-        cut = cut[:at] if at > len(cut) // 2 else cut
-        parts.append(cut)
-        piece = piece[len(cut):]
-    return [*parts, piece] if piece else parts
+def _fold_cut(piece: str, room: int) -> str:
+    """The start of a word too long for `room` columns that fits there, ending after a `/ - _ : . @` where one is
+    in its second half (a model ID: `accounts/fireworks/models/` | `llama-v3p1-405b-instruct`)."""
+    cut = piece[:room] if piece.isascii() else _rich_cells().chop_cells(piece, room)[0]
+    at = max((i + 1 for i, char in enumerate(cut) if char in _FOLD_AFTER), default=0)
+    return cut[:at] if at > len(cut) // 2 else cut
 
 
 # -- wrapping ---------------------------------------------------------------------------------------
@@ -198,9 +193,7 @@ def wrap(text: str | Fix, width: int, prefix: str = "", hang: str | None = None,
         hang = hang[:max(0, width - _MIN_TEXT)]
     lines: list[str] = []
     for number, paragraph in enumerate(_paragraphs(text)):
-        if fold:
-            paragraph = _fold_pieces(paragraph, max(1, width - cell_width(hang)))
-        lines += _wrap_paragraph(paragraph, width, prefix if number == 0 else hang, hang)
+        lines += _wrap_paragraph(paragraph, width, prefix if number == 0 else hang, hang, fold)
     return lines
 
 
@@ -208,14 +201,6 @@ class _Piece(NamedTuple):
     sep: str  # the spaces before it ("" where a line may break between two wide characters)
     text: str
     whole: bool = False  # a command of a Fix (or a path given as one): gets a line of its own rather than overflow
-
-
-def _fold_pieces(pieces: list[_Piece], room: int) -> list[_Piece]:
-    out: list[_Piece] = []
-    for piece in pieces:
-        parts = _folded(piece.text, room) if cell_width(piece.text) > room else [piece.text]
-        out += [_Piece(piece.sep if number == 0 else "", part, piece.whole) for number, part in enumerate(parts)]
-    return out
 
 
 def _paragraphs(text: str | Fix) -> list[list[_Piece]]:
@@ -284,15 +269,27 @@ def _prose_pieces(text: str) -> list[_Piece]:
     return pieces
 
 
-def _wrap_paragraph(pieces: list[_Piece], width: int, prefix: str, hang: str) -> list[str]:
+def _wrap_paragraph(pieces: list[_Piece], width: int, prefix: str, hang: str, fold: bool = False) -> list[str]:
     text = "".join(piece.sep + piece.text for piece in pieces)
     if cell_width(prefix) + cell_width(text) <= width:
         return [(prefix + text).rstrip()]
     lines: list[str] = []
     line, used = prefix, cell_width(prefix)
     empty = True  # nothing after the prefix yet
+    room = max(1, width - cell_width(hang))
     for sep, piece, whole in pieces:
         size = cell_width(piece)
+        if fold and size > room:  # fill this line with its start, the next ones with the rest
+            gap = 0 if empty else cell_width(sep)
+            if width - used - gap >= min(room, 8):
+                start = _fold_cut(piece, width - used - gap)
+                line, piece = line + ("" if empty else sep) + start, piece[len(start):]
+            while piece:
+                lines.append(line.rstrip())
+                start = _fold_cut(piece, room) if cell_width(piece) > room else piece
+                line, piece = hang + start, piece[len(start):]
+            used, empty = cell_width(line), False
+            continue
         # a command that fits the terminal but not after what is before it: a line of its own, under the hang
         # when it fits there, else from column 0 (the terminal never splits a `.bashrc` line or a backup path)
         own_line = whole and used + (0 if empty else cell_width(sep)) + size > width >= size

@@ -15,6 +15,7 @@ from html.parser import HTMLParser
 import pytest
 
 from taotoken_cli.cmd.mock import MockGateway, MockOptions, ModelTiming
+from taotoken_cli.core.term.layout import cell_width
 from tests.conftest import SENTINEL_KEY
 
 MOCK = MockOptions(key=SENTINEL_KEY, latency_ms=10, tokens=3,
@@ -285,6 +286,18 @@ def test_every_line_fits_80_columns(bench):
     assert "A = stream" in result.stdout  # names too long for a column are lettered, never cut
 
 
+def test_a_model_id_longer_than_the_terminal_folds_in_headings_and_the_legend(bench):
+    long_id = "accounts/fireworks/models/llama-v3p1-405b-instruct-long-variant-name-2026-01-01-preview"
+    result = bench("-m", long_id, "-m", "stream", "-n", "4", "-c", "2", "--stream", "--max-tokens", "8",
+                   env={"COLUMNS": "80"})
+    lines = result.stdout.splitlines()
+    assert all(cell_width(line) <= 80 for line in lines), [line for line in lines if cell_width(line) > 80]
+    heading = lines.index(next(line for line in lines if line.startswith("model accounts/")))
+    assert (lines[heading] + lines[heading + 1].strip()) == f"model {long_id}"  # broken after a '-', whole
+    legend = next(i for i, line in enumerate(lines) if line.startswith("  A = "))
+    assert (lines[legend] + lines[legend + 1].strip()) == f"  A = {long_id}"
+
+
 def live_view_lines(models: list[str]) -> list[str]:
     """The live view on an 80-column console, the first model at step c=16 of 7, repeat 2 of 3, 12000 of 20000
     requests done with 3 failures after 124 s, the others waiting."""
@@ -334,16 +347,19 @@ def test_in_a_real_80_column_terminal_the_view_leaves_no_stale_line(server, home
     subprocess.run(["tmux", "new-session", "-d", "-s", session, "-x", "80", "-y", "30", f"bash {script}"],
                    check=True, env={**os.environ, "TERM": "xterm-256color"})
     try:
-        seen_bar = False
+        seen_bar, widest = False, 0
         deadline = time.monotonic() + 60
         while not done.exists() and time.monotonic() < deadline:
             screen = subprocess.run(["tmux", "capture-pane", "-p", "-t", session], capture_output=True,
                                     text=True).stdout
             seen_bar = seen_bar or ("━" in screen and "slow" in screen)
+            # the live line leaves the last column free (a line that fills it makes some terminals wrap)
+            widest = max(widest, *(len(line.rstrip()) for line in screen.splitlines() if "━" in line), 0)
             time.sleep(0.1)
         final = subprocess.run(["tmux", "capture-pane", "-p", "-t", session], capture_output=True, text=True).stdout
     finally:
         subprocess.run(["tmux", "kill-session", "-t", session], capture_output=True)
     assert done.read_text().strip() == "0"
     assert seen_bar  # the live view was drawn: one line per model
+    assert widest == 79
     assert "━" not in final and final.strip() == ""  # and it is gone (stdout went to /dev/null)
