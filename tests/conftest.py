@@ -475,8 +475,6 @@ KNOWN_FAILURES = {
     "tests/core/files/test_fileplan.py::test_diff_masks_known_and_unknown_keys":
         "issue 22 item 3: order-dependent; keys earlier tests remembered share 12-character runs with this test's "
         "old key, so the partial-echo rule shows it under another key's mask (still masked, not the expected one)",
-    "tests/docs/test_doc_examples.py::test_example_prints_what_the_docs_show[docs/demo.md:35]":
-        "issue 27: the demo's init step drops its 'API key' line when run under the suite; not yet explained",
     "tests/sweeps/test_sweep_secrets.py::test_every_command_against_a_working_gateway":
         "issue 22: the sweep's list of key-holding files lags the merged targets",
 }

@@ -88,7 +88,7 @@ def test_init_on_a_terminal_asks_in_chinese_and_writes(home: Path, mock_gateway)
         session.send(b"1\n")
         session.expect("应用这些更改？ [y/N] ".encode())
         session.send(b"y\n")
-        session.expect("撤销本次运行的全部更改：".encode())
+        session.expect("撤销：taotoken init --undo".encode())
         session.expect("下一步：taotoken check".encode())
     assert session.exit_code == 0, session.seen.decode(errors="replace")
     assert SENTINEL_KEY.encode() not in session.seen

@@ -55,6 +55,8 @@ def init(
     all_targets: bool = typer.Option(False, "--all", help=_("Write every target (project-env only when named).")),
     yes: bool = typer.Option(False, "--yes", "-y", help=_("Apply without asking (for scripts).")),
     dry_run: bool = typer.Option(False, "--dry-run", help=_("Show unified diffs (key masked); write nothing.")),
+    verbose: bool = typer.Option(False, "--verbose", "-v", help=_("List every change, note and file written (the "
+                                                                  "default: one line per client).")),
     undo: bool = typer.Option(False, "--undo", help=_("Restore every file of the last run exactly.")),
     force: bool = typer.Option(False, "--force", help=_("With --undo: restore even files edited since that run.")),
     scope: str = typer.Option("user", "--scope", metavar="SCOPE", autocompletion=complete_init_scopes,
@@ -81,4 +83,5 @@ def init(
                           key_stdin=key_stdin, targets=list(target), all_targets=all_targets, scope=scope,
                           codex_auth=codex_auth, open_links=open_links or open_app is not None,
                           open_app=open_app, profile=profile, allow_unlisted=allow_unlisted)
-    raise typer.Exit(run(InitOptions(request, yes=yes, dry_run=dry_run, undo=undo, force=force), _options.io()))
+    raise typer.Exit(run(InitOptions(request, yes=yes, dry_run=dry_run, undo=undo, force=force, verbose=verbose),
+                         _options.io()))

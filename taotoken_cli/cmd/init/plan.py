@@ -57,10 +57,11 @@ class InitPlan:
     targets: list[str]
     plan: Plan
     hygiene: list[str]  # what input hygiene changed or distrusts, reported to the user
-    target_notes: list[str]  # why these targets
+    target_notes: list[str]  # what the choice of targets means (warnings, nothing detected, …)
     links: dict[str, str]  # CC Switch import links (contain the key; printed masked)
     blocker: InputError | None = None  # a choice the user must make before this plan is applied (shown by a dry run)
     cli: ccswitch_cli.Handover | None = None  # the apps `cc-switch provider add` takes once the files are written
+    target_reasons: list[str] = field(default_factory=list)  # why each target is written (with -v or --dry-run)
 
 
 # ------------------------------------------------------------------------------------------- triple
@@ -143,10 +144,11 @@ def _refuse_unlisted(io: IOStreams, base_url: str, api_key: str, model: str) -> 
 
 def choose_targets(request: InitRequest, machine: Machine, profile: str, prompter: Prompter | None = None, *,
                    assume_yes: bool = False,
-                   key_exported: bool = False) -> tuple[list[str], list[str], InputError | None]:
-    """The clients to write (asked, flagged, detected, or kept in step from an earlier init), why, and what keeps
-    this plan from being applied (a choice only the user can make), if anything."""
-    notes = []
+                   key_exported: bool = False) -> tuple[list[str], list[str], list[str], InputError | None]:
+    """The clients to write (asked, flagged, detected, or kept in step from an earlier init), why each, notes on
+    the choice, and what keeps this plan from being applied (a choice only the user can make), if anything."""
+    notes: list[str] = []
+    reasons: list[str] = []
     unknown = [t for t in request.targets if t not in (*TARGETS, OWN)]
     if unknown:
         raise InputError(_("unknown target(s): {targets}").format(targets=", ".join(unknown)),
@@ -162,7 +164,8 @@ def choose_targets(request: InitRequest, machine: Machine, profile: str, prompte
             found = client.detect(machine)  # never true for ON_REQUEST targets
             if found.found:
                 chosen.append(name)
-                notes.append(_("{target}: detected ({reasons})").format(target=name, reasons="; ".join(found.reasons)))
+                reasons.append(_("{target}: detected ({reasons})").format(target=name,
+                                                                           reasons="; ".join(found.reasons)))
         if not chosen:
             notes.append(_("no AI clients detected: only taotoken's own config is written (choose clients with "
                            "--target NAME or --all)"))
@@ -170,22 +173,23 @@ def choose_targets(request: InitRequest, machine: Machine, profile: str, prompte
     if recorded is not None and recorded.profile == profile:
         kept = [t for t in recorded.targets if t not in chosen]
         chosen += kept  # one truth: every copy an earlier init wrote gets the new values too
-        notes.extend(_("{target}: written by an earlier init, kept in step").format(target=name) for name in kept)
+        reasons.extend(_("{target}: written by an earlier init, kept in step").format(target=name) for name in kept)
     elif recorded is not None:
         notes.append(_("the copies of profile {old} ({targets}) are no longer kept in step: from now on they follow "
                        "profile {new} wherever this run writes them").format(
             old=repr(recorded.profile), targets=", ".join(recorded.targets), new=repr(profile)))
     if request.open_links and "cc-switch" not in chosen:
         chosen.append("cc-switch")
-        notes.append(_("{target}: added because of --open").format(target="cc-switch"))
+        reasons.append(_("{target}: added because of --open").format(target="cc-switch"))
     blocker = None
     if "codex" in chosen and request.codex_auth == "env" and "shell" not in chosen:
-        blocker = _codex_key_source(chosen, notes, prompter, assume_yes=assume_yes, key_exported=key_exported)
-    return chosen, notes, blocker
+        blocker = _codex_key_source(chosen, notes, reasons, prompter, assume_yes=assume_yes,
+                                    key_exported=key_exported)
+    return chosen, reasons, notes, blocker
 
 
-def _codex_key_source(chosen: list[str], notes: list[str], prompter: Prompter | None, *, assume_yes: bool,
-                      key_exported: bool) -> InputError | None:
+def _codex_key_source(chosen: list[str], notes: list[str], reasons: list[str], prompter: Prompter | None, *,
+                      assume_yes: bool, key_exported: bool) -> InputError | None:
     """Codex with `--codex-auth env` reads the key from a variable only the shell target exports, to every shell:
     that target is never implied. On a terminal it is asked for; otherwise the plan cannot be applied until the
     user chooses, and the returned error says exactly how (a dry run still shows the plan)."""
@@ -203,7 +207,7 @@ def _codex_key_source(chosen: list[str], notes: list[str], prompter: Prompter | 
                               "which exports it (and OPENAI_BASE_URL) in every new shell?").format(variable=codex_key),
                             default=True):
             chosen.append("shell")
-            notes.append(_("shell: chosen, so that Codex finds {variable}").format(variable=codex_key))
+            reasons.append(_("shell: chosen, so that Codex finds {variable}").format(variable=codex_key))
         else:
             notes.append(_("warning: codex: nothing sets {variable}, so Codex will have no key; set it in {where} "
                            "yourself, or run again with --codex-auth auth-json").format(variable=codex_key,
@@ -251,8 +255,9 @@ def build(request: InitRequest, io: IOStreams, *, assume_yes: bool = False) -> I
                          _("use one of: {choices}").format(choices=", ".join(ccswitch.LINK_APPS)))
     triple, profile, hygiene = resolve_triple(request, io)
     machine = Machine.of(io.env, io.cwd)
-    targets, target_notes, blocker = choose_targets(request, machine, profile, io.prompter, assume_yes=assume_yes,
-                                                    key_exported=io.env.get(codex.ENV_KEY) == triple.api_key)
+    targets, reasons, target_notes, blocker = choose_targets(
+        request, machine, profile, io.prompter, assume_yes=assume_yes,
+        key_exported=io.env.get(codex.ENV_KEY) == triple.api_key)
     options = PlanOptions(scope=request.scope, codex_auth=request.codex_auth,
                           **recorded_places(request, triple, profile, machine))
     # Gemini CLI only where the gateway serves the Gemini API (asked only when it is a target; named: a "no" stops)
@@ -264,7 +269,7 @@ def build(request: InitRequest, io: IOStreams, *, assume_yes: bool = False) -> I
         behind = mcp.stale(triple, machine, replace(options, written_keys=written_keys(options, machine, profile)))
         if behind:
             targets.append(mcp.NAME)
-            target_notes.append(_("{target}: added: MCP servers pointing at TaoToken hold other values ({servers})")
+            reasons.append(_("{target}: added: MCP servers pointing at TaoToken hold other values ({servers})")
                                 .format(target=mcp.NAME, servers="; ".join(behind)))
     plan = plan_copies(triple, targets, options, machine, own_profile=profile)
     plan.add(record_change(Record(profile, tuple(targets), options), machine))
@@ -274,4 +279,5 @@ def build(request: InitRequest, io: IOStreams, *, assume_yes: bool = False) -> I
     remember_secret(ccswitch.encode(triple.api_key))  # the key as the links carry it
     # Where CC Switch's command line is installed it adds TaoToken (unless the user asked for the links: --open)
     cli = ccswitch.cli_handover(triple, machine, options) if links and not request.open_links else None
-    return InitPlan(triple, profile, targets, plan, hygiene, target_notes, links, blocker, cli)
+    return InitPlan(triple, profile, targets, plan, hygiene, target_notes, links, blocker, cli,
+                    target_reasons=reasons)

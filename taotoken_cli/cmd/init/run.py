@@ -23,6 +23,7 @@ class InitOptions:
     dry_run: bool = False  # show masked diffs, write nothing
     undo: bool = False  # restore every file of the last run
     force: bool = False  # with undo: also files edited since that run
+    verbose: bool = False  # every change, note and file written; default (unless --dry-run): one line per client
 
 
 def run(options: InitOptions, io: IOStreams) -> int:
@@ -34,14 +35,16 @@ def run(options: InitOptions, io: IOStreams) -> int:
         view.render_undo(out, fileplan.undo_last(own_dir, force=options.force, env=io.env))
         _warn(out, shell.after_undo(machine, before))
         return Exit.OK
+    compact = not (options.verbose or options.dry_run)
     flow = applyflow.Flow("taotoken init", yes=options.yes, dry_run=options.dry_run, offers_dry_run=True,
+                          compact=compact,
                           after_apply=lambda: shell.after_apply(Machine.of(io.env, io.cwd, own_dir)))
     try:  # Ctrl-D or Ctrl-C at any question: nothing has been written yet
         planned = build(options.request, io, assume_yes=options.yes)
     except KeyboardInterrupt:
         applyflow.cancelled(out)
         return Exit.INTERRUPTED
-    view.render_plan(out, planned)
+    view.render_plan(out, planned, compact=compact)
     outcome = applyflow.run(io, planned.plan, flow, own_dir, blocker=planned.blocker)
     if outcome.step is applyflow.Step.NOOP:
         out.wrapped(_("already up to date: every file already has these values; nothing was written"), hang="  ")
@@ -57,7 +60,8 @@ def run(options: InitOptions, io: IOStreams) -> int:
     if planned.plan.broken:  # never "next: check" while a client it wrote is known not to work
         view.render_broken(out, planned.plan.broken)
         return Exit.FAILURE
-    view.render_next_command(out, planned, Machine.of(io.env, io.cwd))
+    view.render_next_command(out, planned, Machine.of(io.env, io.cwd),
+                             links_pending=compact and bool(planned.links) and not options.request.open_links)
     return Exit.OK
 
 

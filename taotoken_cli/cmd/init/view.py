@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from taotoken_cli.cmd.init.plan import InitPlan
+from taotoken_cli.core.base.fix import Command, Fix
 from taotoken_cli.core.base.i18n import _
 from taotoken_cli.core.base.masking import mask_key
 from taotoken_cli.core.clients import ccswitch, shell
@@ -16,29 +17,36 @@ from taotoken_cli.core.term.layout import cell_width, pad
 from taotoken_cli.core.term.output import Output, split_label
 
 
-def render_plan(out: Output, init: InitPlan) -> None:
-    """The triple, the targets and why, and the CC Switch links; the changes themselves are the apply flow's."""
+def render_plan(out: Output, init: InitPlan, *, compact: bool = False) -> None:
+    """The triple, the targets and why, and the CC Switch links; the changes themselves are the apply flow's. In
+    compact form (init without -v or --dry-run): the triple on one line, and only the notes that need reading."""
     triple = init.triple
-    out.line(_("taotoken init — profile {profile}").format(profile=repr(init.profile)))
-    labels = (_("base URL"), _("API key"), _("model"))
-    column = max(cell_width(label) for label in labels) + 2
-    base, key, model = (pad("  " + label, column + 2) for label in labels)
-    out.wrapped(_("{base_url}   (Anthropic-style clients: {anthropic}; OpenAI-style: {openai})").format(
-        base_url=triple.base_url, anthropic=triple.anthropic_base, openai=triple.openai_base), base)
-    out.wrapped(mask_key(triple.api_key), key)
-    out.wrapped(triple.model, model)
+    if compact:
+        out.wrapped(_("taotoken init — profile {profile}: {base_url}, key {key}, model {model}").format(
+            profile=repr(init.profile), base_url=triple.base_url, key=mask_key(triple.api_key), model=triple.model),
+            hang="  ")
+    else:
+        out.line(_("taotoken init — profile {profile}").format(profile=repr(init.profile)))
+        labels = (_("base URL"), _("API key"), _("model"))
+        column = max(cell_width(label) for label in labels) + 2
+        base, key, model = (pad("  " + label, column + 2) for label in labels)
+        out.wrapped(_("{base_url}   (Anthropic-style clients: {anthropic}; OpenAI-style: {openai})").format(
+            base_url=triple.base_url, anthropic=triple.anthropic_base, openai=triple.openai_base), base)
+        out.wrapped(mask_key(triple.api_key), key)
+        out.wrapped(triple.model, model)
     for note in init.hygiene:  # `note: …` what was cleaned, `warning: …` what still looks wrong
         label, text = split_label(note)
         out.wrapped(text, f"  {label}") if label else out.wrapped(note, "  ", "    ")
-    clients = ", ".join(init.targets) if init.targets else _("(no clients)")
-    out.wrapped(_("own config, {clients}").format(clients=clients), _("targets: "))
-    for note in init.target_notes:
+    if not compact:
+        clients = ", ".join(init.targets) if init.targets else _("(no clients)")
+        out.wrapped(_("own config, {clients}").format(clients=clients), _("targets: "))
+    for note in ([] if compact else init.target_reasons) + init.target_notes:
         out.wrapped(note, "  ", "    ")
-    if init.links:
+    if init.links and not compact:
         out.wrapped(_("CC Switch import links (key masked; use --open to hand them to CC Switch):"), hang="  ")
         for app, link in init.links.items():
             out.wrapped(ccswitch.mask_link(link, triple.api_key), f"  {app}: ")
-    if not init.plan.is_noop:
+    if not init.plan.is_noop and not compact:
         out.line("")
 
 
@@ -93,10 +101,14 @@ def render_broken(out: Output, broken: list[str]) -> None:
         out.error_wrapped(line, _("not working yet: "))
 
 
-def render_next_command(out: Output, init: InitPlan, machine: Machine) -> None:
-    """What to run next: check the setup; and in this shell, load env.sh when it was written."""
+def render_next_command(out: Output, init: InitPlan, machine: Machine, *, links_pending: bool = False) -> None:
+    """What to run next: check the setup; and in this shell, load env.sh when it was written; the CC Switch links
+    still to hand over (`links_pending`: the compact form, which does not print them)."""
     label = _("next: ")
     out.wrapped(_("{command}   (one request: base URL, key and model)").format(command="taotoken check"), label)
+    if links_pending:
+        out.wrapped(Fix.of(_("{command}   (hand the import links to CC Switch, one at a time)"),
+                           command=Command("taotoken init --target cc-switch --open")), " " * cell_width(label))
     if "shell" in init.targets:
         source = shell.load_command(machine)
         if not system.current().windows:  # POSIX: the file as ~/…, as the user would type it

@@ -22,6 +22,7 @@ from taotoken_cli.core.base.masking import mask_key, remember_secret
 from taotoken_cli.core.clients import CLIENTS
 from taotoken_cli.core.clients.base import LayeredClient, Machine, PlanOptions, Triple, read_text, text_change
 from taotoken_cli.core.clients.envvars import key_mark
+from taotoken_cli.core.files import fileplan
 from taotoken_cli.core.files.fileplan import FileChange, Plan
 from taotoken_cli.core.files.fsutil import resolve_target
 from taotoken_cli.core.settings import Settings, config_path, profile_table, read_config_file
@@ -29,7 +30,7 @@ from taotoken_cli.core.settings.edit import render_config_update
 from taotoken_cli.core.settings.origins import tilde
 
 RECORD_FILE = "copies.json"
-OWN = "own"  # the target name of taotoken's own config.toml in plans
+OWN = fileplan.OWN_TARGET  # the target name of taotoken's own config.toml in plans
 
 
 @dataclass(frozen=True)

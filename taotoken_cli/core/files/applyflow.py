@@ -21,11 +21,13 @@ from pathlib import Path
 
 from taotoken_cli.core.base.errors import TaotokenError
 from taotoken_cli.core.base.exitcodes import Exit
+from taotoken_cli.core.base.fix import Command, Fix
 from taotoken_cli.core.base.i18n import _
 from taotoken_cli.core.files import fileplan
-from taotoken_cli.core.files.fileplan import ApplyResult, FileChange, Plan
-from taotoken_cli.core.files.fsutil import atomic_write
+from taotoken_cli.core.files.fileplan import OWN_TARGET, ApplyResult, FileChange, Plan
+from taotoken_cli.core.files.fsutil import atomic_write, tilde
 from taotoken_cli.core.term.iostreams import IOStreams
+from taotoken_cli.core.term.layout import cell_width, pad
 from taotoken_cli.core.term.output import Output
 
 UNDO_COMMAND = "taotoken init --undo"
@@ -41,6 +43,9 @@ class Flow:
     offers_dry_run: bool = False  # the command has --dry-run: a refusal without a terminal names it
     diff: bool = False  # show the masked diff before asking, not only with --dry-run (doctor --fix)
     notes: bool = True  # what the changes mean (init's first write); a sync needs only the warnings
+    # one line per target (what it changes), no notes, and after writing only the undo command (init without -v
+    # or --dry-run); the full list of changes otherwise
+    compact: bool = False
     heading: str | None = None  # the line above the changes (default "changes:")
     declined: str | None = None  # said when the answer is no (default "cancelled: nothing was written")
     report: Callable[[Output, ApplyResult], None] | None = None  # what was written (default `report_applied`)
@@ -81,7 +86,7 @@ def run(io: IOStreams, plan: Plan, flow: Flow, config_dir: Path, *,
         if blocker is not None and not flow.dry_run:
             raise blocker
         return Outcome(Step.NOOP)
-    show(out, plan, flow)
+    show(out, plan, flow, io.env.get("HOME"))
     if blocker is not None and not flow.dry_run:
         raise blocker
     if flow.dry_run:
@@ -100,13 +105,23 @@ def run(io: IOStreams, plan: Plan, flow: Flow, config_dir: Path, *,
     problem = flow.after_apply() if flow.after_apply else None
     if problem:
         out.error_note(_("warning: {problem}").format(problem=problem))
-    (flow.report or report_applied)(out, result)
+    if flow.report is not None:
+        flow.report(out, result)
+    elif flow.compact:
+        report_undo(out, result, io.env.get("HOME"))
+    else:
+        report_applied(out, result)
     return Outcome(Step.APPLIED, result)
 
 
-def show(out: Output, plan: Plan, flow: Flow) -> None:
-    """The changes (file, target, what each means), the notes and warnings, then the masked diff when asked."""
+def show(out: Output, plan: Plan, flow: Flow, home: str | None = None) -> None:
+    """The changes (file, target, what each means), the notes and warnings, then the masked diff when asked; in
+    compact form one line per target and the warnings."""
     out.line(flow.heading or _("changes:"))
+    if flow.compact:
+        show_compact(out, plan, home)
+        show_warnings(out, plan)
+        return
     fileplan.render_changes(out, plan)
     if flow.notes:
         for note in plan.notes:
@@ -119,6 +134,34 @@ def show(out: Output, plan: Plan, flow: Flow) -> None:
 def show_warnings(out: Output, plan: Plan) -> None:
     for warning in plan.warnings:
         out.error_wrapped(warning, _("warning: "))
+
+
+def show_compact(out: Output, plan: Plan, home: str | None) -> None:
+    """`  claude-code  update ~/.claude/settings.json, create ~/.claude.json`: each target's files, in plan order."""
+    by_target: dict[str, dict[bool, list[str]]] = {}
+    for change in plan.pending:
+        by_target.setdefault(change.target, {}).setdefault(change.creates, []).append(_shown_path(change.path, home))
+    labels = {target: _("own config") if target == OWN_TARGET else target for target in by_target}
+    column = max(cell_width(label) for label in labels.values()) + 2
+    for target, files in by_target.items():
+        # i18n: joins the files one target changes: "~/.config/taotoken/config.toml, ~/.config/taotoken/copies.json"
+        parts = [(_("create {paths}") if creates else _("update {paths}")).format(paths=_(", ").join(paths))
+                 for creates, paths in files.items()]
+        out.wrapped(_(", ").join(parts), "  " + pad(labels[target], column), " " * (2 + column))
+
+
+def _shown_path(path: Path | str, home: str | None) -> str:
+    return tilde(Path(path), Path(home)) if home else str(path)
+
+
+def report_undo(out: Output, result: ApplyResult, home: str | None = None) -> None:
+    """After a compact plan: the one undo command, and where the backups are (nothing to list again)."""
+    if result.backup_dir:
+        out.wrapped(Fix.of(_("{command}   (backups of the previous versions: {path})"), command=Command(UNDO_COMMAND),
+                           path=Command(_shown_path(result.backup_dir, home))), _("undo: "))
+    note = fileplan.ownership_note()
+    if note:
+        out.error_note(_("note: {note}").format(note=note))
 
 
 def cancelled(out: Output) -> None:
@@ -134,8 +177,9 @@ def report_applied(out: Output, result: ApplyResult) -> None:
             continue
         out.wrapped(str(change.path) + (f" -> {os.path.realpath(change.path)}"
                                         if Path(change.path).is_symlink() else ""), _("wrote "))
-    if result.backup_dir:
-        out.wrapped(str(result.backup_dir), _("backups of the previous versions: "), "  ")
+    if result.backup_dir:  # a path: whole on a line of its own when it does not fit after the words
+        out.wrapped(Fix.of("{path}", path=Command(str(result.backup_dir))), _("backups of the previous versions: "),
+                    "  ")
         out.wrapped(UNDO_COMMAND, _("undo everything this run changed: "), "  ")
     note = fileplan.ownership_note()
     if note:

@@ -45,6 +45,9 @@ MANIFEST = "manifest.json"
 LOCK_TIMEOUT_S = 3.0
 
 
+OWN_TARGET = "own"  # the target of taotoken's own files in a plan (core.clients.copies.OWN)
+
+
 @dataclass
 class FileChange:
     """The complete new content of one file, and what it was when the plan was made."""

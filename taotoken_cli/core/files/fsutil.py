@@ -206,3 +206,11 @@ def endings_like(text: str, original: str) -> str:
     if not original.endswith("\n") and text.endswith("\n"):
         text = text[:-2] if text.endswith("\r\n") else text[:-1]
     return text
+
+
+def tilde(path: Path, home: Path) -> str:
+    """`~/.bashrc` rather than /home/someone/.bashrc: the form users type."""
+    try:
+        return "~/" + path.relative_to(home).as_posix()
+    except ValueError:
+        return str(path)

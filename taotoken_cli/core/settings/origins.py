@@ -12,6 +12,7 @@ from pathlib import Path
 
 from taotoken_cli.core.base.fix import Command, Fix, Place, Where, config_set
 from taotoken_cli.core.base.i18n import _
+from taotoken_cli.core.files.fsutil import tilde
 from taotoken_cli.core.platform.shells import in_shell_fix, syntax
 from taotoken_cli.core.settings.loader import FIELDS, Settings, Value, config_dir
 
@@ -27,14 +28,6 @@ class Export:
 
     def shown(self, home: Path) -> str:
         return f"{tilde(self.path, home)}:{self.line}"
-
-
-def tilde(path: Path, home: Path) -> str:
-    """`~/.bashrc` rather than /home/someone/.bashrc: the form users type."""
-    try:
-        return "~/" + path.relative_to(home).as_posix()
-    except ValueError:
-        return str(path)
 
 
 def _candidates(env: Mapping[str, str]) -> list[Path]:

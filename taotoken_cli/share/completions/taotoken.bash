@@ -112,7 +112,7 @@ _taotoken() {
         "/demo") words="--keep --step --fast -h --help" ;;
         "/doctor") words="-v --verbose --json --check --list --offline -t --timeout --strict --fix -y --yes --live -p --profile --base-url -m --model -h --help" ;;
         "/explain") words="-l --list --json -h --help" ;;
-        "/init") words="--base-url -m --model --key --key-stdin --target --all -y --yes --dry-run --undo --force --scope --codex-auth --open --open-app --allow-unlisted -p --profile -h --help" ;;
+        "/init") words="--base-url -m --model --key --key-stdin --target --all -y --yes --dry-run -v --verbose --undo --force --scope --codex-auth --open --open-app --allow-unlisted -p --profile -h --help" ;;
         "/mock") words="-P --port --host --allow-remote --key --any-key --models --alias --no-channel --latency-ms --token-rate --tokens --fail --fail-style --fail-rate --retry-after --fault --model-timing --model-fail --slots --rate-limit --keep --lenient-paths --no-gemini-api --lang --replay -q --quiet --json -h --help" ;;
         "/models") words="$([[ $cur == -* ]] && echo "--json -t --timeout --no-proxy -p --profile --base-url -h --help")" ;;
         "/route") words="$([[ $cur == -* ]] && echo "-d --device --task --export --openai --verify --samples --all --json --timeout -p --profile --base-url -m --model -h --help" || echo "devices list set")" ;;

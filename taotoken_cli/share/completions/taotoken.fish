@@ -165,6 +165,7 @@ complete -c taotoken -n 'test (__taotoken_state) = "/init"' -l target -x -d 'cla
 complete -c taotoken -n 'test (__taotoken_state) = "/init"' -l all -d 'Write every target (project-env only when named).'
 complete -c taotoken -n 'test (__taotoken_state) = "/init"' -s y -l yes -d 'Apply without asking (for scripts).'
 complete -c taotoken -n 'test (__taotoken_state) = "/init"' -l dry-run -d 'Show unified diffs (key masked); write nothing.'
+complete -c taotoken -n 'test (__taotoken_state) = "/init"' -s v -l verbose -d 'List every change, note and file written (the default: one line per client).'
 complete -c taotoken -n 'test (__taotoken_state) = "/init"' -l undo -d 'Restore every file of the last run exactly.'
 complete -c taotoken -n 'test (__taotoken_state) = "/init"' -l force -d 'With --undo: restore even files edited since that run.'
 complete -c taotoken -n 'test (__taotoken_state) = "/init"' -l scope -x -a 'user project'

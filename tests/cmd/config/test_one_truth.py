@@ -107,7 +107,7 @@ def test_env_sh_never_shadows_a_later_change(cli, home, setup) -> None:
 
 
 def test_init_again_keeps_every_recorded_copy_in_step(cli, home, setup) -> None:
-    result = cli("init", "--target", "cline", "--yes", "--model", OTHER).assert_clean()
+    result = cli("init", "--target", "cline", "--yes", "-v", "--model", OTHER).assert_clean()
     assert result.returncode == 0, result.output
     assert "claude-code: written by an earlier init, kept in step" in result.stdout
     assert all(model == OTHER for model, _ in held(home).values()), held(home)

@@ -227,7 +227,7 @@ def mode(path: Path) -> int:
 # ------------------------------------------------------------------------------------ fresh machine
 
 def test_all_targets_into_an_empty_home_write_the_reference_formats(cli, home: Path) -> None:
-    result = init(cli, "--all", "--yes").assert_clean()
+    result = init(cli, "--all", "--yes", "-v").assert_clean()  # -v: the links and every change listed
     assert result.returncode == 0, result.output
 
     own = tomllib.loads((home / ".config/taotoken/config.toml").read_text())
@@ -294,7 +294,7 @@ def test_second_identical_run_changes_nothing_and_says_so(cli, home: Path, exist
 # --------------------------------------------------------------------------- existing hand-made configs
 
 def test_existing_configs_survive_byte_for_byte_outside_the_changed_keys(cli, home: Path, existing) -> None:
-    result = init(cli, "--all", "--yes").assert_clean()
+    result = init(cli, "--all", "--yes", "--verbose").assert_clean()
     assert result.returncode == 0, result.output
 
     assert existing["settings"].read_text() == CLAUDE_SETTINGS.replace(CLAUDE_ENV_BEFORE, CLAUDE_ENV_AFTER)
@@ -505,10 +505,33 @@ def test_cline_directory_variables(home: Path, variable: str, expected: str) -> 
 
 def test_detection_picks_the_installed_clients(cli, home: Path) -> None:
     (home / ".cline").mkdir()
-    result = init(cli, "--yes", env={"PATH": "/usr/bin:/bin"}).assert_clean()
+    result = init(cli, "--yes", "-v", env={"PATH": "/usr/bin:/bin"}).assert_clean()
     assert result.returncode == 0, result.output
     assert (home / ".cline/data/settings/providers.json").exists() and not (home / ".claude").exists()
     assert "cline: detected" in result.stdout
+
+
+def test_the_default_output_is_one_line_per_client_then_undo_and_next(cli, home: Path, existing) -> None:
+    """An ordinary run says what changed per client, the undo command and the next step: no list of every value,
+    no notes, no "wrote" for every file (those come with -v or --dry-run)."""
+    result = init(cli, "--target", "claude-code", "--target", "codex", "--target", "shell", "--yes",
+                  env={"COLUMNS": "120"}).assert_clean()
+    assert result.returncode == 0, result.output
+    lines = result.stdout.splitlines()
+    assert lines[0] == f"taotoken init — profile 'default': {ROOT}, key sk-SE…WXYZ, model {MODEL}"
+    assert lines[1:6] == ["changes:",
+                          "  own config   create ~/.config/taotoken/config.toml, ~/.config/taotoken/copies.json",
+                          "  claude-code  update ~/.claude/settings.json, ~/.claude.json",
+                          "  codex        update ~/.codex/config.toml",
+                          "  shell        create ~/.config/taotoken/env.sh, update ~/.bashrc"]
+    assert lines[6].startswith("undo: taotoken init --undo   (backups of the previous versions: "
+                               "~/.config/taotoken/backups/")
+    assert lines[7:] == ["next: taotoken check   (one request: base URL, key and model)",
+                         "      . ~/.config/taotoken/env.sh   (for Codex and SDK scripts started from this shell; "
+                         "new shells load it themselves)"]
+    assert "wrote " not in result.stdout and "note:" not in result.output
+    verbose = init(cli, "--target", "cline", "--yes", "-v").assert_clean()
+    assert "wrote " in verbose.stdout and "set providers.openai-compatible.settings.model" in verbose.stdout
 
 
 def test_detected_codex_without_a_terminal_names_the_missing_choice(cli, home: Path) -> None:
@@ -602,7 +625,7 @@ def test_interactive_prompts_hide_the_key_and_ask_before_writing(home: Path, moc
         session.send(b"typed-model\n")
         session.expect(b"Apply these changes? [y/N]")
         session.send(b"y\n")
-        session.expect(b"undo everything this run changed")
+        session.expect(b"undo: taotoken init --undo")
         session.expect(b"next: taotoken check")
     seen = session.seen
     assert session.exit_code == 0, seen
@@ -643,7 +666,7 @@ def test_wizard_re_asks_bad_input_and_picks_the_model_from_the_gateway_list(home
         session.send(b"2\n")  # the number in the list shown last
         session.expect(b"add the shell target, which exports it (and OPENAI_BASE_URL) in every new shell? [Y/n] ")
         session.send(b"\n")
-        session.expect(b"shell: chosen")
+        session.expect(b"  shell       create ~/.config/taotoken/env.sh")  # chosen: one line per target
         session.expect(b"Apply these changes? [y/N] ")
         session.send(b"y\n")
         session.expect(b"next: taotoken check")

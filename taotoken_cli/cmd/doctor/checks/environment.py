@@ -21,12 +21,14 @@ from taotoken_cli.core.platform import system
 from taotoken_cli.core.platform.installer import add_package
 from taotoken_cli.core.settings import ENV_CONFIG, ENV_PROFILE, FIELDS, profile_table, read_config_file
 from taotoken_cli.core.settings.origins import fix_at_source
+from taotoken_cli.core.term.layout import ENV_HOME_AS_TILDE
 
 SECTION = "Environment"
 _KNOWN_TAOTOKEN = {"TAOTOKEN_BASE_URL", "TAOTOKEN_API_KEY", "TAOTOKEN_MODEL", "TAOTOKEN_PROFILE",
                    "TAOTOKEN_CONFIG", "TAOTOKEN_DEBUG", "TAOTOKEN_ALLOW_HTTP", "TAOTOKEN_LANG", ENV_SYSTEM_ROOT,
                    "TAOTOKEN_LIBCUDA",  # the device probe's driver library (taotoken_cli.core.devices.probe)
-                   system.ENV_DOCUMENTS, system.ENV_DESKTOP}  # sandboxes: Windows' Documents, the desktop's env
+                   system.ENV_DOCUMENTS, system.ENV_DESKTOP,  # sandboxes: Windows' Documents, the desktop's env
+                   ENV_HOME_AS_TILDE}  # `taotoken demo` sets it for its steps (core.term.layout)
 NO_PROXY_VARS = ("no_proxy", "NO_PROXY")  # the lower-case one wins (urllib's getproxies)
 
 
