@@ -302,6 +302,7 @@ def problems(only: str | None = None) -> list[str]:
                 if placeholders(text) != placeholders(ids[-1]) and placeholders(text) != placeholders(ids[0]):
                     found.append(f"{name}.po: placeholders differ in {message.id!r}: {placeholders(ids[0])} vs "
                                  f"{placeholders(text)}")
+                found += [f"{name}.po: {problem} in {text!r}" for problem in punctuation_problems(text)]
     for domain in ("taotoken", "messages") if only is None else ():
         path = MO_DIR / f"{domain}.mo"
         if not path.exists() or _entries(path.read_bytes()) != _entries(mo_bytes(domain)):
@@ -309,6 +310,26 @@ def problems(only: str | None = None) -> list[str]:
     if only is None and (not WORDS_MODULE.exists() or WORDS_MODULE.read_text(encoding="utf-8") != words_module()):
         found.append(f"{WORDS_MODULE.relative_to(REPO)} is stale (run: python scripts/i18n.py compile)")
     return found
+
+
+_WIDE = r"[\u3000-\u303f\u4e00-\u9fff\uff00-\uffef]"  # CJK: ideographs, their punctuation, full-width forms
+_IDEOGRAPH = r"[\u4e00-\u9fff]"
+_ASCII_MARK_IN_CJK = re.compile(rf"(?<={_WIDE}) *[;:,] *(?={_WIDE})")
+_STRAY_SPACE = re.compile(rf"(?<={_IDEOGRAPH}) +(?={_IDEOGRAPH})")
+_NOT_PROSE = re.compile(r"\{[^{}]*\}|`[^`]*`")  # placeholders and `code` keep their own characters
+
+
+def punctuation_problems(text: str) -> list[str]:
+    """What makes a Chinese sentence read as half English: an ASCII `;` `:` `,` between two CJK characters
+    (`网关; 密钥` → `网关；密钥`), a space between two Chinese words (`来自 文件`)."""
+    prose = _NOT_PROSE.sub(lambda m: "\0" * len(m.group(0)), text)
+    problems = [f"ASCII {m.group(0).strip()!r} between Chinese characters (use {_FULL_WIDTH[m.group(0).strip()]})"
+                for m in _ASCII_MARK_IN_CJK.finditer(prose)]
+    problems += ["a space between two Chinese words" for _m in _STRAY_SPACE.finditer(prose)]
+    return problems
+
+
+_FULL_WIDTH = {";": "'；'", ":": "'：'", ",": "'，' or '、'"}
 
 
 def _entries(mo: bytes) -> dict:

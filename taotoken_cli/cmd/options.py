@@ -98,6 +98,16 @@ class _Tidy:
             use_wide_help_text()
         super().format_help(ctx, formatter)  # type: ignore[misc]
 
+    def collect_usage_pieces(self, ctx: Any) -> list[str]:
+        """The usage line's placeholders in the user's language: `[OPTIONS] COMMAND [ARGS]...`, `[选项] 命令 [参数]...`
+        (the arguments' own metavars stay: they are names, like the options)."""
+        pieces = super().collect_usage_pieces(ctx)  # type: ignore[misc]
+        if current() == "en":
+            return pieces
+        words = {"[OPTIONS]": _("[OPTIONS]"), "COMMAND [ARGS]...": _("COMMAND [ARGS]..."),
+                 "COMMAND": _("COMMAND"), "[ARGS]...": _("[ARGS]...")}
+        return [words.get(piece, piece) for piece in pieces]
+
     def format_usage(self, ctx: Any, formatter: Any) -> None:
         pieces = self.collect_usage_pieces(ctx)  # type: ignore[attr-defined]
         formatter.write_usage(ctx.command_path, " ".join(pieces), _("Usage: "))

@@ -140,6 +140,12 @@ def test_init_wizard_core_lists_narrows_and_picks_through_the_prompter(home, env
     ("Invalid token", "message", "auth.invalid_key"), ("401 无效的令牌", "message", "auth.invalid_key"),
     ("分组 default 下模型 gpt-5 无可用渠道（distributor）", "message", "model.no_channel"),
     ("You exceeded your current quota, please check your plan", "message", "quota.exhausted"),
+    # the status as users copy it, and new-api's Chinese phrasings
+    ("HTTP 429", "status", "rate.limited"), ("http 401", "status", "auth.invalid_key"),
+    ("HTTP/1.1 429 Too Many Requests", "status", "rate.limited"), ("状态码：401", "status", "auth.invalid_key"),
+    ("您的请求过于频繁，请稍后再试", "message", "rate.limited"), ("429 您的请求过于频繁", "message", "rate.limited"),
+    ("令牌额度不足", "message", "quota.key_exhausted"), ("额度不足", "message", "quota.exhausted"),
+    ("该令牌无权访问任何模型", "message", "auth.forbidden_model"),
 ])
 def test_explain_reads_a_status_or_a_servers_message(home, env, query, kind, first) -> None:
     from taotoken_cli.cmd.explain.run import ExplainOptions, run

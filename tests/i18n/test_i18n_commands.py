@@ -116,9 +116,9 @@ def test_every_help_page_is_chinese_whole_and_fits_80_columns(helps) -> None:
 
 
 @pytest.mark.parametrize("args, words", [
-    ([], ("用法：taotoken [OPTIONS] COMMAND [ARGS]...", "为每个 AI 编程客户端配置并诊断对 TaoToken LLM 网关的访问。",
+    ([], ("用法：taotoken [选项] 命令 [参数]...", "为每个 AI 编程客户端配置并诊断对 TaoToken LLM 网关的访问。",
           "按本机的设备或任务选择模型；验证路由。")),
-    (["route"], ("用法：taotoken route [OPTIONS] COMMAND [ARGS]...",
+    (["route"], ("用法：taotoken route [选项] 命令 [参数]...",
                  "使用这种设备类型的路由（cuda、gpu、opencl、cpu、nvidia、intel、amd…）。",
                  "设备探测被终止前的秒数，至少 0.5；使用 --verify 时也是每个请求的时限。", "[默认：15.0]")),
 ])
@@ -190,7 +190,7 @@ def test_route_table_in_chinese(cli, home) -> None:
     assert [line.split()[0] for line in task.stdout.splitlines()] == ["模型", "路由", "原因"]
     missing = cli("route", "--task", "embed", env=ZH).assert_clean()
     assert missing.returncode == 3
-    shows(missing.stderr, "配置档 'default' 中没有路由 'embed'（现有路由：code, cuda）", "[route.missing]")
+    shows(missing.stderr, "配置档 'default' 中没有路由 'embed'（现有路由：code、cuda）", "[route.missing]")
     for result in (empty, bad, saved, again, listed, task, missing):
         assert fits(result.stdout) and fits(result.stderr), result.output
     for args in (["route", "list", "--json"], ["route", "--task", "code", "--json"]):

@@ -188,3 +188,70 @@ def test_config_show_json_is_the_same_in_every_language(cli, home: Path) -> None
 ])
 def test_a_note_is_split_at_its_label_in_either_language(note: str, label: str, text: str) -> None:
     assert split_label(note) == (label, text)
+
+
+# -- the operating system's and the libraries' words, by errno or type ------------------------------------
+
+def test_os_errors_are_translated_by_errno_and_keep_their_name(chinese) -> None:
+    import errno
+    import socket
+
+    from taotoken_cli.core.base.oserrors import os_error_text
+
+    assert os_error_text(FileNotFoundError(errno.ENOENT, "No such file or directory")) == "没有那个文件或目录（ENOENT）"
+    assert os_error_text(PermissionError(errno.EACCES, "Permission denied")) == "权限不够（EACCES）"
+    refused = ConnectionRefusedError(errno.ECONNREFUSED, "Connection refused")
+    assert os_error_text(refused) == "连接被拒绝（ECONNREFUSED）"
+    name_error = socket.gaierror(socket.EAI_NONAME, "Name or service not known")
+    assert os_error_text(name_error) == "未知的名称或服务（EAI_NONAME）"
+    assert os_error_text(OSError(12345, "Something odd")) == "Something odd"  # unknown: the OS's words
+
+
+def test_os_errors_in_english_are_the_os_words_as_they_came() -> None:
+    import errno
+
+    from taotoken_cli.core.base.oserrors import os_error_text
+
+    assert os_error_text(FileNotFoundError(errno.ENOENT, "No such file or directory")) == "No such file or directory"
+
+
+def test_toml_parser_messages_are_translated_by_their_shape(chinese) -> None:
+    from taotoken_cli.core.formats.tomlerrors import toml_message
+
+    assert toml_message("Expected ']' at the end of a table declaration (at line 2, column 18)") == \
+        "表声明的末尾应为 ']'"
+    assert toml_message("Cannot declare ('profiles', 'default') twice (at line 5, column 1)") == \
+        "不能两次声明 ('profiles', 'default')"
+    assert toml_message("Unexpected character: 'x' at line 3 col 7") == "意外的字符：'x'"  # tomlkit's form
+    assert toml_message("a message no parser here says") == "a message no parser here says"
+
+
+def test_a_broken_config_and_a_missing_file_are_chinese_through_and_through(cli, home: Path) -> None:
+    config = home / ".config/taotoken/config.toml"
+    config.parent.mkdir(parents=True)
+    config.write_text('default_profile = "default"\n[profiles.default\nbase_url = 1\n')
+    broken = cli("config", "show", env=ZH)
+    assert broken.returncode == 3 and "TOML 无效：表声明的末尾应为 ']'" in flat(broken.stderr), broken.stderr
+    assert "Expected" not in broken.stderr
+    missing = cli("bench", "--dataset", str(home / "nowhere.jsonl"), "-n", "1", env={**ZH, "TAOTOKEN_API_KEY": "x"})
+    assert "没有那个文件或目录（ENOENT）" in flat(missing.stderr) and "No such file" not in missing.stderr
+
+
+def test_the_usage_line_is_chinese(cli, home: Path) -> None:
+    result = cli("--help", env=ZH).assert_clean()
+    assert "taotoken [选项] 命令 [参数]..." in result.stdout and "[OPTIONS]" not in result.stdout
+    assert "taotoken [OPTIONS] COMMAND [ARGS]..." in cli("--help", env=EN).stdout
+
+
+def test_chinese_punctuation_is_enforced_in_translations() -> None:
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts"))
+    from i18n import punctuation_problems
+
+    assert punctuation_problems("网关拒绝了该 API 密钥; 请重新复制") != []  # ASCII ; between Chinese words
+    assert punctuation_problems("状态码, 请求") != [] and punctuation_problems("行:列") != []
+    assert punctuation_problems("来自 文件") == ["a space between two Chinese words"]
+    assert punctuation_problems("网关拒绝了该 API 密钥；请重新复制") == []
+    # `code` and {fields} are not prose
+    assert punctuation_problems("运行 `taotoken a; taotoken b` 然后 {name}: 继续") == []

@@ -179,7 +179,7 @@ def test_check_connection_refused_in_chinese(cli, home) -> None:
     result = cli("check", env=ZH)
     said = next(line for line in result.stderr.splitlines() if line.startswith("  错误："))
     assert_chinese_failure(result, "net.refused", "连接被拒绝", said.removeprefix("  错误："))
-    assert "Connection refused" in said, said  # the OS's words, as they came
+    assert "ConnectError: 连接被拒绝（ECONNREFUSED）" in said, said  # the OS error by its errno, in Chinese
     assert "  修复：检查 Base URL 和端口：taotoken config show --origin" in result.stderr.splitlines()
     quiet = cli("check", "-q", env=ZH).assert_clean()
     assert quiet.stderr.startswith("taotoken: net.refused: 连接被拒绝（错误：") and "— 修复：" in quiet.stderr
@@ -206,7 +206,7 @@ def test_explain_a_code_in_chinese(cli, home) -> None:
     result = cli("explain", "rate.limited", env=ZH).assert_clean()
     assert result.returncode == 0
     lines = result.stdout.splitlines()
-    assert lines[:3] == ["rate.limited — 触发速率限制（请放慢请求）", "退出码：6（rate_quota）   重试：稍后可能成功",
+    assert lines[:3] == ["rate.limited — 触发速率限制（请放慢请求）", "退出码：6（速率或额度）   重试：稍后可能成功",
                          "可能的原因（最可能的在前）："]
     assert "  - （网关给出了等待时间时）等 <retry_after> 秒（网关的 Retry-After）后再试" in lines  # both conditions
     assert "  - （网关没有给出等待时间时）等大约一分钟再试（网关没有给出等待时间；限制通常按分钟计算）" in lines
@@ -227,7 +227,7 @@ def test_explain_a_chinese_server_message_in_chinese(cli, home) -> None:
     lines = result.stdout.splitlines()
     assert result.returncode == 0 and lines[:2] == ["该消息表示：", "  auth.invalid_key  网关拒绝了该 API 密钥"]
     assert "auth.invalid_key — 网关拒绝了该 API 密钥" in lines
-    assert "退出码：4（auth）   重试：没有用，重试不会成功" in lines
+    assert "退出码：4（认证）   重试：没有用，重试不会成功" in lines
     assert english_left(result.output) == []
 
 

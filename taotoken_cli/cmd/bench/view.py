@@ -6,13 +6,13 @@ as `--json` shows it."""
 
 from __future__ import annotations
 
-from functools import partial, reduce
+from functools import partial
 
 from taotoken_cli.cmd.bench.histogram import Histogram
 from taotoken_cli.cmd.bench.report import BenchReport, Distribution, ErrorLine, SeriesReport, binding_limit
 from taotoken_cli.cmd.bench.sweep import step_label
 from taotoken_cli.core.base.fix import Fix
-from taotoken_cli.core.base.i18n import N_, _, ngettext
+from taotoken_cli.core.base.i18n import N_, _, clauses, ngettext
 from taotoken_cli.core.term.layout import cell_width, pad, table, wrap
 
 _COLUMNS = ("min", "mean", "p50", "p90", "p95", "p99", "max")
@@ -26,12 +26,6 @@ LATENCY, TTFT, INTER_TOKEN, PER_TOKEN = N_("latency"), "TTFT", N_("inter-token")
 
 def _num(value: float | None, digits: int = 1) -> str:
     return "-" if value is None else f"{value:,.{digits}f}"
-
-
-def listing(parts: list[str]) -> str:
-    """Items of a list joined the language's way ("a, b, c"; "a，b，c")."""
-    # i18n: two items of a list, e.g. "closed loop, 8 requests"; it joins every list of the bench report
-    return reduce(lambda a, b: _("{first}, {second}").format(first=a, second=b), parts) if parts else ""
 
 
 def _load_line(report: BenchReport) -> str:
@@ -65,7 +59,7 @@ def _load_line(report: BenchReport) -> str:
         parts.append(_("each run {n} times").format(n=report.repeat))
     parts.append((_("stream, max_tokens {n}") if report.stream else _("no stream, max_tokens {n}"))
                  .format(n=report.max_tokens))
-    return _("load: {items}").format(items=listing(parts))
+    return _("load: {items}").format(items=clauses(parts))
 
 
 def _workload_line(report: BenchReport) -> str | None:
@@ -85,7 +79,7 @@ def _workload_line(report: BenchReport) -> str | None:
         parts.append(_("prompts of about {tokens} tokens").format(tokens=w["input_tokens"]))
     if w.get("output_tokens"):
         parts.append(f"max_tokens {w['output_tokens']}")
-    return _("workload: {items}").format(items=listing(parts)) if parts else None
+    return _("workload: {items}").format(items=clauses(parts)) if parts else None
 
 
 def render_text(report: BenchReport, width: int = 80) -> list[str]:
@@ -103,7 +97,7 @@ def render_text(report: BenchReport, width: int = 80) -> list[str]:
                 _("proxy: {proxy} (from the environment; proxy errors are reported as proxy.*)"))
         lines += wrap(text.format(proxy=report.proxy), width, hang="  ")
     if report.slo:
-        lines += wrap(_("SLOs: {targets}").format(targets=slo_listing(report.slo)), width, hang="  ")
+        lines += wrap(_("SLOs: {targets}").format(targets=slo_clauses(report.slo)), width, hang="  ")
     if report.sweep is not None:
         for model in report.sweep["models"]:
             lines.append("")
@@ -118,9 +112,9 @@ def render_text(report: BenchReport, width: int = 80) -> list[str]:
     return lines
 
 
-def slo_listing(slos) -> str:
+def slo_clauses(slos) -> str:
     """"ttft:p95<600ms, error-rate<1% (default)": the targets, the one bench added marked."""
-    return listing([_("{target} (default)").format(target=s.text) if s.implied else s.text for s in slos])
+    return clauses([_("{target} (default)").format(target=s.text) if s.implied else s.text for s in slos])
 
 
 _TOKEN_SOURCES = {"usage": N_("server-reported usage"),
@@ -144,7 +138,7 @@ def series_lines(s: SeriesReport, stream: bool, width: int = 80) -> list[str]:
     if s.slo is not None:
         fields.append((_("goodput"), _("{value} req/s within the SLO limits ({good} of {total})").format(
             value=_num(s.goodput_per_s), good=s.good, total=s.requests)))
-        checks = listing([(_("{target} ok ({value})") if c["ok"] else _("{target} MISSED ({value})"))
+        checks = clauses([(_("{target} ok ({value})") if c["ok"] else _("{target} MISSED ({value})"))
                           .format(target=c["target"], value=_slo_value(c)) for c in s.slo])
         fields.append((_("SLOs"), (_("met: {checks}") if s.meets_slo else _("missed: {checks}")).format(checks=checks)))
     if s.output_tokens:
@@ -196,7 +190,7 @@ def series_lines(s: SeriesReport, stream: bool, width: int = 80) -> list[str]:
             lines.append(f"  {low:>10.1f} - {high:<10.1f} {n:>8}  {bar}")
     lines += _windows_lines(s, width)
     lines.append("")
-    codes = listing([(f"HTTP {code} x{n}" if code != "none" else _("no response x{n}").format(n=n))
+    codes = clauses([(f"HTTP {code} x{n}" if code != "none" else _("no response x{n}").format(n=n))
                      for code, n in sorted(s.status_codes.items())]) or "-"
     lines += wrap(_("status codes: {codes}").format(codes=codes), width, "  ", "    ")
     lines += error_lines(s, width)
@@ -237,7 +231,7 @@ def _spread_text(repeats: dict) -> str:
             if m.get("cv") is not None:
                 text = _("{figure} (cv {cv:.1f} %)").format(figure=text, cv=m["cv"] * 100)
             parts.append(text)
-    return _("{count} repeats: {figures}").format(count=repeats["count"], figures=listing(parts))
+    return _("{count} repeats: {figures}").format(count=repeats["count"], figures=clauses(parts))
 
 
 def _dist_cells(label: str, dist: Distribution | None, digits: int) -> list[str]:

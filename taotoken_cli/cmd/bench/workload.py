@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 
 from taotoken_cli.core.base.errors import InputError
 from taotoken_cli.core.base.i18n import _
+from taotoken_cli.core.base.oserrors import os_error_text
 
 _MASK = (1 << 64) - 1
 
@@ -254,7 +255,7 @@ def read_text(option: str, path: str) -> str:
             return fh.read()
     except OSError as exc:
         raise InputError(_("cannot read {option} {path}: {reason}").format(option=option, path=path,
-                                                                            reason=exc.strerror or exc),
+                                                                            reason=os_error_text(exc)),
                          _("give the path of a UTF-8 file")) from None
     except UnicodeDecodeError:
         raise InputError(_("{option} {path} is not UTF-8 text").format(option=option, path=path),

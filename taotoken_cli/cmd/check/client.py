@@ -6,7 +6,7 @@ words why not. Exit status: the documented class of what happened (0 when it ans
 from __future__ import annotations
 
 from taotoken_cli.core.base.errors import InputError
-from taotoken_cli.core.base.i18n import _
+from taotoken_cli.core.base.i18n import _, listed
 from taotoken_cli.core.clients import live
 from taotoken_cli.core.term.iostreams import IOStreams
 
@@ -18,7 +18,7 @@ def run_client_check(name: str, io: IOStreams, *, json_out: bool = False,
     client = live.BY_NAME.get(name)
     if client is None:
         raise InputError(_("--client {name} is not a client taotoken can run").format(name=repr(name)),
-                         _("choose one of: {names}").format(names=", ".join(NAMES)))
+                         _("choose one of: {names}").format(names=listed(NAMES)))
     out = io.out
     if not json_out:
         out.wrapped(_("running {client} once: it sends one small request to the configured gateway").format(

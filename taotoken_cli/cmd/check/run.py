@@ -16,7 +16,7 @@ from taotoken_cli.cmd.check import DEFAULT_TIMEOUT_S
 from taotoken_cli.cmd.check.model import CheckResult, Probe
 from taotoken_cli.core.base.errors import TaotokenError
 from taotoken_cli.core.base.fix import Command, Fix, config_set
-from taotoken_cli.core.base.i18n import _, ngettext
+from taotoken_cli.core.base.i18n import _, listed, ngettext
 from taotoken_cli.core.diagnosis.catalogue import get
 from taotoken_cli.core.diagnosis.classify import Diagnosis, classify
 from taotoken_cli.core.diagnosis.context import DiagnosisContext, context_for
@@ -118,7 +118,7 @@ def _ask_gateway(options: CheckOptions, env: dict[str, str] | None, base: str, k
             if diagnosis is not None:
                 if diagnosis.code == "model.not_found" and result.close_matches:
                     diagnosis.details.append(_("listed IDs close to it: {models}").format(
-                        models=", ".join(result.close_matches)))
+                        models=listed(result.close_matches)))
                 result.diagnosis = diagnosis
                 return
             result.chat_reply = chat.stream.text[:80] if chat.stream is not None else chat_text(chat.json())
@@ -133,7 +133,7 @@ def model_not_listed(result: CheckResult, context: DiagnosisContext) -> Diagnosi
         details = [_("the gateway lists no models for this key, so {model!r} is not among them").format(
             model=result.model)]
     if result.close_matches:
-        details.append(_("close matches: {models}").format(models=", ".join(result.close_matches)))
+        details.append(_("close matches: {models}").format(models=listed(result.close_matches)))
     details.append(_("a gateway that serves models it does not list: taotoken check --allow-unlisted"))
     first_fix = (Fix.run(config_set("model", result.close_matches[0])) if result.close_matches
                  else Fix.of(_("see the models this key can use: {command}"), command=Command("taotoken models")))

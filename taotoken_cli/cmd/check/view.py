@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from taotoken_cli.cmd.check.model import CheckResult
 from taotoken_cli.core.base.fix import Fix
-from taotoken_cli.core.base.i18n import _, ngettext
+from taotoken_cli.core.base.i18n import _, listed, ngettext
 from taotoken_cli.core.diagnosis.text import failure_lines
 from taotoken_cli.core.term.layout import wrap_items
 from taotoken_cli.core.term.output import Output
@@ -61,7 +61,7 @@ def _model_part(result: CheckResult) -> str:
     if result.model_listed is False:
         text = _("model {model} NOT listed").format(model=result.model)
         if result.close_matches:
-            text = _("{text} (close: {models})").format(text=text, models=", ".join(result.close_matches))
+            text = _("{text} (close: {models})").format(text=text, models=listed(result.close_matches))
         if result.unlisted_allowed:
             text = _("{text} (allowed: --allow-unlisted)").format(text=text)
         return text

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from taotoken_cli.core.base.errors import InputError, TaotokenError
 from taotoken_cli.core.base.exitcodes import Exit
-from taotoken_cli.core.base.i18n import _
+from taotoken_cli.core.base.i18n import _, listed
 from taotoken_cli.core.base.masking import mask_key, remember_secret
 from taotoken_cli.core.clients import shell
 from taotoken_cli.core.clients.base import Machine
@@ -37,7 +37,7 @@ def set_value(io: IOStreams, key: str, value: str, profile: str | None, *, yes: 
     if key not in SETTABLE_KEYS:
         raise InputError(_("unknown setting {key}").format(key=repr(key)),
                          _("choose one of: {keys} (routes: `taotoken route set KIND=MODEL`)").format(
-                             keys=", ".join(SETTABLE_KEYS)))
+                             keys=listed(SETTABLE_KEYS)))
     if key == "api_key" and value == "-":
         value = io.prompter.secret(_("API key"))
         remember_secret(value)
@@ -141,7 +141,7 @@ def sync(io: IOStreams, profile: str | None, *, yes: bool = False, dry_run: bool
                 name=name, origin=describe(settings.value(name), io.env)))
     _name_held(out, copies)
     if not copies.stale:
-        targets = ", ".join(copies.record.targets) or _("no clients")
+        targets = listed(copies.record.targets) or _("no clients")
         out.wrapped(_("every copy already holds the values of profile {profile} ({targets}); nothing to do").format(
             profile=repr(settings.profile), targets=targets), hang="  ")
         _name_gone(out, copies, io.env)

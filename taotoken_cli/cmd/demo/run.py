@@ -36,7 +36,7 @@ from taotoken_cli.cmd.demo.steps import (
 from taotoken_cli.core.base import i18n
 from taotoken_cli.core.base.errors import InputError, TaotokenError
 from taotoken_cli.core.base.exitcodes import Exit
-from taotoken_cli.core.base.i18n import _
+from taotoken_cli.core.base.i18n import _, listed
 from taotoken_cli.core.base.masking import Redactor, mask_key, mask_unknown_keys
 from taotoken_cli.core.platform import shells
 from taotoken_cli.core.term.iostreams import IOStreams
@@ -59,7 +59,7 @@ class DemoOptions:
     def validate(self) -> DemoOptions:
         if self.step is not None and self.step not in STEP_NAMES:
             raise InputError(_("unknown demo step {step}").format(step=repr(self.step)),
-                             _("use one of: {choices}").format(choices=", ".join(STEP_NAMES)))
+                             _("use one of: {choices}").format(choices=listed(STEP_NAMES)))
         return self
 
 

@@ -10,7 +10,7 @@ from taotoken_cli.cmd.demo.model import CommandResult, DemoInfo, DemoSummary
 from taotoken_cli.cmd.demo.steps import Command, Step, what_next
 from taotoken_cli.core.base.fix import Command as ShellLine
 from taotoken_cli.core.base.fix import Fix
-from taotoken_cli.core.base.i18n import _
+from taotoken_cli.core.base.i18n import _, listed
 from taotoken_cli.core.platform import shells
 from taotoken_cli.core.term.layout import cell_width, pad, wrap
 from taotoken_cli.core.term.output import Output
@@ -49,21 +49,21 @@ class TranscriptReporter:
         column = max(cell_width(label) for label in labels) + 2
         gateway, home = (f"  {pad(label, column)}" for label in labels)
         under = " " * cell_width(gateway)
-        models = ", ".join(info.models)
-        aliases = ", ".join(_("{alias} answers as {model}").format(alias=a, model=b) for a, b in info.aliases.items())
+        models = listed(info.models)
+        aliases = listed(_("{alias} answers as {model}").format(alias=a, model=b) for a, b in info.aliases.items())
         for prefix, text in (
             (gateway, _("{url}   (taotoken mock on loopback; key {key})").format(url=info.gateway_url,
                                                                               key=info.key_masked)),
             (under, _("models: {models}; {aliases}").format(models=models, aliases=aliases) if aliases
              else _("models: {models}").format(models=models)),
             (home, _("{home}   (shown as ~ below)").format(home=info.home)),
-            (under, _("already there, as on a real machine: {files}").format(files=", ".join(info.seeded))),
+            (under, _("already there, as on a real machine: {files}").format(files=listed(info.seeded))),
         ):
             self.out.wrapped(text, prefix, under)
         self.out.wrapped(_("nothing outside {root} is written; nothing beyond 127.0.0.1 is contacted").format(
             root=info.root), "  ")
         if info.prepared:
-            self.out.wrapped(_("prepared quietly first: {steps}").format(steps=", ".join(info.prepared)), "  ")
+            self.out.wrapped(_("prepared quietly first: {steps}").format(steps=listed(info.prepared)), "  ")
         self._flush()
 
     def step(self, step: Step) -> None:
@@ -90,7 +90,7 @@ class TranscriptReporter:
             self.out.wrapped(_("[exit {code}; {seconds} s]").format(code=result.returncode, seconds=seconds), hang=" ")
         else:
             codes = [str(c) for c in result.command.ok_exit]
-            expected = codes[0] if len(codes) == 1 else _("{codes} or {last}").format(codes=", ".join(codes[:-1]),
+            expected = codes[0] if len(codes) == 1 else _("{codes} or {last}").format(codes=listed(codes[:-1]),
                                                                                         last=codes[-1])
             self.out.wrapped(_("[exit {code}, expected {expected}: this step did not work as it should; {seconds} s]")
                           .format(code=result.returncode, expected=expected, seconds=seconds), hang=" ")
@@ -127,7 +127,7 @@ class TranscriptReporter:
             self._strong(_("interrupted after {seconds} s ({n} command(s) ran)").format(seconds=seconds, n=commands),
                          rule)
         elif summary.failed:
-            names = ", ".join(_("`{command}` (exit {code})").format(command=r.command.shown, code=r.returncode)
+            names = listed(_("`{command}` (exit {code})").format(command=r.command.shown, code=r.returncode)
                               for r in summary.failed)
             self._strong(_("finished in {seconds} s; {failed} of {total} command(s) did not work: {commands}")
                          .format(seconds=seconds, failed=len(summary.failed), total=commands, commands=names), rule)

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from taotoken_cli.cmd.doctor.model import Check, Finding, Report, Result, Status
 from taotoken_cli.core.base.fix import Command, Fix
-from taotoken_cli.core.base.i18n import _
+from taotoken_cli.core.base.i18n import _, listed
 from taotoken_cli.core.clients import live
 
 SECTION = "Clients"
@@ -33,7 +33,7 @@ def live_check(client: live.LiveClient) -> Check:
 def notice(clients: list[live.LiveClient]) -> str:
     """What is about to happen, said before it happens."""
     return _("running {clients} once each: each sends one small request to the configured gateway").format(
-        clients=", ".join(c.label for c in clients))
+        clients=listed(c.label for c in clients))
 
 
 def run_live(env: Mapping[str, str], cwd: Path, report: Report, names: list[str] | None = None,

@@ -11,7 +11,8 @@ from urllib.parse import urlsplit
 
 from taotoken_cli.cmd.doctor.context import DoctorContext
 from taotoken_cli.core.base.fix import Fix
-from taotoken_cli.core.base.i18n import _
+from taotoken_cli.core.base.i18n import _, listed
+from taotoken_cli.core.base.oserrors import os_error_text
 from taotoken_cli.core.diagnosis.context import DiagnosisContext
 from taotoken_cli.core.net.gateway import Endpoints, Gateway, Observation
 
@@ -36,9 +37,9 @@ def resolve(ctx: DoctorContext, host: str) -> SocketProbe:
         try:
             infos = socket.getaddrinfo(host, None, proto=socket.IPPROTO_TCP)
         except OSError as exc:
-            return SocketProbe(False, time.monotonic() - started, str(exc))
+            return SocketProbe(False, time.monotonic() - started, os_error_text(exc))
         addresses = sorted({str(info[4][0]) for info in infos})
-        return SocketProbe(True, time.monotonic() - started, ", ".join(addresses[:4]))
+        return SocketProbe(True, time.monotonic() - started, listed(addresses[:4]))
 
     return ctx.memo(f"dns:{host}", run)
 
@@ -51,7 +52,7 @@ def tcp(ctx: DoctorContext, host: str, port: int) -> SocketProbe:
                 pass
         except OSError as exc:
             # the system's own words for other errors ("Connection refused"), as it said them
-            reason = _("timed out") if isinstance(exc, TimeoutError | socket.timeout) else (exc.strerror or str(exc))
+            reason = _("timed out") if isinstance(exc, TimeoutError | socket.timeout) else os_error_text(exc)
             return SocketProbe(False, time.monotonic() - started, reason)
         return SocketProbe(True, time.monotonic() - started,
                            _("{host}:{port} accepts connections").format(host=host, port=port))

@@ -6,7 +6,7 @@ import difflib
 from collections.abc import Callable, Iterable
 
 from taotoken_cli.cmd.doctor.model import SECTIONS, Check, Result
-from taotoken_cli.core.base.i18n import _
+from taotoken_cli.core.base.i18n import _, listed
 
 _REGISTRY: list[Check] = []
 _CHECK_MODULES = ("configuration", "environment", "project_env", "startup", "clients", "mcp", "network", "gateway",
@@ -54,7 +54,7 @@ def select(wanted: Iterable[str]) -> list[Check]:
                 if c.id == low or c.id.startswith(low + ".") or c.section.lower() == low]
         if not hits:
             close = difflib.get_close_matches(low, [c.id for c in checks], n=3, cutoff=0.5)
-            fix = (_("did you mean {ids}? list them with `taotoken doctor --list`").format(ids=", ".join(close))
+            fix = (_("did you mean {ids}? list them with `taotoken doctor --list`").format(ids=listed(close))
                    if close else _("list them with `taotoken doctor --list`"))
             raise InputError(_("no doctor check is called {name}").format(name=repr(name)), fix)
         chosen.update(hits)

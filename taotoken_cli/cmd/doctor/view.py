@@ -7,7 +7,7 @@ from typing import Any
 from taotoken_cli import __version__
 from taotoken_cli.cmd.doctor.model import SECTIONS, Check, Finding, Report, Status, and_more
 from taotoken_cli.core.base.fix import Fix, texts
-from taotoken_cli.core.base.i18n import N_, _, ngettext
+from taotoken_cli.core.base.i18n import N_, _, listed, ngettext
 from taotoken_cli.core.term.layout import cell_width, table, wrap
 from taotoken_cli.core.term.output import Output
 
@@ -124,7 +124,7 @@ def render_text(out: Output, report: Report, *, verbose: bool = False) -> None:
     w.line()
     if report.timed_out:
         w.line(_("Timed out after {seconds} s: {ids}").format(seconds=f"{report.deadline_s:g}",
-                                                              ids=", ".join(report.timed_out)),
+                                                              ids=listed(report.timed_out)),
                _STYLES[Status.FAIL], hang="  ")
     if verbose:
         w.line(_("Finished in {seconds} s.").format(seconds=f"{report.elapsed_s:.1f}"))

@@ -4,13 +4,14 @@ entries it can mean, with {base}, {model}… filled in from the active profile w
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
 from taotoken_cli.cmd.explain import view
 from taotoken_cli.core.base.errors import InputError
 from taotoken_cli.core.base.exitcodes import Exit
-from taotoken_cli.core.base.i18n import _
+from taotoken_cli.core.base.i18n import _, listed
 from taotoken_cli.core.diagnosis.catalogue import CATALOGUE, STATUS_MEANINGS, close_codes
 from taotoken_cli.core.diagnosis.classify import Diagnosis, codes_for_message
 from taotoken_cli.core.diagnosis.context import DiagnosisContext, context_for
@@ -31,6 +32,7 @@ class Candidates:
     query: str
     kind: str  # "status" | "message"
     codes: list[str]
+    status: int | None = None  # the HTTP status the query names ("HTTP 429", "http 401", "429")
 
 
 def profile_context(env: Mapping[str, str]) -> DiagnosisContext:
@@ -52,17 +54,40 @@ def lookup(code: str, env: Mapping[str, str]) -> Diagnosis | Candidates:
     entry = CATALOGUE.get(wanted)
     if entry is not None:
         return Diagnosis(entry.code, entry, context=profile_context(env), generic=True)
-    status_text, _space, rest = query.partition(" ")
-    status = int(status_text) if status_text.isdigit() and 100 <= int(status_text) <= 599 else None
-    if status is not None and not rest.strip():
-        return Candidates(query, "status", list(STATUS_MEANINGS.get(status) or _status_family(status)))
-    matched = codes_for_message(rest if status is not None else query, status)
+    status, rest = status_and_message(query)
+    matched = codes_for_message(rest or query, status) if rest or status is None else []
+    if status is not None and not matched:  # "429", "HTTP 429", "http 401", "429 Too Many Requests"
+        return Candidates(query, "status", list(STATUS_MEANINGS.get(status) or _status_family(status)), status)
     if matched:
         return Candidates(query, "message", matched)
     near = close_codes(wanted)
-    hint = (_("did you mean: {codes}?  all codes: taotoken explain --list").format(codes=", ".join(near)) if near
+    hint = (_("did you mean: {codes}?  all codes: taotoken explain --list").format(codes=listed(near)) if near
             else _("all codes: taotoken explain --list"))
     raise InputError(_("{query!r} is not a code, an HTTP status or a message taotoken knows").format(query=code), hint)
+
+
+# How a status is written where users copy it from: "429", "HTTP 429", "http 401", "HTTP/1.1 429 Too Many
+# Requests", "status 503", "状态码 401", "错误码：429", followed or not by the server's message.
+_STATUS = re.compile(r"(?:(?:https?(?:/[\d.]+)?|status(?:\s+code)?|状态码|错误码|code)\s*[:：=]?\s*)?"
+                     r"(?P<status>[1-5]\d\d)(?!\d)\s*[:：,，\-–—]?\s*(?P<rest>.*)", re.IGNORECASE | re.DOTALL)
+
+
+def status_and_message(query: str) -> tuple[int | None, str]:
+    """(the HTTP status `query` starts with, the rest: the server's message, or "" for none or only the reason
+    phrase); (None, query) when it names no status."""
+    match = _STATUS.fullmatch(query.strip())
+    if match is None:
+        return None, query
+    status, rest = int(match.group("status")), match.group("rest").strip()
+    if rest.lower() == _REASONS.get(status, "").lower():
+        rest = ""
+    return status, rest
+
+
+_REASONS = {400: "Bad Request", 401: "Unauthorized", 402: "Payment Required", 403: "Forbidden", 404: "Not Found",
+            405: "Method Not Allowed", 408: "Request Timeout", 413: "Payload Too Large", 422: "Unprocessable Entity",
+            429: "Too Many Requests", 500: "Internal Server Error", 502: "Bad Gateway", 503: "Service Unavailable",
+            504: "Gateway Timeout"}
 
 
 def _status_family(status: int) -> tuple[str, ...]:
@@ -77,7 +102,7 @@ def run(options: ExplainOptions, io: IOStreams) -> int:
         found = lookup(options.code, io.env)
         if isinstance(found, Candidates):
             view.render_candidates(io.out, found.query, found.kind, [CATALOGUE[c] for c in found.codes],
-                                   options.json_out)
+                                   options.json_out, status=found.status)
             if len(found.codes) == 1 and not options.json_out:  # one meaning: explain it right away
                 io.out.line("")
                 view.render_entry(io.out, lookup(found.codes[0], io.env))

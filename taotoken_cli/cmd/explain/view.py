@@ -3,6 +3,7 @@ fixes in the user's language; codes and commands as they are (--json runs in Eng
 
 from __future__ import annotations
 
+from taotoken_cli.core.base.exitcodes import class_name
 from taotoken_cli.core.base.i18n import _
 from taotoken_cli.core.diagnosis.catalogue import Entry
 from taotoken_cli.core.diagnosis.classify import Diagnosis
@@ -32,7 +33,7 @@ def render_entry(out: Output, diagnosis: Diagnosis, json_out: bool = False) -> N
     out.wrapped(f"{entry.code} — {diagnosis.title}", hang="  ")
     facts = (_("exit status: {status} ({name})   retry: may succeed later") if entry.retry
              else _("exit status: {status} ({name})   retry: no, retrying will not help"))
-    out.wrapped(facts.format(status=int(entry.exit), name=entry.exit.name.lower()), hang="  ")
+    out.wrapped(facts.format(status=int(entry.exit), name=class_name(entry.exit)), hang="  ")
     out.line(_("likely causes, most likely first:"))
     for number, cause in enumerate(diagnosis.causes(), 1):
         out.wrapped(cause, f"  {number}. ")
@@ -50,18 +51,19 @@ def render_list(out: Output, entries: list[Entry], json_out: bool = False) -> No
         out.line(line)
 
 
-def render_candidates(out: Output, query: str, kind: str, entries: list[Entry], json_out: bool = False) -> None:
+def render_candidates(out: Output, query: str, kind: str, entries: list[Entry], json_out: bool = False,
+                      status: int | None = None) -> None:
     """The codes a status or a message can mean, most likely first, each with the command that explains it."""
     if json_out:
         _json(out, query, kind, [_summary(e) for e in entries])
         return
     if not entries:
-        out.wrapped(_("HTTP {status} is not an error status: taotoken reports no failure for it").format(status=query),
-                    hang="  ")
+        out.wrapped(_("HTTP {status} is not an error status: taotoken reports no failure for it").format(
+            status=status or query), hang="  ")
         return
     if kind == "status":
         head = (_("HTTP {status} can mean, most likely first:") if len(entries) > 1
-                else _("HTTP {status} can mean:")).format(status=query)
+                else _("HTTP {status} can mean:")).format(status=status or query)
     else:
         head = _("the message reads as, most likely first:") if len(entries) > 1 else _("the message reads as:")
     out.wrapped(head, hang="  ")

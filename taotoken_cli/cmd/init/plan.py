@@ -9,7 +9,7 @@ from dataclasses import dataclass, field, replace
 
 from taotoken_cli.cmd.init import wizard
 from taotoken_cli.core.base.errors import InputError
-from taotoken_cli.core.base.i18n import _
+from taotoken_cli.core.base.i18n import _, listed
 from taotoken_cli.core.base.masking import remember_secret
 from taotoken_cli.core.clients import CLIENTS, ON_REQUEST, ccswitch, ccswitch_cli, codex, gemini_cli, mcp, project_env
 from taotoken_cli.core.clients.base import Machine, PlanOptions, Triple
@@ -151,9 +151,9 @@ def choose_targets(request: InitRequest, machine: Machine, profile: str, prompte
     reasons: list[str] = []
     unknown = [t for t in request.targets if t not in (*TARGETS, OWN)]
     if unknown:
-        raise InputError(_("unknown target(s): {targets}").format(targets=", ".join(unknown)),
+        raise InputError(_("unknown target(s): {targets}").format(targets=listed(unknown)),
                          _("choose from: {targets} (your own config file is always written)").format(
-                             targets=", ".join(TARGETS)))
+                             targets=listed(TARGETS)))
     if request.all_targets:
         chosen = [t for t in TARGETS if t not in ON_REQUEST or t in request.targets]
     elif request.targets:
@@ -165,7 +165,7 @@ def choose_targets(request: InitRequest, machine: Machine, profile: str, prompte
             if found.found:
                 chosen.append(name)
                 reasons.append(_("{target}: detected ({reasons})").format(target=name,
-                                                                           reasons="; ".join(found.reasons)))
+                                                                           reasons=_("; ").join(found.reasons)))
         if not chosen:
             notes.append(_("no AI clients detected: only taotoken's own config is written (choose clients with "
                            "--target NAME or --all)"))
@@ -177,7 +177,7 @@ def choose_targets(request: InitRequest, machine: Machine, profile: str, prompte
     elif recorded is not None:
         notes.append(_("the copies of profile {old} ({targets}) are no longer kept in step: from now on they follow "
                        "profile {new} wherever this run writes them").format(
-            old=repr(recorded.profile), targets=", ".join(recorded.targets), new=repr(profile)))
+            old=repr(recorded.profile), targets=listed(recorded.targets), new=repr(profile)))
     if request.open_links and "cc-switch" not in chosen:
         chosen.append("cc-switch")
         reasons.append(_("{target}: added because of --open").format(target="cc-switch"))
@@ -249,10 +249,10 @@ def build(request: InitRequest, io: IOStreams, *, assume_yes: bool = False) -> I
                          _("use --scope user or --scope project"))
     if request.codex_auth not in codex.AUTH_MODES:
         raise InputError(_("unknown --codex-auth {value}").format(value=repr(request.codex_auth)),
-                         _("use one of: {choices}").format(choices=", ".join(codex.AUTH_MODES)))
+                         _("use one of: {choices}").format(choices=listed(codex.AUTH_MODES)))
     if request.open_app not in (None, *ccswitch.LINK_APPS):
         raise InputError(_("unknown --open-app {value}").format(value=repr(request.open_app)),
-                         _("use one of: {choices}").format(choices=", ".join(ccswitch.LINK_APPS)))
+                         _("use one of: {choices}").format(choices=listed(ccswitch.LINK_APPS)))
     triple, profile, hygiene = resolve_triple(request, io)
     machine = Machine.of(io.env, io.cwd)
     targets, reasons, target_notes, blocker = choose_targets(
@@ -270,7 +270,7 @@ def build(request: InitRequest, io: IOStreams, *, assume_yes: bool = False) -> I
         if behind:
             targets.append(mcp.NAME)
             reasons.append(_("{target}: added: MCP servers pointing at TaoToken hold other values ({servers})")
-                                .format(target=mcp.NAME, servers="; ".join(behind)))
+                                .format(target=mcp.NAME, servers=_("; ").join(behind)))
     plan = plan_copies(triple, targets, options, machine, own_profile=profile)
     plan.add(record_change(Record(profile, tuple(targets), options), machine))
     fileplan.add_git_warnings(plan)

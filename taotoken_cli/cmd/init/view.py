@@ -7,7 +7,7 @@ from pathlib import Path
 
 from taotoken_cli.cmd.init.plan import InitPlan
 from taotoken_cli.core.base.fix import Command, Fix
-from taotoken_cli.core.base.i18n import _
+from taotoken_cli.core.base.i18n import _, listed
 from taotoken_cli.core.base.masking import mask_key
 from taotoken_cli.core.clients import ccswitch, shell
 from taotoken_cli.core.clients.base import Machine
@@ -38,7 +38,7 @@ def render_plan(out: Output, init: InitPlan, *, compact: bool = False) -> None:
         label, text = split_label(note)
         out.wrapped(text, f"  {label}") if label else out.wrapped(note, "  ", "    ")
     if not compact:
-        clients = ", ".join(init.targets) if init.targets else _("(no clients)")
+        clients = listed(init.targets) if init.targets else _("(no clients)")
         out.wrapped(_("own config, {clients}").format(clients=clients), _("targets: "))
     for note in ([] if compact else init.target_reasons) + init.target_notes:
         out.wrapped(note, "  ", "    ")

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from taotoken_cli.core.base.i18n import _, ngettext
+from taotoken_cli.core.base.i18n import _, listed, ngettext
 from taotoken_cli.core.base.masking import remember_secret
 from taotoken_cli.core.diagnosis.listing import ModelListing, fetch_model_list, match_models
 from taotoken_cli.core.diagnosis.model_ids import close_model_matches
@@ -73,7 +73,7 @@ def _not_listed(text: str, ids: list[str]) -> str:
     close = close_model_matches(text, ids, limit=3)
     if close:
         return _("{text} is not listed; close: {close} (* shows the whole list; an unlisted ID anyway: "
-                 "{command})").format(text=repr(text), close=", ".join(close), command=UNLISTED_ANYWAY)
+                 "{command})").format(text=repr(text), close=listed(close), command=UNLISTED_ANYWAY)
     return _("{text} is not listed (* shows the whole list; an unlisted ID anyway: {command})").format(
         text=repr(text), command=UNLISTED_ANYWAY)
 

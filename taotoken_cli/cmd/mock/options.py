@@ -7,7 +7,7 @@ from typing import NamedTuple
 
 from taotoken_cli.cmd.mock.replay import Recording
 from taotoken_cli.core.base.errors import InputError
-from taotoken_cli.core.base.i18n import _
+from taotoken_cli.core.base.i18n import _, listed
 
 FAIL_STYLES = ("openai", "one-api", "new-api", "litellm", "openrouter", "anthropic")
 FAULTS = ("reset", "stall", "html", "no-choices", "stream-error", "empty-stream", "truncated-stream", "no-usage")
@@ -113,10 +113,10 @@ class MockOptions:
                              _("use 0 or a positive number"))
         if self.fail_style not in FAIL_STYLES:
             raise InputError(_("unknown failure style {style}").format(style=repr(self.fail_style)),
-                             _("use one of: {choices}").format(choices=", ".join(FAIL_STYLES)))
+                             _("use one of: {choices}").format(choices=listed(FAIL_STYLES)))
         if self.fault is not None and self.fault not in FAULTS:
             raise InputError(_("unknown fault {fault}").format(fault=repr(self.fault)),
-                             _("use one of: {choices}").format(choices=", ".join(FAULTS)))
+                             _("use one of: {choices}").format(choices=listed(FAULTS)))
         if self.fail is not None and self.fault is not None:
             raise InputError(_("--fail and --fault cannot be combined"), _("inject one kind of failure per mock"))
         if isinstance(self.fail, str):
@@ -149,7 +149,7 @@ class MockOptions:
                 unserved = [m for m in names if not self.serves(m)]
                 if unserved:
                     raise InputError(_("{option} {model}: not among --models ({models})").format(
-                        option=flag, model=unserved[0], models=", ".join(self.models)),
+                        option=flag, model=unserved[0], models=listed(self.models)),
                         _("add it to --models, or drop the {option} for it").format(option=flag))
         if self.lang not in LANGUAGES:
             raise InputError(_("unknown language {lang}").format(lang=repr(self.lang)),
@@ -202,7 +202,7 @@ def parse_fail(text: str, model: str | None = None) -> int | str:
         message = (_("{option}{value}: not an HTTP status or a named failure") if model is None
                    else _("{option}{value}: not an HTTP status or a known failure"))
         raise InputError(message.format(option=option, value=repr(text)),
-                         _("use a status like 429 or 503, or one of: {choices}").format(choices=", ".join(allowed))
+                         _("use a status like 429 or 503, or one of: {choices}").format(choices=listed(allowed))
                          ) from None
     if not 400 <= status <= 599:
         raise InputError(_("{option}{status}: not an error status").format(option=option, status=status),

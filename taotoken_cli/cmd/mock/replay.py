@@ -14,6 +14,7 @@ from pathlib import Path
 
 from taotoken_cli.core.base.errors import InputError
 from taotoken_cli.core.base.i18n import _
+from taotoken_cli.core.base.oserrors import os_error_text
 
 # The mock sends its own identity and framing headers; a recording's copies would be duplicates.
 _OWN_HEADERS = ("content-type", "content-length", "x-oneapi-request-id", "x-new-api-version", "date", "connection",
@@ -47,7 +48,7 @@ def load_recording(path: str | Path) -> Recording:
         if not where.startswith("/") or not 100 <= status <= 599 or not isinstance(body, str):
             raise ValueError(where)
     except OSError as exc:
-        raise InputError(_("--replay {path}: cannot read it ({reason})").format(path=source, reason=exc.strerror),
+        raise InputError(_("--replay {path}: cannot read it ({reason})").format(path=source, reason=os_error_text(exc)),
                          fix) from None
     except (ValueError, KeyError, TypeError, AttributeError):
         raise InputError(_("--replay {path}: not a recorded answer").format(path=source), fix) from None

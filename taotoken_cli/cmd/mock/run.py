@@ -11,6 +11,7 @@ from taotoken_cli.core.base.errors import TaotokenError
 from taotoken_cli.core.base.exitcodes import Exit
 from taotoken_cli.core.base.fix import Command, Fix
 from taotoken_cli.core.base.i18n import _
+from taotoken_cli.core.base.oserrors import os_error_text
 from taotoken_cli.core.term.iostreams import IOStreams
 from taotoken_cli.core.term.output import json_line
 
@@ -96,7 +97,7 @@ def run(options: MockOptions, io: IOStreams, *, key_flag: str | None, quiet: boo
                                 _("pick another --port, or --port 0 for a free one"), Exit.USAGE,
                                 code="input.invalid") from None
         raise TaotokenError(_("cannot listen on {host}:{port}: {reason}").format(
-            host=options.host, port=options.port, reason=exc.strerror or exc),
+            host=options.host, port=options.port, reason=os_error_text(exc)),
             _("check --host is an address of this machine"), Exit.USAGE, code="input.invalid") from None
     emit(render.summary_lines(summary, as_json, out.width))
     return Exit.OK

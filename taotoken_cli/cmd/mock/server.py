@@ -29,7 +29,7 @@ from taotoken_cli.cmd.mock.error_bodies import REASONS
 from taotoken_cli.cmd.mock.options import MockOptions
 from taotoken_cli.cmd.mock.records import RequestRecord
 from taotoken_cli.cmd.mock.router import Reply, Request, Router
-from taotoken_cli.core.base.i18n import _
+from taotoken_cli.core.base.i18n import _, listed
 from taotoken_cli.core.net.urlform import OPENAI_V1
 
 MAX_HEAD_BYTES = 64 * 1024
@@ -379,12 +379,13 @@ class Summary:
     flags: dict[str, int] = field(default_factory=dict)
 
     def line(self) -> str:
-        statuses = ", ".join(f"{k}: {v}" for k, v in sorted(self.statuses.items()))
+        # i18n: one status in the mock's closing line, "200: 5" (status: requests); Chinese: "200：5"
+        statuses = listed(_("{status}: {count}").format(status=k, count=v) for k, v in sorted(self.statuses.items()))
         text = (_("taotoken mock: stopped after {n} request(s) in {seconds}s (status {statuses})") if statuses
                 else _("taotoken mock: stopped after {n} request(s) in {seconds}s (status none)")).format(
             n=self.requests, seconds=f"{self.seconds:.1f}", statuses=statuses)
         if self.flags:
-            flags = ", ".join(f"{k} x{v}" for k, v in sorted(self.flags.items()))
+            flags = listed(f"{k} x{v}" for k, v in sorted(self.flags.items()))
             text = _("{summary}; flagged: {flags}").format(summary=text, flags=flags)
         return text
 

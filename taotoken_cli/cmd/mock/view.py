@@ -7,7 +7,7 @@ import time
 from taotoken_cli.cmd.mock.options import MockOptions
 from taotoken_cli.cmd.mock.records import FLAG_HINTS, JSON_SCHEMA, RequestRecord
 from taotoken_cli.cmd.mock.server import MockServer, Summary, format_host
-from taotoken_cli.core.base.i18n import _, ngettext
+from taotoken_cli.core.base.i18n import _, listed, ngettext
 from taotoken_cli.core.base.masking import mask_key
 from taotoken_cli.core.net.urlform import OPENAI_V1
 from taotoken_cli.core.term.layout import DEFAULT_WIDTH, cell_width, pad, wrap
@@ -31,7 +31,7 @@ def banner(server: MockServer, key_origin: str | None, width: int = DEFAULT_WIDT
         key = _("key: {key} checked (from {origin})").format(key=mask_key(opts.key), origin=key_origin)
     else:
         key = _("key: {key} checked").format(key=mask_key(opts.key))
-    models = ", ".join(opts.listed_models)
+    models = listed(opts.listed_models)
     said = [key, _("models: {models}").format(models=models) if opts.models
             else _("models: {models} (any name is served)").format(models=models),
             # i18n: between the items of one line of the banner: "latency 0 ms; 16 tokens; error style new-api"
@@ -73,9 +73,9 @@ def _behaviour(opts: MockOptions) -> list[str]:
              tokens.format(n=opts.tokens, rate=f"{opts.token_rate:g}"),
              _("error style {style}").format(style=opts.fail_style)]
     if opts.aliases:
-        items.append(_("aliases {aliases}").format(aliases=", ".join(f"{k}->{v}" for k, v in opts.aliases.items())))
+        items.append(_("aliases {aliases}").format(aliases=listed(f"{k}->{v}" for k, v in opts.aliases.items())))
     if opts.no_channel:
-        items.append(_("no channel for {models}").format(models=", ".join(opts.no_channel)))
+        items.append(_("no channel for {models}").format(models=listed(opts.no_channel)))
     if opts.fail is not None or opts.fault:
         what = f"--fail {opts.fail}" if opts.fail is not None else f"--fault {opts.fault}"
         if opts.fail_rate >= 1:

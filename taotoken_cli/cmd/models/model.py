@@ -7,7 +7,7 @@ from typing import Any
 
 from taotoken_cli.core.base.exitcodes import Exit
 from taotoken_cli.core.base.fix import Fix
-from taotoken_cli.core.base.i18n import _
+from taotoken_cli.core.base.i18n import _, listed
 from taotoken_cli.core.diagnosis.classify import Diagnosis
 from taotoken_cli.core.diagnosis.listing import ListedModel
 
@@ -28,8 +28,8 @@ class ModelRow:
         uses = [_("model")] if self.configured else []
         if self.routes:
             # i18n: … and the routes that send requests to it: "route cuda, gpu"
-            uses.append(_("route {routes}").format(routes=", ".join(self.routes)))
-        return ", ".join(uses)
+            uses.append(_("route {routes}").format(routes=listed(self.routes)))
+        return listed(uses)
 
     def to_dict(self) -> dict[str, Any]:
         return {**self.model.to_dict(), "configured": self.configured, "routes": self.routes}

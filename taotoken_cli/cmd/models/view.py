@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from taotoken_cli.cmd.models.model import ModelsReport, Unlisted
 from taotoken_cli.core.base.fix import Fix
-from taotoken_cli.core.base.i18n import N_, _, ngettext
+from taotoken_cli.core.base.i18n import N_, _, listed, ngettext
 from taotoken_cli.core.diagnosis.text import failure_lines
 from taotoken_cli.core.term.iostreams import IOStreams
 from taotoken_cli.core.term.layout import cell_width, pad, truncate
@@ -49,7 +49,7 @@ def _no_match(out: Output, report: ModelsReport) -> None:
         return
     if report.close_matches:
         text = _("no listed model matches {pattern!r} ({count} listed); close: {models}").format(
-            pattern=report.pattern, count=len(report.listed), models=", ".join(report.close_matches))
+            pattern=report.pattern, count=len(report.listed), models=listed(report.close_matches))
     else:
         text = _("no listed model matches {pattern!r} ({count} listed)").format(pattern=report.pattern,
                                                                             count=len(report.listed))
@@ -121,7 +121,7 @@ def render_table(out: Output, report: ModelsReport, *, width: int = 80) -> None:
 
 
 def _unlisted_text(item: Unlisted) -> Fix:
-    close = ", ".join(item.close_matches)
+    close = listed(item.close_matches)
     if item.use == "model":
         text = (_("the configured model {model!r} is not listed (close: {close}); fix: {fix}") if close
                 else _("the configured model {model!r} is not listed; fix: {fix}"))

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from taotoken_cli.cmd.route import PROBE_TIMEOUT_S, view
 from taotoken_cli.core.base.errors import InputError, TaotokenError
 from taotoken_cli.core.base.exitcodes import Exit
-from taotoken_cli.core.base.i18n import _
+from taotoken_cli.core.base.i18n import _, listed
 from taotoken_cli.core.devices.routing import RouteEdit, choose_for_settings, parse_assignments, plan_routes
 from taotoken_cli.core.files import applyflow
 from taotoken_cli.core.settings import Overrides, load_settings
@@ -147,7 +147,7 @@ def warn_unlisted(io: IOStreams, edits: list[RouteEdit], profile: str | None, ti
         close = close_model_matches(edit.model or "", listing.ids, limit=3)
         model = repr(edit.model)
         warning = (_("route {key}: {model} is not listed by the gateway (close: {close}); saved all the same")
-                   .format(key=edit.key, model=model, close=", ".join(close)) if close
+                   .format(key=edit.key, model=model, close=listed(close)) if close
                    else _("route {key}: {model} is not listed by the gateway; saved all the same")
                    .format(key=edit.key, model=model))
         out.error_wrapped(warning, _("warning: "))

@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from taotoken_cli.cmd.route.verify import FAILED, MATCH_LABEL, VerifyReport
-from taotoken_cli.core.base.i18n import N_, _
+from taotoken_cli.core.base.i18n import N_, _, clauses, listed
 from taotoken_cli.core.devices.probe import BackendReport, DeviceReport
 from taotoken_cli.core.devices.routing import Choice, key_kind
 from taotoken_cli.core.term import layout
@@ -55,7 +55,7 @@ def backend_status_line(report: BackendReport) -> str:
                      if report.driver_library else _("via the driver API"))
     if report.backend == "cuda" and report.driver_version:
         extra.append(_("driver CUDA {version}").format(version=report.driver_version))
-    tail = f" [{', '.join(extra)}]" if extra else ""
+    tail = f" [{clauses(extra)}]" if extra else ""
     return f"{BACKEND_TITLE[report.backend]:<7} " + _("{status}: {message}").format(status=label,
                                                                                   message=report.message) + tail
 
@@ -229,7 +229,7 @@ def render_verify(out: Output, report: VerifyReport) -> None:
                 ids["id"] = sample.response_id
             if ids:
                 out.wrapped("  ".join(f"{k}={v}" for k, v in ids.items()), " " * 5)
-        distribution = ", ".join(f"{_outcome(*outcome)} x{count}" for outcome, count in route.outcomes().items())
+        distribution = listed(f"{_outcome(*outcome)} x{count}" for outcome, count in route.outcomes().items())
         out.wrapped(_("distribution over {count} sample(s): {distribution}").format(
             count=len(route.samples), distribution=distribution), "  ", " " * 4)
         failed = next((s for s in route.samples if s.diagnosis), None)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from enum import IntEnum
 
+from taotoken_cli.core.base.i18n import N_, _
+
 
 class Exit(IntEnum):
     OK = 0
@@ -17,3 +19,16 @@ class Exit(IntEnum):
     BAD_RESPONSE = 8  # 2xx that is not a usable API answer (not JSON, no choices, broken stream)
     SERVER = 9  # 5xx from the gateway or its upstream
     INTERRUPTED = 130
+
+
+def class_name(status: Exit) -> str:
+    """The failure class an exit status names, for a person: `not_found` in English (the contract's own word,
+    docs/exit-codes.md), 未找到 in Chinese. Scripts read the number, and --json says `not_found` in every language."""
+    return _(_CLASS_NAMES.get(status, status.name.lower()))
+
+
+# i18n: the failure classes of the exit statuses (docs/exit-codes.md), as `taotoken explain` names them
+_CLASS_NAMES = {Exit.OK: N_("ok"), Exit.FAILURE: N_("failure"), Exit.USAGE: N_("usage"), Exit.CONFIG: N_("config"),
+                Exit.AUTH: N_("auth"), Exit.NOT_FOUND: N_("not_found"), Exit.RATE_QUOTA: N_("rate_quota"),
+                Exit.NETWORK: N_("network"), Exit.BAD_RESPONSE: N_("bad_response"), Exit.SERVER: N_("server"),
+                Exit.INTERRUPTED: N_("interrupted")}

@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import gettext as _gettext
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
+from functools import reduce
 from pathlib import Path
 
 DOMAIN = "taotoken"
@@ -115,3 +116,16 @@ def setup(env: Mapping[str, str] | None = None, config_lang: str | Callable[[], 
         _gettext.bindtextdomain("messages", str(LOCALEDIR))
         os.environ["LANGUAGE"] = LANGUAGES[lang] or "en"
     return lang
+
+
+def listed(items: Iterable[str]) -> str:
+    """The items of a list in a sentence, joined the language's way: "claude-code, codex"; "claude-code、codex"."""
+    # i18n: joins the items of a list inside a sentence (names, files, models): "claude-code, codex, cline"
+    return _(", ").join(items)
+
+
+def clauses(parts: Iterable[str]) -> str:
+    """Parts of a sentence, one after another: "closed loop, 8 requests"; "闭环，8 个请求"."""
+    parts = list(parts)
+    # i18n: two parts of a sentence, e.g. "closed loop, 8 requests" or "update ~/.claude/settings.json, create …"
+    return reduce(lambda a, b: _("{first}, {second}").format(first=a, second=b), parts) if parts else ""

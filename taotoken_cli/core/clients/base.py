@@ -27,6 +27,7 @@ from taotoken_cli.core.files import gitrepo
 from taotoken_cli.core.files.fileplan import FileChange, Plan
 from taotoken_cli.core.files.fsutil import resolve_target
 from taotoken_cli.core.formats.jsonedit import dumps_like, edit_json, parse_json
+from taotoken_cli.core.formats.tomlerrors import toml_message
 from taotoken_cli.core.net.urlform import BARE_ROOT, OPENAI_V1, Form
 from taotoken_cli.core.platform import permissions, system
 
@@ -274,8 +275,8 @@ def parse_toml_doc(text: str, path: Path):
     try:
         return tomlkit.parse(text.removeprefix("\ufeff"))  # a byte-order mark (Notepad) is not TOML's business
     except ParseError as exc:
-        detail = str(exc).split(" at line ")[0]
-        raise ConfigFileError(str(path), exc.line, exc.col, _("invalid TOML: {detail}").format(detail=detail),
+        raise ConfigFileError(str(path), exc.line, exc.col, _("invalid TOML: {detail}").format(
+                              detail=toml_message(str(exc))),
                               _("fix the TOML at line {line}, column {column}, or move the file away").format(
                                   line=exc.line, column=exc.col)) from None
 

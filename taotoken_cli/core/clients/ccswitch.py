@@ -20,8 +20,9 @@ from urllib.parse import quote, urlsplit
 
 from taotoken_cli.core.base.errors import ConfigFileError, TaotokenError
 from taotoken_cli.core.base.exitcodes import Exit
-from taotoken_cli.core.base.i18n import _
+from taotoken_cli.core.base.i18n import _, listed
 from taotoken_cli.core.base.masking import mask_key
+from taotoken_cli.core.base.oserrors import os_error_text
 from taotoken_cli.core.clients import ccswitch_cli, claude_code, codex, gemini_cli, openclaw
 from taotoken_cli.core.clients.base import (
     ClientState,
@@ -167,7 +168,7 @@ def pending_links(triple: Triple, machine: Machine, links: dict[str, str],
                     _("CC Switch already has a {app} provider with endpoint {endpoint}: {providers}; not handing over "
                       "the {app} link again"))
             notes.append(note.format(app=APP_LABELS[app], endpoint=endpoint(triple, app),
-                                     providers=", ".join(p.describe() for p in same)))
+                                     providers=listed(p.describe() for p in same)))
             continue
         if found.problem:
             notes.append(_("could not check CC Switch's {app} providers for this endpoint ({problem}); if the import "
@@ -185,7 +186,7 @@ def open_link(url: str) -> str | None:
             os.startfile(url)  # type: ignore[attr-defined]  # Windows only
         except OSError as exc:
             return _("Windows could not open the link ({error})").format(  # never the link
-                error=exc.strerror or type(exc).__name__)
+                error=os_error_text(exc))
         return None
     command = [*opener, url]
     try:
@@ -210,7 +211,7 @@ def plan(triple: Triple, machine: Machine, options: PlanOptions = PlanOptions())
     links_path = machine.config_dir / LINKS_FILE
     result.add(text_change(read_text(links_path), links_file_text(links, links_path), target=NAME, secret=True,
                            summary=[_("CC Switch import links for {apps} (contain the key; mode 0600)").format(
-                               apps=", ".join(APP_LABELS[app] for app in for_apps))]))
+                               apps=listed(APP_LABELS[app] for app in for_apps))]))
     if current.kind == "legacy-json":
         result.notes.append(_("{store}; TaoToken is added to that file directly").format(store=current.describe()))
         result.extend(_plan_legacy(triple, where))
@@ -220,7 +221,7 @@ def plan(triple: Triple, machine: Machine, options: PlanOptions = PlanOptions())
         if by_cli.cli_apps:
             result.notes.append(_("CC Switch: TaoToken is added for {apps} with {command} once the files are written "
                                   "(the key in a 0600 temporary file, removed after; undone by {undo})").format(
-                apps=", ".join(APP_LABELS[app] for app in by_cli.cli_apps), command="`cc-switch provider add`",
+                apps=listed(APP_LABELS[app] for app in by_cli.cli_apps), command="`cc-switch provider add`",
                 undo="`taotoken init --undo`"))
         result.notes.extend(by_cli.notes)
         for app in for_apps:
@@ -229,7 +230,7 @@ def plan(triple: Triple, machine: Machine, options: PlanOptions = PlanOptions())
                 result.notes.append(_("CC Switch already has a {app} provider with endpoint {endpoint} ({providers}): "
                                       "its link is not handed over again").format(
                     app=APP_LABELS[app], endpoint=endpoint(triple, app),
-                    providers=", ".join(p.describe() for p in same)))
+                    providers=listed(p.describe() for p in same)))
         how = (_("CC Switch: hand it the import links with {command} (or from {path}); CC Switch shows a "
                  "confirmation dialog for each") if current.kind == "sqlite" else
                _("CC Switch: hand it the import links with {command} (or from {path}); CC Switch shows a "
@@ -344,7 +345,7 @@ def _refuse_while_running(where: CCSwitchPaths, result: Plan) -> None:
         result.warnings.append(_("could not tell whether CC Switch is running: quit it before applying, or it erases "
                                  "TaoToken's entry in {path} at its next save").format(path=where.legacy_config))
     elif running:
-        which = ", ".join(f"pid {p.pid} {p.name}" for p in running)
+        which = listed(f"pid {p.pid} {p.name}" for p in running)
         raise TaotokenError(
             _("CC Switch is running ({processes}): it keeps {path} in memory and rewrites the whole file when it "
               "saves, which would erase TaoToken's entry; nothing was written").format(processes=which,

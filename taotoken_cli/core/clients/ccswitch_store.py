@@ -21,6 +21,7 @@ from typing import Any
 
 from taotoken_cli.core.base.i18n import N_, _
 from taotoken_cli.core.clients.base import read_json
+from taotoken_cli.core.formats.tomlerrors import toml_message
 
 APPS = ("claude", "codex")  # the apps whose live files doctor checks against CC Switch's current provider
 # Every app taotoken hands CC Switch a provider for (deeplink/provider.rs builds each app's settings_config; 3.20
@@ -73,7 +74,7 @@ class StoredProvider:
         try:
             return tomllib.loads(text), None
         except tomllib.TOMLDecodeError as exc:
-            return {}, _("config text is not valid TOML ({error})").format(error=exc)
+            return {}, _("config text is not valid TOML ({error})").format(error=toml_message(str(exc)))
 
     def codex_provider(self) -> tuple[str | None, dict]:
         """(model_provider, the [model_providers.<it>] table or {}) from the Codex config text."""

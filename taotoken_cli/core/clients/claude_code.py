@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from taotoken_cli.core.base.errors import ConfigFileError, InputError
-from taotoken_cli.core.base.i18n import _
+from taotoken_cli.core.base.i18n import _, listed
 from taotoken_cli.core.base.masking import mask_key, unquoted_key
 from taotoken_cli.core.clients.base import (
     ClientState,
@@ -268,8 +268,8 @@ def _overrides(machine: Machine, written: str, wanted: Mapping[str, str]) -> lis
         if role == "managed":
             warnings.append(_("{path} (managed settings, set by an administrator) sets {names}, which override "
                               "every other settings file: ask the administrator to change them there").format(
-                path=path, names=", ".join(names)))
+                path=path, names=listed(names)))
         else:
             warnings.append(_("{path} sets {names}, which override the user settings inside that repository; remove "
-                              "them there or run init with --scope project").format(path=path, names=", ".join(names)))
+                              "them there or run init with --scope project").format(path=path, names=listed(names)))
     return warnings

@@ -11,7 +11,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from taotoken_cli.core.base.errors import ConfigFileError
-from taotoken_cli.core.base.i18n import _
+from taotoken_cli.core.base.i18n import _, listed
 from taotoken_cli.core.clients import vscode
 from taotoken_cli.core.clients.base import (
     ClientState,
@@ -132,6 +132,6 @@ def plan(triple: Triple, machine: Machine, options: PlanOptions = PlanOptions())
     kept = sorted(k for k in providers if k != PROVIDER_ID)
     if kept and summary:
         result.notes.append(_("Cline: kept the other providers in {path}: {providers}").format(
-            path=where.providers, providers=", ".join(kept)))
+            path=where.providers, providers=listed(kept)))
     result.add(json_change(file, data, target=NAME, summary=summary, secret=True))
     return result

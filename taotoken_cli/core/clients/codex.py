@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from taotoken_cli.core.base.errors import ConfigFileError, InputError
-from taotoken_cli.core.base.i18n import _
+from taotoken_cli.core.base.i18n import _, listed
 from taotoken_cli.core.base.masking import mask_key
 from taotoken_cli.core.clients.base import (
     ClientState,
@@ -81,7 +81,7 @@ def plan(triple: Triple, machine: Machine, options: PlanOptions = PlanOptions())
     auth_mode = options.codex_auth
     if auth_mode not in AUTH_MODES:
         raise InputError(_("unknown --codex-auth {value}").format(value=repr(auth_mode)),
-                         _("choose one of: {choices}").format(choices=", ".join(AUTH_MODES)))
+                         _("choose one of: {choices}").format(choices=listed(AUTH_MODES)))
     where = paths(machine)
     result = Plan()
     config = read_toml(where.config)
@@ -157,7 +157,7 @@ def plan(triple: Triple, machine: Machine, options: PlanOptions = PlanOptions())
                 result.add(change)
             summary.append(_("moved the legacy [profiles] to {files} and removed profile = (Codex 0.134+ refuses "
                              "to start with them; start a profile with `codex --profile NAME`)").format(
-                files=", ".join(change.path.name for change in moved)))
+                files=listed(change.path.name for change in moved)))
     if auth_mode == "env":
         result.notes.append(_("Codex reads the key from {variable} in the environment that starts it (the shell "
                               "target exports it; GUI/IDE-launched Codex needs it in that environment too)").format(

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from taotoken_cli.core.base.errors import ConfigFileError, TaotokenError
 from taotoken_cli.core.base.exitcodes import Exit
-from taotoken_cli.core.base.i18n import _, ngettext
+from taotoken_cli.core.base.i18n import _, listed, ngettext
 from taotoken_cli.core.base.masking import mask_key, remember_secret
 from taotoken_cli.core.clients import CLIENTS
 from taotoken_cli.core.clients.base import LayeredClient, Machine, PlanOptions, Triple, read_text, text_change
@@ -78,7 +78,7 @@ def record_change(record: Record, machine: Machine) -> FileChange:
     current = read_text(record_path(machine))
     return text_change(current, record.to_json(), target=OWN,
                        summary=[_("remember the copies of profile {profile}: {targets}").format(
-                           profile=repr(record.profile), targets=", ".join(record.targets))])
+                           profile=repr(record.profile), targets=listed(record.targets))])
 
 
 def own_config_change(triple: Triple, profile: str, machine: Machine) -> FileChange:
@@ -220,7 +220,7 @@ SYNC_COMMAND = "taotoken config sync"
 def stale_note(copies: Sync, env) -> str:
     """One line naming the copies that no longer hold the triple, and the one command that syncs them."""
     home = Path(env.get("HOME") or Path.home())
-    files = ", ".join(tilde(change.path, home) for change in copies.stale)
+    files = listed(tilde(change.path, home) for change in copies.stale)
     count = len(copies.stale)
     return ngettext("{count} copy still holds the old values: {files}",
                     "{count} copies still hold the old values: {files}", count).format(count=count, files=files)

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from taotoken_cli.core.base.i18n import N_, _
+from taotoken_cli.core.base.i18n import N_, _, listed
 from taotoken_cli.core.base.masking import mask_key
 from taotoken_cli.core.clients import claude_code, cline, codex, project_env
 from taotoken_cli.core.clients.base import (
@@ -94,12 +94,12 @@ class McpServer:
 
     def where_left_alone(self, hosts: frozenset[str]) -> str:
         """Why a sync leaves this server alone (it does not point at TaoToken only)."""
-        others = ", ".join(self.copy.other_hosts(hosts))
+        others = listed(self.copy.other_hosts(hosts))
         if self.copy.points == MIXED:
             return _("points partly at TaoToken and partly at {hosts}").format(hosts=others)
         if self.copy.points == ELSEWHERE:
             return _("points at {hosts}").format(hosts=others)
-        return _("sets {names} but no TaoToken URL").format(names=", ".join(self.copy.names))
+        return _("sets {names} but no TaoToken URL").format(names=listed(self.copy.names))
 
     def from_environment(self, name: str) -> str:
         """How this client's file takes `name` from the environment instead of holding it."""
@@ -183,7 +183,7 @@ def detect(machine: Machine) -> Detection:
     servers = scan(machine, frozenset()).servers
     if not servers:
         return Detection(False, [])
-    names = ", ".join(dict.fromkeys(server.label for server in servers))
+    names = listed(dict.fromkeys(server.label for server in servers))
     return Detection(True, [_("MCP servers with gateway variables: {servers}").format(servers=names)])
 
 

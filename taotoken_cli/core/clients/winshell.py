@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from taotoken_cli.core.base.i18n import _
+from taotoken_cli.core.base.oserrors import os_error_text
 from taotoken_cli.core.clients.base import Machine, on_path, read_text, text_change
 from taotoken_cli.core.files.fileplan import Plan
 from taotoken_cli.core.platform import desktopenv, shells, system
@@ -139,7 +140,7 @@ def _set(values: Mapping[str, str | None], env: Mapping[str, str]) -> str | None
     try:
         desktopenv.set_values(values, env)
     except OSError as exc:
-        return _("could not set the Windows user environment ({error})").format(error=exc.strerror or exc)
+        return _("could not set the Windows user environment ({error})").format(error=os_error_text(exc))
     return None
 
 

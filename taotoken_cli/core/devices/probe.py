@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from taotoken_cli.core.base.i18n import N_, _
+from taotoken_cli.core.base.oserrors import error_text
 from taotoken_cli.core.devices.selection import (
     VISIBLE,
     EnvNote,
@@ -250,7 +251,7 @@ def probe_backend(backend: str, *, timeout_s: float = DEFAULT_TIMEOUT_S, env: Ma
         proc = subprocess.Popen([python or sys.executable, str(PROBE_SCRIPT), mode], stdin=subprocess.DEVNULL,
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, start_new_session=True)
     except OSError as exc:
-        return BackendReport(backend, BROKEN, _("cannot start the probe: {error}").format(error=exc),
+        return BackendReport(backend, BROKEN, _("cannot start the probe: {error}").format(error=error_text(exc)),
                              hint(BROKEN_HINT, backend), "error")
     try:
         stdout, stderr = proc.communicate(timeout=timeout_s)

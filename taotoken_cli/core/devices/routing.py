@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from taotoken_cli.core.base.errors import InputError, TaotokenError
 from taotoken_cli.core.base.exitcodes import Exit
-from taotoken_cli.core.base.i18n import _
+from taotoken_cli.core.base.i18n import _, listed
 from taotoken_cli.core.devices.probe import PRESENT, DeviceReport
 
 if TYPE_CHECKING:
@@ -136,7 +136,7 @@ def choose(routes: Mapping[str, str], report: DeviceReport | None, profile_model
             kind = "task" if flag == "--task" else "device"
             return Choice(table[key], key, kind, _("{flag} {key} selects route {key} = {model}").format(
                 flag=flag, key=key, model=table[key]))
-        known = ", ".join(sorted(table)) or _("none")
+        known = listed(sorted(table)) or _("none")
         raise TaotokenError(_("no route {key} in profile {profile} (routes: {routes})").format(
                                 key=repr(key), profile=repr(profile), routes=known),
                             _("taotoken route set {key}=MODEL   (or choose one of the routes listed)").format(key=key),
@@ -148,7 +148,7 @@ def choose(routes: Mapping[str, str], report: DeviceReport | None, profile_model
                 return Choice(table[key], key, "auto", _auto_reason(cand, key, table[key], considered), cand,
                               considered)
         considered.append(f"{cand.label} ({'/'.join(cand.keys)})")
-    devices, name = "; ".join(considered), repr(profile)
+    devices, name = _("; ").join(considered), repr(profile)
     if profile_model:
         reason = (_("no route matches this machine's devices ({devices}); using the model of profile {profile}")
                   if table else _("the routing table is empty; using the model of profile {profile}"))
@@ -159,7 +159,7 @@ def choose(routes: Mapping[str, str], report: DeviceReport | None, profile_model
 
 
 def _auto_reason(cand: Candidate, key: str, model: str, skipped: list[str]) -> str:
-    names = "; ".join(skipped)
+    names = _("; ").join(skipped)
     if cand.kind == "cpu":
         seen = cand.label if cand.detail.get("backend") else _("the CPU")
         reason = (_("no route for {skipped}; {device}: route {key} = {model}") if skipped

@@ -16,7 +16,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from taotoken_cli.core.base.fix import Fix, texts, unique
-from taotoken_cli.core.base.i18n import N_, _, ngettext
+from taotoken_cli.core.base.i18n import N_, _, current, ngettext
+from taotoken_cli.core.base.oserrors import os_error_text
 from taotoken_cli.core.diagnosis import proxy_answer
 from taotoken_cli.core.diagnosis.body import SERVER_MESSAGE_LIMIT, ErrorBody, parse_body
 from taotoken_cli.core.diagnosis.catalogue import CONDITIONS, Entry, Step, get
@@ -121,13 +122,15 @@ _GATEWAY_SHAPES = ("one-api", "new-api", "litellm")
 # First match wins: specific meanings before generic ones (e.g. a per-key quota message before
 # "invalid token", no-channel before model_not_found because new-api uses that code for both).
 BODY_RULES: tuple[BodyRule, ...] = (
-    BodyRule("quota.key_exhausted", ("额度已用尽", "tokenstatusexhausted", "pre_consume_token_quota_failed",
-                                     "openrouter_key_limit", "key limit exceeded", "budget has been exceeded! key=")),
+    # new-api/one-api: the key's own quota (令牌额度不足: model/token.go's PreConsumeTokenQuota) before the user's
+    BodyRule("quota.key_exhausted", ("额度已用尽", "令牌额度不足", "tokenstatusexhausted",
+                                     "pre_consume_token_quota_failed", "openrouter_key_limit", "key limit exceeded",
+                                     "budget has been exceeded! key=")),
     # LiteLLM 422 for a key's per-model budget: "LiteLLM Virtual Key: <hash>, … exceeded budget for model=m"
     BodyRule("quota.key_exhausted", ("litellm virtual key:",), also=("exceeded budget",)),
     BodyRule("quota.exhausted", ("insufficient_quota", "credit_balance_exhausted", "insufficient_user_quota",
                                  "user quota is not enough", "用户额度不足", "预扣费额度失败", "订阅额度不足",
-                                 "余额不足",
+                                 "余额不足", "额度不足", "请充值",
                                  "budget_exceeded", "budget has been exceeded", "credit balance is too low",
                                  "enforced_spend_limit_reached", "insufficient credits", "openrouter_credits",
                                  "no credits remaining", "exceeded your current quota")),
@@ -143,6 +146,7 @@ BODY_RULES: tuple[BodyRule, ...] = (
     # for api_key").
     BodyRule("upstream.saturated", ("litellm.ratelimiterror",), also=("model group",)),
     BodyRule("rate.limited", ("rate_limit_exceeded", "rate_limit_error", "rate limit", "请求数限制", "总请求数限制",
+                              "过于频繁", "太频繁", "频率超限", "频率过高", "限流",  # 您的请求过于频繁，请稍后再试
                               "too many requests", "ratelimit")),
     BodyRule("auth.expired_key", ("已过期", "expired_key", "expired key"), _AUTH_STATUSES),
     BodyRule("auth.key_disabled", ("状态不可用", "令牌已被禁用", "key is disabled", "token is disabled"),
@@ -151,10 +155,10 @@ BODY_RULES: tuple[BodyRule, ...] = (
     BodyRule("auth.ip_not_allowed", ("指定网段", "不在令牌允许访问", "ip not allowed", "ip is not allowed",
                                      "ip address is not allowed"), _AUTH_STATUSES),
     BodyRule("auth.key_suffix", ("不支持指定渠道",), _AUTH_STATUSES),
-    BodyRule("auth.forbidden_model", ("无权使用模型", "无权访问模型", "has no access to model", "no access to model",
-                                      "not allowed to access model", "key not allowed to access model",
-                                      "not available for this api key", "key_model_access_denied",
-                                      "team_model_access_denied"), _AUTH_STATUSES),
+    BodyRule("auth.forbidden_model", ("无权使用模型", "无权访问模型", "无权访问任何模型", "has no access to model",
+                                      "no access to model", "not allowed to access model",
+                                      "key not allowed to access model", "not available for this api key",
+                                      "key_model_access_denied", "team_model_access_denied"), _AUTH_STATUSES),
     # OpenRouter's 503 when the account's provider settings (allowed/ignored providers, data policy) leave no
     # provider for the model: a routing choice to change, not an outage to wait out.
     BodyRule("model.no_channel", ("no allowed providers",),
@@ -296,8 +300,12 @@ def classify_exception(exc: BaseException, proxy: str | None) -> str:
 
 
 def exception_message(exc: BaseException) -> str:
-    """The most specific text in the chain (the OS error, not httpx's wrapper)."""
+    """The most specific text in the chain (the OS error, not httpx's wrapper); in Chinese the OS error by its
+    errno (`ConnectError: 连接被拒绝（ECONNREFUSED）`), in English as the OS said it."""
     chain = _exception_chain(exc)
+    os_error = next((item for item in reversed(chain) if isinstance(item, OSError) and item.errno is not None), None)
+    if os_error is not None and current() != "en":
+        return _trim(f"{type(exc).__name__}: {os_error_text(os_error)}")
     texts = [str(item).strip() for item in chain if str(item).strip()]
     text = texts[-1] if texts else type(exc).__name__
     if texts and texts[0] != text and len(texts[0]) < 120:

@@ -22,7 +22,8 @@ from pathlib import Path
 from taotoken_cli.core.base.errors import TaotokenError
 from taotoken_cli.core.base.exitcodes import Exit
 from taotoken_cli.core.base.fix import Command, Fix
-from taotoken_cli.core.base.i18n import _
+from taotoken_cli.core.base.i18n import _, clauses, listed
+from taotoken_cli.core.base.oserrors import os_error_text
 from taotoken_cli.core.files import fileplan
 from taotoken_cli.core.files.fileplan import OWN_TARGET, ApplyResult, FileChange, Plan
 from taotoken_cli.core.files.fsutil import atomic_write, tilde
@@ -144,10 +145,10 @@ def show_compact(out: Output, plan: Plan, home: str | None) -> None:
     labels = {target: _("own config") if target == OWN_TARGET else target for target in by_target}
     column = max(cell_width(label) for label in labels.values()) + 2
     for target, files in by_target.items():
-        # i18n: joins the files one target changes: "~/.config/taotoken/config.toml, ~/.config/taotoken/copies.json"
-        parts = [(_("create {paths}") if creates else _("update {paths}")).format(paths=_(", ").join(paths))
+        parts = [(_("create {paths}") if creates else _("update {paths}")).format(paths=listed(paths))
                  for creates, paths in files.items()]
-        out.wrapped(_(", ").join(parts), "  " + pad(labels[target], column), " " * (2 + column))
+        out.wrapped(clauses(parts),
+                    "  " + pad(labels[target], column), " " * (2 + column))
 
 
 def _shown_path(path: Path | str, home: str | None) -> str:
@@ -196,7 +197,7 @@ def write_own(change: FileChange) -> bool:
     try:
         atomic_write(change.path, change.after, secret=change.secret, mode=change.new_mode)
     except OSError as exc:
-        raise TaotokenError(_("cannot write {path}: {error}").format(path=change.path, error=exc.strerror or exc),
+        raise TaotokenError(_("cannot write {path}: {error}").format(path=change.path, error=os_error_text(exc)),
                             _("check that {directory} is writable").format(directory=Path(change.path).parent),
                             Exit.FAILURE, code="init.write_failed") from None
     return True

@@ -25,8 +25,9 @@ from pathlib import Path
 
 from taotoken_cli.core.base.errors import TaotokenError
 from taotoken_cli.core.base.exitcodes import Exit
-from taotoken_cli.core.base.i18n import _, ngettext
+from taotoken_cli.core.base.i18n import _, listed, ngettext
 from taotoken_cli.core.base.masking import SECRETS, Redactor, mask_unknown_keys
+from taotoken_cli.core.base.oserrors import os_error_text
 from taotoken_cli.core.files import gitrepo
 from taotoken_cli.core.files.fsutil import (
     GIVEN,
@@ -212,7 +213,7 @@ def run_lock(config_dir: Path, timeout: float = LOCK_TIMEOUT_S) -> Iterator[None
     except OSError as exc:
         raise TaotokenError(
             _("cannot create the lock file {path}: {error}; nothing was written").format(
-                path=lock_path, error=exc.strerror or exc),
+                path=lock_path, error=os_error_text(exc)),
             _("make {directory} a writable directory (e.g. {command}), or point TAOTOKEN_CONFIG at a config file in "
               "a writable directory").format(directory=config_dir,
                                              command=permissions.access_fix(config_dir, directory=True)),
@@ -251,7 +252,7 @@ def ownership_note() -> str | None:
     """Said once by a run that, as root, wrote files belonging to another user (fsutil.owner_for)."""
     if not GIVEN:
         return None
-    users = ", ".join(sorted(GIVEN))
+    users = listed(sorted(GIVEN))
     GIVEN.clear()
     return _("running as root: the files written were given to {users}, who owns them (owner, group and mode "
              "kept), so their programs can still read them").format(users=users)
@@ -314,7 +315,7 @@ def apply(plan: Plan, config_dir: Path, *, lock_timeout: float = LOCK_TIMEOUT_S,
         if stale:
             raise TaotokenError(
                 _("these files changed after the plan was made; nothing was written: {files}").format(
-                    files=", ".join(str(p) for p in stale)),
+                    files=listed(str(p) for p in stale)),
                 _("run the command again to plan against the current contents"), Exit.FAILURE,
                 code="init.changed_since_plan")
         backup_dir = None
@@ -340,7 +341,7 @@ def apply(plan: Plan, config_dir: Path, *, lock_timeout: float = LOCK_TIMEOUT_S,
             where = config_dir / BACKUPS_DIR
             raise TaotokenError(
                 _("cannot save backups in {directory}: {error}; nothing was written").format(
-                    directory=where, error=exc.strerror or exc),
+                    directory=where, error=os_error_text(exc)),
                 _("make {directory} writable and check the disk has space ({command}), then run again").format(
                     directory=config_dir, command=f"df -h {config_dir}"),
                 Exit.FAILURE, code="init.write_failed") from None
@@ -358,8 +359,8 @@ def apply(plan: Plan, config_dir: Path, *, lock_timeout: float = LOCK_TIMEOUT_S,
                 if problems:
                     raise TaotokenError(
                         _("could not write {path}: {error}; restoring the files already written also failed: "
-                          "{problems}").format(path=change.path, error=exc.strerror or exc,
-                                               problems="; ".join(problems)),
+                          "{problems}").format(path=change.path, error=os_error_text(exc),
+                                               problems=_("; ").join(problems)),
                         _("the originals are in {directory}; copy them back by hand (see {manifest} there)").format(
                             directory=backup_dir, manifest=MANIFEST),
                         Exit.FAILURE, code="init.write_failed") from None
@@ -369,7 +370,7 @@ def apply(plan: Plan, config_dir: Path, *, lock_timeout: float = LOCK_TIMEOUT_S,
                              "written was restored)",
                              "could not write {path}: {error}; nothing was changed (the {count} files already "
                              "written were restored)", len(written)).format(
-                        path=change.path, error=exc.strerror or exc, count=len(written)),
+                        path=change.path, error=os_error_text(exc), count=len(written)),
                     _("check that {directory} is a writable directory, then run again").format(
                         directory=resolve_target(change.path).parent),
                     Exit.FAILURE, code="init.write_failed") from None
@@ -396,7 +397,7 @@ def _restore(entries: list[dict], backup_dir: Path) -> list[str]:
                     with contextlib.suppress(OSError):
                         Path(directory).rmdir()  # only succeeds when empty
         except OSError as exc:
-            problems.append(f"{target}: {exc.strerror or exc}")
+            problems.append(f"{target}: {os_error_text(exc)}")
     return problems
 
 
@@ -506,12 +507,12 @@ def undo_last(config_dir: Path, *, force: bool = False, lock_timeout: float = LO
         if edited and not force:
             raise TaotokenError(
                 _("these files were changed after the last run, undo would discard those edits: {files}").format(
-                    files=", ".join(edited)),
+                    files=listed(edited)),
                 _("save your edits elsewhere and run `taotoken init --undo --force`"), Exit.FAILURE,
                 code="init.undo_conflict")
         problems = _restore(entries, backup_dir)
         if problems:
-            raise TaotokenError(_("undo could not restore: {problems}").format(problems="; ".join(problems)),
+            raise TaotokenError(_("undo could not restore: {problems}").format(problems=_("; ").join(problems)),
                                 _("the originals are in {directory}").format(directory=backup_dir), Exit.FAILURE,
                                 code="init.undo_failed")
         reverted, not_reverted = _revert_steps(manifest.get("steps", []), os.environ if env is None else env)

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from urllib.parse import urlsplit, urlunsplit
 
 from taotoken_cli.core.base.errors import InputError
-from taotoken_cli.core.base.i18n import _
+from taotoken_cli.core.base.i18n import _, listed
 
 # Endpoint paths people paste as part of a base URL.
 _ENDPOINT_SUFFIXES = ("/chat/completions", "/completions", "/responses", "/messages", "/models")
@@ -214,7 +214,7 @@ def clean_key(raw: str, *, strip_bearer: bool = False) -> Cleaned:
             result.changes.append(_("removed a trailing newline from the key"))
         elif wide:
             result.changes.append(_("removed a full-width or non-breaking space ({code}) around the key").format(
-                code=", ".join(dict.fromkeys(f"U+{ord(ch):04X}" for ch in wide))))
+                code=listed(dict.fromkeys(f"U+{ord(ch):04X}" for ch in wide))))
         else:
             result.changes.append(_("removed surrounding whitespace from the key"))
     unquoted = stripped.strip(_QUOTES).strip()

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from taotoken_cli.core.base.errors import ConfigFileError, InputError
 from taotoken_cli.core.base.i18n import _
+from taotoken_cli.core.formats.tomlerrors import toml_message
 
 _PROFILE_NAME_RE = re.compile(r"^[A-Za-z0-9_.\-]{1,64}$")
 
@@ -53,7 +54,8 @@ def render_config_update(current_text: str, path: Path, profile: str, updates: M
     try:
         doc = tomlkit.parse(current_text.removeprefix("\ufeff")) if current_text.strip() else tomlkit.document()
     except ParseError as exc:
-        raise ConfigFileError(str(path), exc.line, exc.col, _("invalid TOML: {detail}").format(detail=exc),
+        raise ConfigFileError(str(path), exc.line, exc.col, _("invalid TOML: {detail}").format(
+                              detail=toml_message(str(exc))),
                               _("fix the file at that position, or move it away and run `taotoken init`")) from None
     if not current_text.strip():
         doc.add(tomlkit.comment("taotoken configuration: edit with `taotoken config set` or by hand."))

@@ -32,8 +32,9 @@ from typing import Any
 from taotoken_cli import APP_NAME, DEFAULT_BASE_URL
 from taotoken_cli.core.base.errors import ConfigFileError, InputError, TaotokenError
 from taotoken_cli.core.base.exitcodes import Exit
-from taotoken_cli.core.base.i18n import N_, _
+from taotoken_cli.core.base.i18n import N_, _, listed
 from taotoken_cli.core.base.masking import remember_secret
+from taotoken_cli.core.formats.tomlerrors import toml_message
 from taotoken_cli.core.platform import system
 
 if sys.version_info >= (3, 11):
@@ -126,7 +127,7 @@ class Settings:
             if item.value is None and self.profile not in self.profiles and self.profile_origin.kind in ("flag",
                                                                                                     "env"):
                 # `--profile nosuch`: the profile is the mistake, not a missing key (and no proxy stripped one)
-                known = ", ".join(self.profiles) or _("none yet")
+                known = listed(self.profiles) or _("none yet")
                 raise TaotokenError(
                     _("profile {profile} ({origin}) does not exist in {path} (profiles: {known})").format(
                         profile=repr(self.profile), origin=self.profile_origin, path=self.config_path, known=known),
@@ -202,8 +203,7 @@ def read_config_file(path: Path) -> dict[str, Any]:
         data = tomllib.loads(text.removeprefix("\ufeff"))  # a byte-order mark (Notepad) is kept, not parsed
     except tomllib.TOMLDecodeError as exc:
         line, col = toml_error_position(exc)
-        detail = re.sub(r"\s*\(at line \d+, column \d+\)", "", str(exc))
-        raise ConfigFileError(str(path), line, col, _("invalid TOML: {detail}").format(detail=detail),
+        raise ConfigFileError(str(path), line, col, _("invalid TOML: {detail}").format(detail=toml_message(str(exc))),
                               _("fix the file at that position, or move it away and run `taotoken init`")) from None
     return data
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from taotoken_cli.core.base.fix import Command, Fix, Place, Where, config_set
-from taotoken_cli.core.base.i18n import _
+from taotoken_cli.core.base.i18n import _, listed
 from taotoken_cli.core.files.fsutil import tilde
 from taotoken_cli.core.platform.shells import in_shell_fix, syntax
 from taotoken_cli.core.settings.loader import FIELDS, Settings, Value, config_dir
@@ -61,7 +61,7 @@ def describe(item: Value, env: Mapping[str, str]) -> str:
         home = Path(env.get("HOME") or Path.home())
         if exports:
             return _("${variable} (exported in {places})").format(variable=detail,
-                                                                  places=", ".join(e.shown(home) for e in exports))
+                                                                  places=listed(e.shown(home) for e in exports))
         return _("${variable} (set in this shell)").format(variable=detail)
     if kind == "file":
         return detail
@@ -101,7 +101,7 @@ def set_at(source: Source, value: str | None) -> Fix:
         if where.places:
             return Fix.prose(_("{variable} is exported in {places} and wins over taotoken's config: delete that "
                                "line (the config then applies) or set it there to {value}, then open a new shell"
-                               ).format(variable=where.name, places=", ".join(str(p) for p in where.places),
+                               ).format(variable=where.name, places=listed(str(p) for p in where.places),
                                         value=shown), where)
         return Fix.of(_("{command}   (it is set in this shell, in no start-up file taotoken found)"),
                       command=Command(f"export {where.name}={shown}")).with_where(where)

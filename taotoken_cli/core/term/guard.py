@@ -15,6 +15,7 @@ from taotoken_cli.core.base.errors import TaotokenError
 from taotoken_cli.core.base.exitcodes import Exit
 from taotoken_cli.core.base.fix import Fix
 from taotoken_cli.core.base.i18n import _
+from taotoken_cli.core.base.oserrors import os_error_text
 
 
 def report_error(exc: TaotokenError) -> None:
@@ -102,7 +103,7 @@ def _drop_stdout() -> None:
 
 def _output_error(exc: OSError) -> None:
     _drop_stdout()
-    _write_error(_("error: ") + _("cannot write the output: {error}").format(error=exc.strerror or exc) + "\n  "
+    _write_error(_("error: ") + _("cannot write the output: {error}").format(error=os_error_text(exc)) + "\n  "
                  + _("fix: ") + _("write to a file on a disk with space, or to a terminal") + "\n")
     sys.exit(Exit.FAILURE)
 

@@ -116,6 +116,10 @@ def _is_wide(char: str) -> bool:
     return unicodedata.east_asian_width(char) in ("W", "F")
 
 
+def _is_ideograph(char: str) -> bool:
+    return "\u4e00" <= char <= "\u9fff" or "\u3400" <= char <= "\u4dbf"
+
+
 def _extends(char: str) -> bool:
     """A character drawn with the one before it: a combining mark, ZWJ, a variation selector, a skin tone."""
     return (unicodedata.category(char) in ("Mn", "Me", "Cf") or "\ufe00" <= char <= "\ufe0f"
@@ -263,6 +267,8 @@ def _prose_pieces(text: str) -> list[_Piece]:
             end = i
             while end < len(text) and (text[end] != " " or end in kept):
                 end += 1
+            if sep == " " and pieces and _is_ideograph(pieces[-1].text[-1]) and _is_ideograph(text[i]):
+                sep = ""  # `来自 文件`: a translated word put after a space in a template; Chinese needs none
             for number, part in enumerate(_wide_parts(text, i, end, kept)):
                 pieces.append(_Piece(sep if number == 0 else "", part))
         i, sep = end, ""

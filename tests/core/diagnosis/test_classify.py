@@ -106,6 +106,8 @@ CASES = [
     ("newapi-503-nochannel", 503, oa("No available channel for model gpt-9 under group default (distributor)",
                                      "new_api_error", "model_not_found"), "model.no_channel"),
     ("newapi-429-rpm", 429, oa("您已达到请求数限制：1分钟内最多请求60次", "new_api_error", ""), "rate.limited"),
+    ("zh-429-frequent", 429, oa("您的请求过于频繁，请稍后再试", "new_api_error", ""), "rate.limited"),
+    ("newapi-token-quota", 403, oa("令牌额度不足", "new_api_error", ""), "quota.key_exhausted"),
     ("newapi-429-concurrency", 429, oa("您已达到并发请求限制：最多同时进行 2 个请求，请等待已有请求完成",
                                        "new_api_error", ""), "rate.concurrency"),
     ("newapi-400-nomodel", 400, oa("未指定模型名称，模型名称不能为空", "new_api_error", ""), "model.missing"),

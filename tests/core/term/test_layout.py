@@ -238,3 +238,10 @@ def test_the_demo_steps_wrap_with_home_shown_as_tilde(tmp_path) -> None:
     finally:
         show_home_as_tilde({})  # what the next Output does: paths as they are again
     assert wrap(f"{home}/x", 200) == [f"{home}/x"]
+
+
+def test_a_translated_word_after_a_space_in_a_template_loses_the_space() -> None:
+    """`来自 {origin}` with origin `环境变量 X`: Chinese words take no space between them; runs of spaces (columns,
+    `{command}   （…）`) and spaces next to Latin text stay."""
+    assert wrap("提示：X 来自 环境变量 TAOTOKEN_MODEL", 80) == ["提示：X 来自环境变量 TAOTOKEN_MODEL"]
+    assert wrap("连接   新建 2 个", 80) == ["连接   新建 2 个"]

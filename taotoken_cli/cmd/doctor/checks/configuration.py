@@ -12,7 +12,7 @@ from taotoken_cli.cmd.doctor.model import Repair, Result
 from taotoken_cli.cmd.doctor.registry import check
 from taotoken_cli.core.base.errors import ConfigFileError, InputError, TaotokenError
 from taotoken_cli.core.base.fix import Command, Fix, config_set
-from taotoken_cli.core.base.i18n import N_, _
+from taotoken_cli.core.base.i18n import N_, _, listed
 from taotoken_cli.core.base.masking import mask_key
 from taotoken_cli.core.files.fileplan import FileChange
 from taotoken_cli.core.files.fsutil import is_world_readable, private_fix
@@ -74,7 +74,7 @@ def config_file(ctx: DoctorContext) -> Result:
         return Result.warn(_("no config file at {path}").format(path=s.config_path), fixes=[Fix.run("taotoken init")])
     details = [_("profile {profile} ({origin})").format(profile=s.profile, origin=s.profile_origin)]
     if s.profiles and s.profile not in s.profiles:
-        names = ", ".join(s.profiles)
+        names = listed(s.profiles)
         return Result.fail(_("profile {profile} is not in {path}").format(profile=repr(s.profile), path=s.config_path),
                            details=[_("profiles in the file: {profiles}").format(profiles=names)],
                            fixes=[Fix.of(_("{command}   (or pick one of: {profiles})"),
@@ -123,7 +123,7 @@ def base_url(ctx: DoctorContext) -> Result:
     if cleaned.changes:
         # taotoken cleans it for itself, but the source is still wrong and other tools read it as is.
         return Result.warn(_("base URL {url} ({where}) needed cleaning: {changes}").format(
-            url=repr(raw.strip()), where=where, changes="; ".join(cleaned.changes)),
+            url=repr(raw.strip()), where=where, changes=_("; ").join(cleaned.changes)),
             details=details + [_("taotoken uses {url}").format(url=item.value)],
             fixes=[set_fix(ctx, "base_url", item.value)],
             repairs=file_repair(ctx, "base_url", item.value))
@@ -131,7 +131,7 @@ def base_url(ctx: DoctorContext) -> Result:
         return _loopback(ctx, item.value, where, details)
     if cleaned.warnings:
         return Result.warn(_("{url} ({where}): {warnings}").format(url=item.value, where=where,
-                                                                   warnings="; ".join(cleaned.warnings)),
+                                                                   warnings=_("; ").join(cleaned.warnings)),
                            details=details,
                            fixes=[set_fix(ctx, "base_url", "https://" + item.value.split("://", 1)[1])])
     if item.value != DEFAULT_BASE_URL:
@@ -166,13 +166,13 @@ def api_key(ctx: DoctorContext) -> Result:
         else:
             fixes.append(_("pass the key without quotes or a newline"))
         return Result.warn(_("key {key} ({where}) needs cleaning: {changes}").format(
-            key=shown, where=where, changes="; ".join(cleaned.changes)),
+            key=shown, where=where, changes=_("; ").join(cleaned.changes)),
             details=[_("taotoken strips it, but other clients send the raw value and get a 401 "
                        "(an HTTP header cannot carry a newline)")],
             fixes=fixes, repairs=file_repair(ctx, "api_key", item.value))
     if cleaned.warnings:
         return Result.warn(_("key {key} ({where}): {warnings}").format(key=shown, where=where,
-                                                                       warnings="; ".join(cleaned.warnings)),
+                                                                       warnings=_("; ").join(cleaned.warnings)),
                            fixes=[Fix.of(_("copy the key again from the TaoToken console, then: {fix}"),
                                          fix=set_fix(ctx, "api_key", None))])
     return Result.ok(_("{value} ({where})").format(value=shown, where=where))
@@ -197,7 +197,7 @@ def model(ctx: DoctorContext) -> Result:
             fixes=[set_fix(ctx, "model", item.value)],
             repairs=file_repair(ctx, "model", item.value))
     routes = ctx.settings.routes
-    details = [_("routes: {routes}").format(routes=", ".join(f"{k}={v}" for k, v in routes.items()))] if routes else []
+    details = [_("routes: {routes}").format(routes=listed(f"{k}={v}" for k, v in routes.items()))] if routes else []
     return Result.ok(_("{value} ({where})").format(value=item.value, where=where), details=details)
 
 
@@ -243,7 +243,7 @@ def copies(ctx: DoctorContext) -> Result:
     gone = [_("{path} no longer exists: not recreated (`taotoken init --target {target}` writes it again)").format(
         path=change.path, target=change.target) for change in sync.gone] + sync.held
     if not sync.stale:
-        same = (_("{clients}: every copy holds the same values").format(clients=", ".join(sync.record.targets))
+        same = (_("{clients}: every copy holds the same values").format(clients=listed(sync.record.targets))
                 if sync.record.targets else _("no clients: every copy holds the same values"))
         return Result.ok(same, details=gone)
     details = [f"{change.path}: {'; '.join(change.summary)}" for change in sync.stale] + gone

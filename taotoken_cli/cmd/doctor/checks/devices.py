@@ -7,7 +7,7 @@ from taotoken_cli.cmd.doctor.context import DoctorContext
 from taotoken_cli.cmd.doctor.model import Issues, Result
 from taotoken_cli.cmd.doctor.registry import check
 from taotoken_cli.core.base.fix import Command, Fix
-from taotoken_cli.core.base.i18n import N_, _, ngettext
+from taotoken_cli.core.base.i18n import N_, _, listed, ngettext
 
 SECTION = "Devices"
 # Route keys that only a given backend can satisfy (see taotoken_cli.core.devices.routing).
@@ -52,10 +52,10 @@ def _backend(ctx: DoctorContext, name: str) -> Result:
         else:
             names = [f"{d.name} ({d.type}, {d.platform})" for d in report.opencl_devices]
         return Result.ok(ngettext("{n} device: {devices}", "{n} devices: {devices}", report.device_count).format(
-            n=report.device_count, devices="; ".join(names)), details=_source(report) + report.notes)
+            n=report.device_count, devices=_("; ").join(names)), details=_source(report) + report.notes)
     if wanted:
         return Result.warn(_("{message} — but the routing table has {routes} routes").format(
-            message=report.message, routes=", ".join(wanted)),
+            message=report.message, routes=listed(wanted)),
             details=[_("those routes cannot be chosen on this machine (elapsed {seconds} s)").format(
                 seconds=f"{report.elapsed_s:.1f}"), *report.notes], fixes=fixes)
     if report.status == BROKEN:
@@ -87,7 +87,7 @@ def devices_env(ctx: DoctorContext) -> Result:
         elif note.value is not None:
             issues.details.append(f"{note.name}={note.value}: {note.note}")
     return issues.result(_("no device-selection variable restricts the devices") if not issues.details
-                         else _("{names} set").format(names=", ".join(n.name for n in notes if n.value is not None)))
+                         else _("{names} set").format(names=listed(n.name for n in notes if n.value is not None)))
 
 
 @check("devices.route", SECTION, N_("Route for this machine"))

@@ -11,7 +11,7 @@ from taotoken_cli.cmd.doctor.model import Result, folded
 from taotoken_cli.cmd.doctor.registry import check
 from taotoken_cli.core.base.errors import InputError, TaotokenError
 from taotoken_cli.core.base.fix import Command, Fix
-from taotoken_cli.core.base.i18n import N_, _
+from taotoken_cli.core.base.i18n import N_, _, listed
 from taotoken_cli.core.base.masking import mask_key, unquoted_key
 from taotoken_cli.core.clients.base import ENV_SYSTEM_ROOT
 from taotoken_cli.core.clients.envvars import VARIABLES
@@ -95,13 +95,13 @@ def taotoken_vars(ctx: DoctorContext) -> Result:
         problems.append(_("{var}={profile} names a profile that is not in the config file").format(
             var=ENV_PROFILE, profile=profile))
         fixes.append(Fix.of(_("{command}   (profiles: {profiles})"), command=Command(f"unset {ENV_PROFILE}"),
-                                                                      profiles=", ".join(ctx.settings.profiles)))
-    details = [_("set: {names}").format(names=", ".join(present))]
+                                                                      profiles=listed(ctx.settings.profiles)))
+    details = [_("set: {names}").format(names=listed(present))]
     if ENV_CONFIG in ctx.env:
         details.append(_("{var} points the config file at {path}").format(var=ENV_CONFIG, path=ctx.env[ENV_CONFIG]))
     if problems:
         return problems_result([], problems, details, fixes)
-    return Result.ok(", ".join(present), details=details)
+    return Result.ok(listed(present), details=details)
 
 
 def stale_key_exports(ctx: DoctorContext, variable: str) -> list[str]:
@@ -180,24 +180,24 @@ def openai_vars(ctx: DoctorContext) -> Result:
                 fails.append(_("{var}={key}, exported in {places}, differs from the taotoken key {taotoken_key}: "
                                "Codex sends it (its provider reads ${var}) and the gateway rejects it").format(
                     var="OPENAI_API_KEY", key=mask_key(cleaned), taotoken_key=mask_key(key),
-                    places=", ".join(stale)))
+                    places=listed(stale)))
                 fixes.extend(_("delete the line {place} (export {var}=…): taotoken's env.sh exports the right key")
                              .format(place=place, var="OPENAI_API_KEY") for place in stale)
             else:
                 problems.append((_("{var}={key} (exported in {places}) differs from the taotoken key {taotoken_key}")
                                  if stale else _("{var}={key} differs from the taotoken key {taotoken_key}")).format(
                     var="OPENAI_API_KEY", key=mask_key(cleaned), taotoken_key=mask_key(key),
-                    places=", ".join(stale)))
+                    places=listed(stale)))
                 fixes.append(_key_from_taotoken("OPENAI_API_KEY"))
         elif cleaned == key and points_elsewhere:
             problems.append(_("OPENAI_API_KEY holds the TaoToken key but the OpenAI base URL points elsewhere"))
             fixes.append(Fix.run(f"export OPENAI_BASE_URL={expected}"))
-    details.insert(0, _("set: {names}").format(names=", ".join(names)))
+    details.insert(0, _("set: {names}").format(names=listed(names)))
     if problems or fails:
         return problems_result(fails, problems, details, fixes)
     if points_elsewhere:
-        return Result.ok(", ".join(names), details=details)
-    return Result.ok(_("{names} agree with the triple").format(names=", ".join(names)), details=details)
+        return Result.ok(listed(names), details=details)
+    return Result.ok(_("{names} agree with the triple").format(names=listed(names)), details=details)
 
 
 @check("env.anthropic", SECTION, N_("ANTHROPIC_* variables"))
@@ -209,7 +209,7 @@ def anthropic_vars(ctx: DoctorContext) -> Result:
     fails: list[str] = []
     warns: list[str] = []
     fixes: list[Fix | str] = []
-    details = [_("set: {names}").format(names=", ".join(names))]
+    details = [_("set: {names}").format(names=listed(names))]
     value = ctx.env.get("ANTHROPIC_BASE_URL", "").strip()
     elsewhere = False
     if value:
@@ -244,7 +244,7 @@ def anthropic_vars(ctx: DoctorContext) -> Result:
             value=ctx.env["ANTHROPIC_MODEL"], model=model))
     if fails or warns:
         return problems_result(fails, warns, details, fixes)
-    return Result.ok(", ".join(names), details=details)
+    return Result.ok(listed(names), details=details)
 
 
 def _key_from_taotoken(variable: str) -> Fix:

@@ -14,7 +14,7 @@ from taotoken_cli.cmd.doctor.model import Result, Status
 from taotoken_cli.cmd.doctor.probes import Problem, diagnose
 from taotoken_cli.cmd.doctor.registry import check
 from taotoken_cli.core.base.fix import Command, Fix, config_set, texts
-from taotoken_cli.core.base.i18n import N_, _, ngettext
+from taotoken_cli.core.base.i18n import N_, _, listed, ngettext
 from taotoken_cli.core.net.gateway import Endpoints, Observation
 
 SECTION = "Gateway"
@@ -212,9 +212,9 @@ def gateway_model(ctx: DoctorContext) -> Result:
     if close:
         return Result.fail(_("model {model} is not listed; did you mean {close}?").format(
             model=repr(model), close=repr(close[0])),
-            details=[_("close matches: {models}").format(models=", ".join(close))],
+            details=[_("close matches: {models}").format(models=listed(close))],
             fixes=[Fix.run(f"taotoken config set model {close[0]}")])
-    shown = ", ".join(ids[:8]) + (_(", … ({n} in all)").format(n=len(ids)) if len(ids) > 8 else "")
+    shown = listed(ids[:8]) + (_(", … ({n} in all)").format(n=len(ids)) if len(ids) > 8 else "")
     return Result.fail(ngettext("model {model} is not the one model your key can use",
                                 "model {model} is not among the {n} models your key can use", len(ids)).format(
         model=repr(model), n=len(ids)),

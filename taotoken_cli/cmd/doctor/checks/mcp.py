@@ -10,7 +10,7 @@ from taotoken_cli.cmd.doctor.checks.gateway_vars import check_copy, hosts, owned
 from taotoken_cli.cmd.doctor.context import DoctorContext
 from taotoken_cli.cmd.doctor.model import Issues, Result
 from taotoken_cli.cmd.doctor.registry import check
-from taotoken_cli.core.base.i18n import N_, _, ngettext
+from taotoken_cli.core.base.i18n import N_, _, listed, ngettext
 from taotoken_cli.core.base.masking import mask_key, remember_secret
 from taotoken_cli.core.clients import mcp
 from taotoken_cli.core.clients.envvars import KEY, MIXED, MODEL, TAOTOKEN, URL, left_alone
@@ -51,21 +51,21 @@ def mcp_servers(ctx: DoctorContext) -> Result:
         return Result.skipped(_("no MCP settings files (Claude Code, Codex, Cline)"))
     if not found.servers:
         issues.details.append(_("looked in: {paths}").format(
-            paths=", ".join(str(mcp_file.path) for mcp_file, _file in found.files)))
+            paths=listed(str(mcp_file.path) for mcp_file, _file in found.files)))
         return issues.result(_(_NONE))
     for server in found.servers:
         copy = server.copy
-        names = ", ".join(copy.names)
+        names = listed(copy.names)
         if copy.points == TAOTOKEN:
             issues.details.append(_("{server}: {names} → TaoToken (kept in step by the sync)").format(
-                server=server.label, names=", ".join(n for n in copy.names if n not in copy.foreign)))
+                server=server.label, names=listed(n for n in copy.names if n not in copy.foreign)))
             issues.details += [_("{server}: {why}").format(server=server.label, why=why) for why in left_alone(copy)]
         else:
             issues.details.append(_("{server}: {names} — {where}; left alone").format(
                 server=server.label, names=names, where=server.where_left_alone(found.hosts)))
         if copy.references:
             issues.details.append(_("{server} takes {names} from the environment").format(
-                server=server.label, names=", ".join(copy.references)))
+                server=server.label, names=listed(copy.references)))
         if copy.points == MIXED:
             # where_left_alone is a predicate ("points partly at TaoToken and partly at …")
             issues.warn(_("MCP server {server} {where}: a sync leaves it alone").format(
@@ -111,7 +111,7 @@ def mcp_key(ctx: DoctorContext) -> Result:
         keys = server.copy.of_role(KEY)
         if server.file.project and gitrepo.tracked(server.file.path):
             issues.fail(_("MCP server {server} holds {names} in a file git tracks: a committed key is a leak").format(
-                server=server.label, names=", ".join(keys)),
+                server=server.label, names=listed(keys)),
                         fixes=[_("replace each value by a reference: {reference}").format(
                             reference=server.from_environment(next(iter(keys)))),
                                _("rotate the key in the TaoToken console (git history keeps the old one)")])
@@ -120,7 +120,7 @@ def mcp_key(ctx: DoctorContext) -> Result:
             check_copy(issues, ctx, mine, _("MCP server {server}").format(server=server.label),
                        fix=sync_fix(ctx, mcp.NAME), set_fix=_set_fix(server))
         elif ctx.api_key and ctx.api_key in keys.values():
-            where = ", ".join(server.copy.other_hosts(found.hosts)) or _("its SDK's default host (no base URL set)")
+            where = listed(server.copy.other_hosts(found.hosts)) or _("its SDK's default host (no base URL set)")
             issues.warn(_("MCP server {server} sends taotoken's key {key} to {where}").format(
                 server=server.label, key=mask_key(ctx.api_key), where=where),
                         fixes=[_("point it at TaoToken ({url}) or give it that service's own key").format(
@@ -162,7 +162,7 @@ def mcp_model(ctx: DoctorContext) -> Result:
                     name=name, server=server.short, path=server.file.path)
             issues.fail(message, fixes=[fix])
     if issues.items:
-        shown = ", ".join(ids[:8])
+        shown = listed(ids[:8])
         issues.details.append(_("available: {models}, … ({n} in all)").format(models=shown, n=len(ids))
                               if len(ids) > 8 else _("available: {models}").format(models=shown))
     return issues.result(ngettext("{n} server: every model is listed", "{n} servers: every model is listed",

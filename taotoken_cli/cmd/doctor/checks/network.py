@@ -10,7 +10,7 @@ from taotoken_cli.cmd.doctor.context import DoctorContext
 from taotoken_cli.cmd.doctor.model import Result
 from taotoken_cli.cmd.doctor.registry import check
 from taotoken_cli.core.base.fix import Command, Fix
-from taotoken_cli.core.base.i18n import N_, _, ngettext
+from taotoken_cli.core.base.i18n import N_, _, listed, ngettext
 from taotoken_cli.core.diagnosis import proxy_answer
 from taotoken_cli.core.net import hygiene
 from taotoken_cli.core.net.proxies import proxy_for, proxy_variables
@@ -132,14 +132,14 @@ def proxy_reachable(ctx: DoctorContext) -> Result:
     for e in dead:
         if users[e.label] and not e.used:
             fixes.insert(0, Fix.of(_("{clients} send the gateway's requests through {proxy}: start it, or {command}"),
-                                   clients=", ".join(users[e.label]), proxy=e.label,
+                                   clients=listed(users[e.label]), proxy=e.label,
                                    command=Command(f"export NO_PROXY={host}")))
     dead = sorted(dead, key=lambda e: not (e.used or users[e.label]))
     first = dead[0]
     if users[first.label] and not first.used:
         return Result.fail(_("proxy {proxy}: {error} — {clients} use it for {host}: the classic \"local proxy "
                              "failed\"").format(proxy=first.label, error=first.probe.detail,
-                                                 clients=", ".join(users[first.label]), host=host),
+                                                 clients=listed(users[first.label]), host=host),
                            details=details + [f"{e.label}: {e.probe.detail}" for e in dead[1:]], fixes=fixes)
     dead_matters = any(e.used for e in dead)
     # i18n: "local proxy failed" quotes the error clients show: keep it in English

@@ -23,7 +23,7 @@ from taotoken_cli.cmd.doctor.context import DoctorContext
 from taotoken_cli.cmd.doctor.model import Issues, Result
 from taotoken_cli.cmd.doctor.registry import check
 from taotoken_cli.core.base.fix import Command, Fix
-from taotoken_cli.core.base.i18n import N_, _
+from taotoken_cli.core.base.i18n import N_, _, listed
 from taotoken_cli.core.base.masking import remember_secret
 from taotoken_cli.core.clients import project_env
 from taotoken_cli.core.clients.base import ConfigFile, read_text
@@ -93,7 +93,7 @@ def _who_wins(assignment: dotenv.Assignment) -> str:
 def project_files(ctx: DoctorContext) -> Result:
     where, found = env_files(ctx)
     if not found:
-        return Result.skipped(_("no {files} in {path}").format(files=", ".join(project_env.READ), path=where.root))
+        return Result.skipped(_("no {files} in {path}").format(files=listed(project_env.READ), path=where.root))
     issues = Issues()
     with_vars = [env_file for env_file in found if env_file.copy is not None]
     for env_file in with_vars:
@@ -115,13 +115,13 @@ def project_files(ctx: DoctorContext) -> Result:
                 for name, value in copy.of_role(MODEL).items() if not VARIABLES[name].synced]
         elif copy.points == MIXED:
             issues.warn(_("{path} points partly at TaoToken and partly at {hosts}").format(
-                path=path, hosts=", ".join(copy.other_hosts(hosts(ctx)))),
+                path=path, hosts=listed(copy.other_hosts(hosts(ctx)))),
                         fixes=[_("point every URL in {path} at one gateway").format(path=path)])
         elif copy.points != NO_URL:
             issues.details.append(_("{path}: {names} — points at {hosts}, not TaoToken; not a copy").format(
-                path=path, names=", ".join(copy.names), hosts=", ".join(copy.other_hosts(hosts(ctx)))))
+                path=path, names=listed(copy.names), hosts=listed(copy.other_hosts(hosts(ctx)))))
         else:
-            issues.details.append(_("{path}: {names} — no base URL").format(path=path, names=", ".join(copy.names)))
+            issues.details.append(_("{path}: {names} — no base URL").format(path=path, names=listed(copy.names)))
         for name, value in copy.values.items():
             shell = ctx.env.get(name)
             if shell is not None and shell != value:
@@ -132,9 +132,9 @@ def project_files(ctx: DoctorContext) -> Result:
                                             "files)"), command=Command(f"unset {name}"))])
     if not with_vars:
         return issues.result(_("{files} in {path}: no gateway variables").format(
-            files=", ".join(f.file.path.name for f in found), path=where.root))
+            files=listed(f.file.path.name for f in found), path=where.root))
     return issues.result(_("{files} agree with the triple").format(
-        files=", ".join(f"{f.file.path.name} ({', '.join(f.copy.names)})" for f in with_vars if f.copy)))
+        files=listed(f"{f.file.path.name} ({', '.join(f.copy.names)})" for f in with_vars if f.copy)))
 
 
 @check("env.project_tracked", SECTION, N_("Project env files and git"))
@@ -147,7 +147,7 @@ def project_tracked(ctx: DoctorContext) -> Result:
         return Result.ok(_("no project env file holds a key"))
     issues = Issues()
     for env_file in holding:
-        path, names = env_file.file.path, ", ".join(name for name, value in env_file.keys.items() if value)
+        path, names = env_file.file.path, listed(name for name, value in env_file.keys.items() if value)
         relative = path.relative_to(where.root)
         if gitrepo.tracked(path):
             issues.fail(_("{path} holds {names} and git tracks it: a committed key is a leak").format(
@@ -163,4 +163,4 @@ def project_tracked(ctx: DoctorContext) -> Result:
                         fixes=[Fix.of(_("{command}   (or, for you only: >> .git/info/exclude)"),
                                       command=Command(f"echo {relative} >> .gitignore"))])
     return issues.result(_("{files}: holds a key, ignored by git").format(
-        files=", ".join(f.file.path.name for f in holding)))
+        files=listed(f.file.path.name for f in holding)))

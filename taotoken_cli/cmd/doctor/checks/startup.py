@@ -17,7 +17,7 @@ from taotoken_cli.cmd.doctor.context import DoctorContext
 from taotoken_cli.cmd.doctor.model import Result
 from taotoken_cli.cmd.doctor.registry import check
 from taotoken_cli.core.base.fix import Command, Fix
-from taotoken_cli.core.base.i18n import N_, _
+from taotoken_cli.core.base.i18n import N_, _, listed
 from taotoken_cli.core.base.masking import mask_key
 from taotoken_cli.core.clients import macshell, shell, winshell
 from taotoken_cli.core.platform import desktopenv, system
@@ -40,7 +40,7 @@ def startup_line(ctx: DoctorContext) -> Result:
     texts = {path: path.read_text(encoding="utf-8", errors="replace") for path in files if path.exists()}
     active = [path for path, text in texts.items() if shell.MARKER in text and not shell.commented_out(text)]
     if active:
-        shown = ", ".join(str(p) for p in active)
+        shown = listed(str(p) for p in active)
         return Result.ok((_("new PowerShell windows load {env} ({files})") if windows else
                           _("new shells source {env} ({files})")).format(env=env_file, files=shown))
     off = [path for path, text in texts.items() if shell.commented_out(text)]
@@ -49,7 +49,7 @@ def startup_line(ctx: DoctorContext) -> Result:
                      "OPENAI_BASE_URL and OPENAI_API_KEY") if windows else
                    _("the line that sources {env} is commented out in {files}: new shells lack "
                      "OPENAI_BASE_URL and OPENAI_API_KEY"))
-        return Result.warn(message.format(env=env_file, files=", ".join(str(p) for p in off)),
+        return Result.warn(message.format(env=env_file, files=listed(str(p) for p in off)),
                            fixes=[_("remove the leading # from the line marked {marker} in {path}").format(
                                marker=shell.MARKER, path=off[0])])
     message = (_("no PowerShell profile loads {env}: new PowerShell windows lack OPENAI_BASE_URL and "
@@ -90,10 +90,10 @@ def desktop(ctx: DoctorContext) -> Result:
         return Result.skipped(_("{where} cannot be read here").format(where=where))
     found = desktopenv.get(wanted, ctx.env)
     wrong = [name for name, value in wanted.items() if found.get(name) != value]
-    shown = ", ".join(f"{name}={mask_key(value) if 'KEY' in name else value}" for name, value in wanted.items())
+    shown = listed(f"{name}={mask_key(value) if 'KEY' in name else value}" for name, value in wanted.items())
     if wrong:
         return Result.warn(_("{where} lacks {names} or holds other values: programs started from the desktop do "
-                             "not get taotoken's").format(where=where, names=", ".join(wrong)),
+                             "not get taotoken's").format(where=where, names=listed(wrong)),
                            details=[_("wanted: {values}").format(values=shown)],
                            fixes=[Fix.of(_("{command}   (sets them again)"), command=_RERUN)])
     return Result.ok(_("{where}: {values}").format(where=where, values=shown))

@@ -27,7 +27,7 @@ from taotoken_cli.cmd.doctor.checks.clients.common import (
 )
 from taotoken_cli.cmd.doctor.context import DoctorContext
 from taotoken_cli.cmd.doctor.model import Issues, Result, Status
-from taotoken_cli.core.base.i18n import N_, _
+from taotoken_cli.core.base.i18n import N_, _, listed
 from taotoken_cli.core.base.masking import mask_key
 from taotoken_cli.core.clients import ccswitch
 from taotoken_cli.core.clients.ccswitch_store import APPS, Store, StoredProvider, live_files
@@ -93,7 +93,7 @@ def ccswitch_managed(ctx: DoctorContext, found: CCSwitch) -> Result:
             issues.fixes.append(fix.format(app=label, command=add))
     if elsewhere:
         issues.warn(_("CC Switch manages {files}: its next provider switch overwrites edits made there (and absorbs "
-                      "them into the current provider)").format(files=", ".join(elsewhere)))
+                      "them into the current provider)").format(files=listed(elsewhere)))
     apps = and_join([ccswitch.APP_LABELS[app] for app in found.managed])
     return issues.result(_("TaoToken is CC Switch's current provider for {apps}").format(apps=apps))
 
@@ -121,7 +121,7 @@ def taotoken_providers(app: str) -> Callable[[DoctorContext], list[StoredProvide
 
 
 def _summary(providers: list[StoredProvider], form: str) -> str:
-    return "; ".join(_("{provider}: {url} ({form}), key {key}, model {model}").format(
+    return _("; ").join(_("{provider}: {url} ({form}), key {key}, model {model}").format(
         provider=p.describe(), url=p.endpoint, form=form, key=mask_key(p.api_key), model=p.model or _("(default)"))
         for p in providers)
 

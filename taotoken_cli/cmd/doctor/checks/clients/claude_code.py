@@ -26,7 +26,7 @@ from taotoken_cli.cmd.doctor.checks.clients.common import (
 from taotoken_cli.cmd.doctor.context import DoctorContext
 from taotoken_cli.cmd.doctor.model import Issues, Repair, Result, Status
 from taotoken_cli.core.base.fix import Command, Fix
-from taotoken_cli.core.base.i18n import N_, _
+from taotoken_cli.core.base.i18n import N_, _, listed
 from taotoken_cli.core.base.masking import mask_key
 from taotoken_cli.core.clients import claude_code
 from taotoken_cli.core.clients.base import ClientState, ConfigFile
@@ -172,14 +172,14 @@ def claude_settings(ctx: DoctorContext, claude: Claude) -> Result:
         non_strings = sorted(k for k, v in block.items() if not isinstance(v, str))
         if non_strings:
             issues.warn(_("{path}: env values must be JSON strings: {names} (numbers crashed Claude Code before "
-                          "2.1.101)").format(path=file.path, names=", ".join(non_strings)),
+                          "2.1.101)").format(path=file.path, names=listed(non_strings)),
                         fixes=[_('quote them in {path}, e.g. "1"').format(path=file.path)])
         if role != "managed":
             holds_key = bool(block.get(claude_code.AUTH_TOKEN) or block.get(claude_code.API_KEY))
             permissions(issues, file, holds_key=holds_key)
     if claude.layers:
         issues.details.append(_("settings files, highest precedence first: {files}").format(
-            files="; ".join(f"{_(_ROLE_NAMES[role])} {file.path}" for role, file in claude.layers)))
+            files=_("; ").join(f"{_(_ROLE_NAMES[role])} {file.path}" for role, file in claude.layers)))
     base = claude.get(claude_code.BASE_URL)
     if base is None:
         issues.warn(_("no settings file and not the shell set ANTHROPIC_BASE_URL: Claude Code talks to Anthropic, "
@@ -188,7 +188,7 @@ def claude_settings(ctx: DoctorContext, claude: Claude) -> Result:
         return issues.result(_("no {path}; ANTHROPIC_BASE_URL comes from {where}").format(
             path=settings.path, where=base.where if base else "-"))
     block = claude_code.env_block(settings.data)
-    keys = ", ".join(sorted(k for k in block if k.startswith(("ANTHROPIC_", "CLAUDE_"))))
+    keys = listed(sorted(k for k in block if k.startswith(("ANTHROPIC_", "CLAUDE_"))))
     if not keys:
         return issues.result(_("{path} parses; env sets nothing").format(path=settings.path))
     return issues.result(_("{path} parses; env sets {names}").format(path=settings.path, names=keys))
@@ -425,7 +425,7 @@ def claude_proxy(ctx: DoctorContext, claude: Claude) -> Result:
         if endpoint.probe.ok:
             issues.details.append(_("{proxy}: accepts connections").format(proxy=endpoint.label))
             continue
-        values = {"proxy": endpoint.label, "files": ", ".join(files), "problem": endpoint.probe.detail}
+        values = {"proxy": endpoint.label, "files": listed(files), "problem": endpoint.probe.detail}
         if not endpoint.used:
             message = _("{proxy} from {files}: {problem} (not used for {host})").format(**values, host=host)
         elif in_shell == used:
@@ -434,7 +434,7 @@ def claude_proxy(ctx: DoctorContext, claude: Claude) -> Result:
         else:
             message = _('{proxy} from {files}: {problem} — inside Claude Code the classic "local proxy failed" (the '
                         "shell does not use it)").format(**values)
-        names = ", ".join(f'"{n}"' for n in endpoint.names)
+        names = listed(f'"{n}"' for n in endpoint.names)
         fixes = [_("start the proxy on {address}, or remove {names} from the env block of {files}").format(
             address=f"{endpoint.host}:{endpoint.port}", names=names, files=and_join(files))]
         if host:

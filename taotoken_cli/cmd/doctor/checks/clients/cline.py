@@ -21,7 +21,7 @@ from taotoken_cli.cmd.doctor.context import DoctorContext
 from taotoken_cli.cmd.doctor.model import Issues, Repair, Result
 from taotoken_cli.cmd.doctor.registry import check
 from taotoken_cli.core.base.fix import Command, Fix
-from taotoken_cli.core.base.i18n import N_, _
+from taotoken_cli.core.base.i18n import N_, _, listed
 from taotoken_cli.core.base.masking import mask_key
 from taotoken_cli.core.clients import cline as cline_client
 from taotoken_cli.core.clients import cline_legacy as cline_legacy_store
@@ -133,13 +133,13 @@ def cline_vscode(ctx: DoctorContext) -> Result:
             for key in keys:
                 data.pop(key, None)
 
-        where = ", ".join(_("{key} (line {line})").format(key=key, line=line) for key, line in found)
+        where = listed(_("{key} (line {line})").format(key=key, line=line) for key, line in found)
         issues.warn(_("{path}: {keys} — Cline has no settings here and never reads them").format(path=path, keys=where),
                     fixes=[_("remove the cline.* lines from {path}; configure Cline in "
                              "~/.cline/data/settings/providers.json (taotoken init does it)").format(path=path)],
-                    repairs=[json_repair(path, _("remove {keys} (never read by Cline)").format(keys=", ".join(keys)),
+                    repairs=[json_repair(path, _("remove {keys} (never read by Cline)").format(keys=listed(keys)),
                                          remove, allow_comments=True)])
-    return issues.result(_("no cline.* keys in {paths}").format(paths=", ".join(str(p) for p in files)))
+    return issues.result(_("no cline.* keys in {paths}").format(paths=listed(str(p) for p in files)))
 
 
 _CHECK_IN_CLINE = N_("open Cline's settings (the gear icon in its panel): API Provider \"OpenAI Compatible\", Base "
@@ -175,7 +175,7 @@ def cline_legacy(ctx: DoctorContext) -> Result:
         seen = _check_vscode_store(ctx, issues, who)
     if not seen:
         return issues.result(_("{who}: no provider set").format(who=who))
-    return issues.result(_("{label}: {text}").format(label=who, text="; ".join(seen)))
+    return issues.result(_("{label}: {text}").format(label=who, text=_("; ").join(seen)))
 
 
 def _check_file_store(ctx: DoctorContext, issues: Issues, who: str, config, secrets) -> list[str]:

@@ -25,7 +25,7 @@ from taotoken_cli.cmd.doctor.context import DoctorContext
 from taotoken_cli.cmd.doctor.model import Issues, Repair, Result
 from taotoken_cli.cmd.doctor.registry import check
 from taotoken_cli.core.base.fix import Command, Fix
-from taotoken_cli.core.base.i18n import N_, _
+from taotoken_cli.core.base.i18n import N_, _, listed
 from taotoken_cli.core.base.masking import mask_key
 from taotoken_cli.core.clients import codex as codex_client
 from taotoken_cli.core.clients.base import ClientState, ConfigFile
@@ -129,7 +129,7 @@ def codex_wire_api(ctx: DoctorContext, codex: Codex) -> Result:
         for pid in chat:
             doc["model_providers"][pid]["wire_api"] = "responses"
 
-    tables = ", ".join(f"[model_providers.{pid}]" for pid in chat)
+    tables = listed(f"[model_providers.{pid}]" for pid in chat)
     return Result.fail(_('wire_api = "chat" in {tables}: Codex refuses to start ("wire_api = \\"chat\\" is no '
                          'longer supported")').format(tables=tables),
                        details=[_("the gateway must then serve /v1/responses (see gateway.responses)")],
@@ -148,7 +148,7 @@ def codex_profiles(ctx: DoctorContext, codex: Codex) -> Result:
         return Result.ok(_("no legacy [profiles.*] or profile = in config.toml"))
     home = codex_client.paths(ctx.machine).home
     names = sorted(profiles)
-    what = ", ".join([f"[profiles.{n}]" for n in names] + ([f"profile = {selector!r}"] if selector is not None else []))
+    what = listed([f"[profiles.{n}]" for n in names] + ([f"profile = {selector!r}"] if selector is not None else []))
     fixes = [_("move {table} into {path} (without the {table} header) and start Codex with --profile {name}").format(
         table=f"[profiles.{n}]", path=home / f"{n}.config.toml", name=n) for n in names]
     fixes.append(_("delete {what} from {path}").format(what=what, path=config.path))
@@ -211,7 +211,7 @@ def codex_auth_json(ctx: DoctorContext, codex: Codex) -> Result:
             for key in stray:
                 doc.pop(key, None)
 
-        names = ", ".join(stray)
+        names = listed(stray)
         issues.warn(_("{names} in {path} is never read: auth.json holds no base URL").format(names=names,
                                                                                              path=auth.path),
                     fixes=[_("remove {names} from {path}; the base URL belongs in {config} (base_url of the "
@@ -294,7 +294,7 @@ def codex_project(ctx: DoctorContext) -> Result:
     data = file.data if isinstance(file.data, dict) else {}
     ignored = [k for k in ("model_provider", "model_providers") if k in data]
     if ignored:
-        names = ", ".join(ignored)
+        names = listed(ignored)
         return Result.warn(_("{path} sets {names}: Codex ignores them in a project config (since about 0.129)").format(
             path=found, names=names), fixes=[_("move {names} to {path}").format(names=names, path=home_config)])
     return Result.ok(_("{path} sets no provider").format(path=found))

@@ -142,7 +142,7 @@ class UrlForm:
 
 def codex_url_why(wanted: str, changes: list[str]) -> str:
     """Why a Codex base_url is not in Codex's form (for client_base_url_result)."""
-    return "; ".join(c for c in changes if "trailing /v1" not in c) or \
+    return _("; ").join(c for c in changes if "trailing /v1" not in c) or \
         _("lacks /v1: Codex calls <base_url>/responses and never adds /v1")
 
 
@@ -153,7 +153,7 @@ def claude_url_why(value: str) -> Callable[[str, list[str]], str]:
         if value.strip().rstrip("/").endswith("/v1"):
             return _("ends in /v1: Claude Code appends /v1/messages itself and would call {url}/v1/messages "
                      "(404)").format(url=value.strip().rstrip("/"))
-        return _("is not the bare API root: {changes}").format(changes="; ".join(changes))
+        return _("is not the bare API root: {changes}").format(changes=_("; ").join(changes))
 
     return why
 

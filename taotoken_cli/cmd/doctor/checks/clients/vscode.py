@@ -19,7 +19,7 @@ from taotoken_cli.cmd.doctor.context import DoctorContext
 from taotoken_cli.cmd.doctor.model import Issues, Repair, Result
 from taotoken_cli.cmd.doctor.registry import check
 from taotoken_cli.core.base.fix import Fix
-from taotoken_cli.core.base.i18n import N_, _
+from taotoken_cli.core.base.i18n import N_, _, listed
 from taotoken_cli.core.base.masking import mask_key
 from taotoken_cli.core.clients import claude_code, vscode
 from taotoken_cli.core.clients.base import ConfigFile
@@ -52,14 +52,14 @@ def claude_vscode(ctx: DoctorContext) -> Result:
             checked.append(str(path))
             _check_env(ctx, issues, file, env)
     if not checked:
-        where = ", ".join(str(p) for p in paths)
+        where = listed(str(p) for p in paths)
         if installed:
             issues.details.append(_(
                 'the Claude Code extension starts `claude`, which reads the env block of {path}; if the extension '
                 'still asks for an Anthropic login, set "claudeCode.disableLoginPrompt": true, or pass the variables '
                 "in {setting}").format(path=claude_code.paths(ctx.machine).settings, setting=SETTING))
         return issues.result(_("no {setting} in {path}").format(setting=SETTING, path=where))
-    return issues.result(_in(", ".join(checked)))
+    return issues.result(_in(listed(checked)))
 
 
 def _in(path: object) -> str:
@@ -81,7 +81,7 @@ def _check_env(ctx: DoctorContext, issues: Issues, file: ConfigFile, env: vscode
     duplicates = sorted({n for n in env.names() if env.names().count(n) > 1})
     if duplicates:
         issues.details.append(_("{label}: {names} appear more than once (the last one counts)").format(
-            label=label, names=", ".join(duplicates)))
+            label=label, names=listed(duplicates)))
     holds_key = any(env.get(n) for n in (claude_code.AUTH_TOKEN, claude_code.API_KEY))
     permissions(issues, file, holds_key=holds_key)
     if holds_key:
