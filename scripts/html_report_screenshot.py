@@ -54,11 +54,17 @@ def main() -> None:
     shot = subprocess.run([browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
                            "--disable-component-update", "--disable-sync", "--no-first-run", "--hide-scrollbars",
                            "--disable-extensions", "--proxy-server=127.0.0.1:9",  # any remote fetch would fail
+                           # the page unpacks plotly.js after it loads: let that run before the shot
+                           "--virtual-time-budget=20000",
                            f"--window-size=1280,{args.height}", f"--screenshot={args.out}",
                            Path(args.html).resolve().as_uri()], capture_output=True, text=True, timeout=120)
     if not Path(args.out).exists():
         raise SystemExit(f"chromium wrote no screenshot:\n{shot.stderr[-2000:]}")
-    print(f"html: {args.html} ({Path(args.html).stat().st_size / 1e6:.1f} MB)")
+    dom = subprocess.run([browser, "--headless", "--no-sandbox", "--disable-gpu", "--proxy-server=127.0.0.1:9",
+                          "--virtual-time-budget=20000", "--dump-dom", Path(args.html).resolve().as_uri()],
+                         capture_output=True, text=True, timeout=120).stdout
+    drawn = dom.count("plot-container plotly")  # what plotly puts inside each div it has drawn
+    print(f"html: {args.html} ({Path(args.html).stat().st_size / 1e6:.1f} MB), {drawn} plots drawn")
     print(f"screenshot: {args.out}")
 
 

@@ -97,7 +97,7 @@ def render_text(report: BenchReport, width: int = 80) -> list[str]:
                 _("proxy: {proxy} (from the environment; proxy errors are reported as proxy.*)"))
         lines += wrap(text.format(proxy=report.proxy), width, hang="  ")
     if report.slo:
-        lines += wrap(_("SLOs: {targets}").format(targets=slo_clauses(report.slo)), width, hang="  ")
+        lines += wrap(_("SLOs: {targets}").format(targets=slo_listing(report.slo)), width, hang="  ")
     if report.sweep is not None:
         for model in report.sweep["models"]:
             lines.append("")
@@ -112,7 +112,7 @@ def render_text(report: BenchReport, width: int = 80) -> list[str]:
     return lines
 
 
-def slo_clauses(slos) -> str:
+def slo_listing(slos) -> str:
     """"ttft:p95<600ms, error-rate<1% (default)": the targets, the one bench added marked."""
     return clauses([_("{target} (default)").format(target=s.text) if s.implied else s.text for s in slos])
 

@@ -4,7 +4,9 @@ the live view."""
 
 from __future__ import annotations
 
+import base64
 import csv
+import gzip
 import json
 import re
 import shutil
@@ -259,7 +261,11 @@ def test_csv_and_html_artifacts(bench, tmp_path):
     page = _Page()
     page.feed(page_text)
     assert page.external == []  # opens offline: no CDN, no remote stylesheet
-    assert "Plotly" in page.scripts[0]  # plotly.js itself is inlined
+    # plotly.js itself is inlined, gzip-compressed (the page unpacks it): about 2 MB where it was 5
+    packed = re.search(r'<script type="application/octet-stream" id="packed-plotly-js">([A-Za-z0-9+/=]+)</script>',
+                       page_text).group(1)
+    assert b"Plotly" in gzip.decompress(base64.b64decode(packed))[:100_000]
+    assert len(page_text.encode()) < 2.5e6
     assert len(page.plots) >= 6  # 3 distributions, 2 over time, 2 sweep curves
     embedded = json.loads(next(s for s in page.scripts if s.lstrip().startswith('{"schema"')))
     assert embedded["sweep"]["models"][0]["steps"][0]["load"] == 1
