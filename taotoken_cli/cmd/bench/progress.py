@@ -16,6 +16,7 @@ from taotoken_cli.core.term.layout import cell_width, truncate
 
 STATUS_WIDTH = 25  # "1200/2000 1,234/s 9 err 120s" (display columns); longer ones are shortened
 MIN_BAR = 6
+FREE_COLUMNS = 3  # left free at the right edge: the last column, and room for the terminal's "^C"
 
 
 class LiveView(Progress):
@@ -26,10 +27,11 @@ class LiveView(Progress):
 
         self.sweep = sweep
         self.repeat = repeat
-        # the terminal's own width, whatever COLUMNS says (a wider guess wraps and leaves stale lines), less its
-        # last column: a line that fills it leaves the cursor past the edge, and some terminals wrap there
+        # the terminal's own width, whatever COLUMNS says (a wider guess wraps and leaves stale lines), less three
+        # columns: a line that fills the last one leaves the cursor past the edge (some terminals wrap there), and
+        # the terminal's own "^C" echo on Ctrl-C must fit on the line, or it wraps and the line it pushed up stays
         with contextlib.suppress(AttributeError, OSError, ValueError):
-            console.width = os.get_terminal_size(console.file.fileno()).columns - 1
+            console.width = os.get_terminal_size(console.file.fileno()).columns - FREE_COLUMNS
         width = max(40, console.width)
         step_width = 0
         if sweep is not None:

@@ -359,7 +359,7 @@ def test_in_a_real_80_column_terminal_the_view_leaves_no_stale_line(server, home
             screen = subprocess.run(["tmux", "capture-pane", "-p", "-t", session], capture_output=True,
                                     text=True).stdout
             seen_bar = seen_bar or ("━" in screen and "slow" in screen)
-            # the live line leaves the last column free (a line that fills it makes some terminals wrap)
+            # the live line leaves the last columns free (a line that fills them makes some terminals wrap)
             widest = max(widest, *(len(line.rstrip()) for line in screen.splitlines() if "━" in line), 0)
             time.sleep(0.1)
         final = subprocess.run(["tmux", "capture-pane", "-p", "-t", session], capture_output=True, text=True).stdout
@@ -367,5 +367,24 @@ def test_in_a_real_80_column_terminal_the_view_leaves_no_stale_line(server, home
         subprocess.run(["tmux", "kill-session", "-t", session], capture_output=True)
     assert done.read_text().strip() == "0"
     assert seen_bar  # the live view was drawn: one line per model
-    assert widest == 79
+    assert widest == 77  # the last column and room for the terminal's "^C" left free
     assert "━" not in final and final.strip() == ""  # and it is gone (stdout went to /dev/null)
+
+
+@pytest.mark.skipif(shutil.which("tmux") is None, reason="needs tmux (a real terminal)")
+def test_ctrl_c_in_a_real_terminal_clears_the_live_line_and_prints_the_partial_report(server, home):
+    """Ctrl-C in tmux at 80 columns: the terminal echoes "^C" after the live line, which must still fit on it (or
+    it wraps, and the line it pushed up is never erased); the partial report follows, marked, exit 130."""
+    from tests.conftest import REPO
+    from tests.tmux import Tmux
+
+    env = {"HOME": str(home), "TERM": "xterm-256color", "PS1": "$ ", "PYTHONPATH": str(REPO),
+           "TAOTOKEN_API_KEY": SENTINEL_KEY}
+    with Tmux(["bash", "--norc", "--noprofile"], width=80, height=60, cwd=home, env=env) as term:
+        term.type(f"{sys.executable} -m taotoken_cli bench --base-url {server} -m slow -n 400 -c 2; echo EXIT=$?")
+        term.send("Enter")
+        term.wait_for(lambda screen: "━" in screen, timeout=60)
+        term.send("C-c")
+        screen = term.wait_for(lambda text: re.search(r"EXIT=\d", text), timeout=60, history=True)
+    assert "EXIT=130" in screen and "interrupted (SIGINT)" in screen, screen
+    assert "━" not in screen, screen  # the live line is gone, "^C" and all
