@@ -32,7 +32,7 @@ class Spinner:
                  color: bool = False, dumb: bool = False, delay_s: float = DELAY_S) -> None:
         self._stream = stream
         self._text = text
-        self._width = max(10, width - 1)  # never the last column: some terminals wrap there
+        self._width = max(10, width - 3)  # never the last column (some terminals wrap there), and room for a "^C"
         self._frames = FRAMES if unicode else ASCII_FRAMES
         self._color = color and not dumb
         self._dumb = dumb
