@@ -56,7 +56,7 @@ def startup_line(ctx: DoctorContext) -> Result:
                  "OPENAI_API_KEY") if windows else
                _("no start-up file sources {env}: new shells lack OPENAI_BASE_URL and OPENAI_API_KEY"))
     return Result.warn(message.format(env=env_file),
-                       fixes=[_("taotoken init --target shell   (adds the one marked line back)")])
+                       fixes=[Fix.of(_("{command}   (adds the one marked line back)"), command=_RERUN)])
 
 
 @check("env.desktop", SECTION, N_("Variables for apps started from the desktop"))
