@@ -57,7 +57,7 @@ def test_init_dry_run_in_chinese(cli, home: Path) -> None:
     assert "提示：Base URL：已删除查询字符串 ?utm_source=x" in out
     assert "提示：Base URL：已删除末尾的 /v1" in out
     assert "提示：API 密钥：已删除 API 密钥末尾的换行" in out
-    assert "写入目标：taotoken 自己的配置，claude-code, shell" in out
+    assert "写入目标：taotoken 自己的配置，claude-code、shell" in out
     assert "变更：" in out and "设置 env.ANTHROPIC_AUTH_TOKEN = sk-SE…WXYZ" in out
     assert "预演：未写入任何内容" in out
     assert not too_wide(result.output, home), too_wide(result.output, home)

@@ -82,8 +82,8 @@ def test_mock_banner_log_hints_and_summary_in_chinese(home):
     text = squashed(output)
     assert has(text, f"API 根地址（taotoken --base-url、Claude Code 的 ANTHROPIC_BASE_URL）： {root}")
     assert has(text, f"OpenAI 风格的客户端（SDK、Codex、Cline 的 Base URL）： {root}/v1")
-    assert has(text, "API 密钥：校验 sk-SE…WXYZ（来自 环境变量 TAOTOKEN_API_KEY）")
-    assert has(text, "模型：gpt-4o-mini, claude-sonnet-4-5, gpu-llama-3.1-8b, cpu-qwen2.5-0.5b（任何模型名都会响应）")
+    assert has(text, "API 密钥：校验 sk-SE…WXYZ（来自环境变量 TAOTOKEN_API_KEY）")
+    assert has(text, "模型：gpt-4o-mini、claude-sonnet-4-5、gpu-llama-3.1-8b、cpu-qwen2.5-0.5b（任何模型名都会响应）")
     assert has(text, "延迟 0 ms；16 个 token；错误格式 new-api") and has(text, "按 Ctrl-C 停止")
     # The request lines are the same log records as in English; the hints under them are Chinese.
     assert re.search(r"POST /api/v1/v1/chat/completions bearer sk-SE…WXYZ model=m stream=no -> 404 \d+ms  "
@@ -91,8 +91,8 @@ def test_mock_banner_log_hints_and_summary_in_chinese(home):
     assert has(text, "提示：doubled-v1：路径中有两个 /v1：客户端的 Base URL 已经以 /v1 结尾")
     assert has(text, "提示：wrong-key：API 密钥不是该网关期望的那个")
     summary = squashed(out[out.index("taotoken mock：已停止"):])
-    expected = squashed(r"taotoken mock：已停止，\d+\.\d 秒内处理了 3 个请求（状态码 200: 1, 401: 1, 404: 1）；"
-                        r"已标记：doubled-v1 x1, wrong-key x1")
+    expected = squashed(r"taotoken mock：已停止，\d+\.\d 秒内处理了 3 个请求（状态码 200：1、401：1、404：1）；"
+                        r"已标记：doubled-v1 x1、wrong-key x1")
     assert re.match(expected, summary), summary
     for english in ("listening on", "API root", "checked", "any name is served", "Ctrl-C to stop", "hint:",
                     "the path has /v1 twice", "stopped after", "flagged:"):
@@ -122,12 +122,12 @@ def test_mock_banner_with_every_behaviour_fits_80_columns_in_chinese(chinese):
 @pytest.mark.parametrize("args, chinese_message, chinese_fix", [
     (("--fail", "99"), "--fail 99：不是错误状态码", "使用 400 到 599 之间的状态码"),
     (("--fail", "teapot"), "--fail 'teapot'：既不是 HTTP 状态码，也不是预设的故障名称",
-     "使用 429、503 这样的状态码，或以下之一：quota, concurrency"),
+     "使用 429、503 这样的状态码，或以下之一：quota、concurrency"),
     (("--host", "0.0.0.0"), "拒绝在非回环地址 '0.0.0.0' 上监听",
      "使用 --host 127.0.0.1；如果确实需要，加上 --allow-remote"),
     (("--model-timing", "fast"), "--model-timing 'fast'：应为 MODEL=LATENCY_MS[,TOKEN_RATE[,TOKENS]] 的形式",
      "例如 --model-timing fast=20,200,32"),
-    (("--fail-style", "azure"), "未知的错误格式 'azure'", "使用以下之一：openai, one-api, new-api"),
+    (("--fail-style", "azure"), "未知的错误格式 'azure'", "使用以下之一：openai、one-api、new-api"),
     (("--fail", "429", "--fault", "reset"), "--fail 和 --fault 不能同时使用", "每个模拟网关只注入一种故障"),
 ])
 def test_mock_usage_errors_in_chinese(cli, args, chinese_message, chinese_fix):

@@ -1,7 +1,8 @@
 """Rendering `taotoken demo`: a transcript a newcomer can follow and retype (plain text, bold headers on a TTY).
 
-The demo's own lines are in the user's language and wrap to the terminal (taotoken_cli.core.term.layout); what it shows
-as it is never wraps: the commands to retype, their output, the files' contents and the gateway's log lines.
+The demo's own lines are in the user's language and wrap to the terminal (taotoken_cli.core.term.layout), and so do
+the gateway's log lines; what it shows as it is never wraps: the commands to retype, their output (each step
+wraps its own lines, with the temporary HOME shown as ~) and the files' contents.
 """
 
 from __future__ import annotations
@@ -96,8 +97,8 @@ class TranscriptReporter:
                           .format(code=result.returncode, expected=expected, seconds=seconds), hang=" ")
         if result.gateway:
             line(_("the gateway received:"))
-            for entry in result.gateway[:_MAX_GATEWAY_LINES]:  # log lines, as the mock prints them: never wrapped
-                line(f"  {entry.text}" + (f"   x{entry.count}" if entry.count > 1 else ""))
+            for entry in result.gateway[:_MAX_GATEWAY_LINES]:  # log lines, as the mock prints them, fitted
+                self.out.wrapped(entry.text + (f"   x{entry.count}" if entry.count > 1 else ""), "  ", "      ")
             rest = result.gateway[_MAX_GATEWAY_LINES:]
             if rest:
                 self.out.wrapped(_("… and {n} more request(s)").format(n=sum(e.count for e in rest)), "  ")

@@ -269,7 +269,7 @@ def build(request: InitRequest, io: IOStreams, *, assume_yes: bool = False) -> I
         behind = mcp.stale(triple, machine, replace(options, written_keys=written_keys(options, machine, profile)))
         if behind:
             targets.append(mcp.NAME)
-            reasons.append(_("{target}: added: MCP servers pointing at TaoToken hold other values ({servers})")
+            target_notes.append(_("{target}: added: MCP servers pointing at TaoToken hold other values ({servers})")
                                 .format(target=mcp.NAME, servers=_("; ").join(behind)))
     plan = plan_copies(triple, targets, options, machine, own_profile=profile)
     plan.add(record_change(Record(profile, tuple(targets), options), machine))

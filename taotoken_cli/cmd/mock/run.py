@@ -52,7 +52,7 @@ def run(options: MockOptions, io: IOStreams, *, key_flag: str | None, quiet: boo
     key_origin = resolve_key(options, key_flag, io.env)
     options.validate()
     out = io.out
-    log = render.RequestLog(as_json, out.width)
+    log = render.RequestLog(as_json, out.width, terminal=out.out.isatty())
 
     def emit(lines: list[str]) -> None:
         for line in lines:

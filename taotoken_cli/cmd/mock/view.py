@@ -94,19 +94,22 @@ def _behaviour(opts: MockOptions) -> list[str]:
 
 
 class RequestLog:
-    """Formats records for the terminal; each flag's hint is printed the first time it is seen. The request
-    line itself is never wrapped (one line per request, as a server log); the hints wrap under their text."""
+    """Formats records for the terminal; each flag's hint is printed the first time it is seen. The request line is
+    one line per request, as a server log, into a pipe or a file; on a terminal (`terminal`) it wraps under the
+    time stamp, so the terminal never splits a word of it. The hints wrap under their text."""
 
-    def __init__(self, as_json: bool = False, width: int = DEFAULT_WIDTH) -> None:
+    def __init__(self, as_json: bool = False, width: int = DEFAULT_WIDTH, terminal: bool = False) -> None:
         self.as_json = as_json
         self.width = width
+        self.terminal = terminal
         self._hinted: set[str] = set()
 
     def lines(self, record: RequestRecord) -> list[str]:
         if self.as_json:
             return [record.to_json()]
         stamp = time.strftime("%H:%M:%S")
-        lines = [f"{stamp} {record.log_line()}"]
+        line = f"{stamp} {record.log_line()}"
+        lines = wrap(line, self.width, hang=" " * (len(stamp) + 1)) if self.terminal else [line]
         for flag in record.flags:
             if flag not in self._hinted and flag in FLAG_HINTS:
                 self._hinted.add(flag)

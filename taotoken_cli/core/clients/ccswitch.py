@@ -235,7 +235,7 @@ def plan(triple: Triple, machine: Machine, options: PlanOptions = PlanOptions())
                  "confirmation dialog for each") if current.kind == "sqlite" else
                _("CC Switch: hand it the import links with {command} (or from {path}); CC Switch shows a "
                  "confirmation dialog for each — start CC Switch once first"))
-        result.notes.append(how.format(command="`taotoken init --target cc-switch --open`", path=links_path))
+        result.details.append(how.format(command="`taotoken init --target cc-switch --open`", path=links_path))
     result.warnings.append(_(
         "CC Switch manages ~/.claude/settings.json and ~/.codex/config.toml + auth.json: switching providers in "
         "CC Switch rewrites those files (after saving their current content into the provider that was selected), "

@@ -159,7 +159,7 @@ def plan(triple: Triple, machine: Machine, options: PlanOptions = PlanOptions())
                              "to start with them; start a profile with `codex --profile NAME`)").format(
                 files=listed(change.path.name for change in moved)))
     if auth_mode == "env":
-        result.notes.append(_("Codex reads the key from {variable} in the environment that starts it (the shell "
+        result.details.append(_("Codex reads the key from {variable} in the environment that starts it (the shell "
                               "target exports it; GUI/IDE-launched Codex needs it in that environment too)").format(
             variable="$" + ENV_KEY))
     elif auth_mode == "inline":

@@ -211,9 +211,9 @@ def plan(triple: Triple, machine: Machine, options: PlanOptions = PlanOptions())
         macshell.add_to_plan(result, machine, where.env_sh, NAME)
     if windows:  # winshell's notes say how this window gets the variables
         return result
-    result.notes.append(_("shell: new shells get the variables; in this one run {command}").format(
+    result.details.append(_("shell: new shells get the variables; in this one run {command}").format(
         command="`. " + shlex.quote(str(where.env_sh)) + "`"))
-    result.notes.append(_("shell: OPENAI_BASE_URL/OPENAI_API_KEY send every OpenAI SDK script started from a new "
+    result.details.append(_("shell: OPENAI_BASE_URL/OPENAI_API_KEY send every OpenAI SDK script started from a new "
                           "shell to TaoToken (Codex prints a deprecation note for OPENAI_BASE_URL; it does not "
                           "affect the taotoken provider)"))
     return result

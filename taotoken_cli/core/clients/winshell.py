@@ -94,8 +94,8 @@ def plan(exports: Mapping[str, str], machine: Machine, with_marked_line, load: s
         result.add(text_change(file, with_marked_line(file.text or "", profile_line(env_ps1)), target="shell",
                                summary=[_("{command} (one marked line)").format(
                                    command=shells.load_file(env_ps1, shells.POWERSHELL))]))
-    result.notes.append(_("shell: programs started after this get the variables; in this window run {command}")
-                        .format(command="`" + load + "`"))
+    result.details.append(_("shell: programs started after this get the variables; in this window run {command}")
+                          .format(command="`" + load + "`"))
     return result
 
 

@@ -44,8 +44,8 @@ class Flow:
     offers_dry_run: bool = False  # the command has --dry-run: a refusal without a terminal names it
     diff: bool = False  # show the masked diff before asking, not only with --dry-run (doctor --fix)
     notes: bool = True  # what the changes mean (init's first write); a sync needs only the warnings
-    # one line per target (what it changes), no notes, and after writing only the undo command (init without -v
-    # or --dry-run); the full list of changes otherwise
+    # one line per target (what it changes), the notes but not the details, and after writing only the undo
+    # command (init without -v or --dry-run); the full list of changes otherwise
     compact: bool = False
     heading: str | None = None  # the line above the changes (default "changes:")
     declined: str | None = None  # said when the answer is no (default "cancelled: nothing was written")
@@ -117,15 +117,14 @@ def run(io: IOStreams, plan: Plan, flow: Flow, config_dir: Path, *,
 
 def show(out: Output, plan: Plan, flow: Flow, home: str | None = None) -> None:
     """The changes (file, target, what each means), the notes and warnings, then the masked diff when asked; in
-    compact form one line per target and the warnings."""
+    compact form one line per target, the notes (not the details) and the warnings."""
     out.line(flow.heading or _("changes:"))
     if flow.compact:
         show_compact(out, plan, home)
-        show_warnings(out, plan)
-        return
-    fileplan.render_changes(out, plan)
+    else:
+        fileplan.render_changes(out, plan)
     if flow.notes:
-        for note in plan.notes:
+        for note in plan.notes + ([] if flow.compact else plan.details):
             out.wrapped(note, _("note: "))
     show_warnings(out, plan)
     if flow.dry_run or flow.diff:

@@ -77,12 +77,15 @@ class FileChange:
 @dataclass
 class Plan:
     changes: list[FileChange] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # what this plan does here that needs saying (a kept line, a store)
     warnings: list[str] = field(default_factory=list)
     secrets: list[str] = field(default_factory=list)  # extra values to mask in diffs (e.g. an old key)
     # What will still not work once the plan is applied (a client that will refuse to start), said instead of
     # "next: taotoken check"
     broken: list[str] = field(default_factory=list)
+    # what every such plan means, the same each time (Codex reads the key from the environment, …): said with
+    # -v or --dry-run, left out of init's compact output
+    details: list[str] = field(default_factory=list)
 
     def add(self, change: FileChange) -> None:
         self.changes.append(change)
@@ -90,6 +93,7 @@ class Plan:
     def extend(self, other: Plan) -> None:
         self.changes.extend(other.changes)
         self.notes.extend(other.notes)
+        self.details.extend(other.details)
         self.warnings.extend(other.warnings)
         self.secrets.extend(other.secrets)
         self.broken.extend(other.broken)

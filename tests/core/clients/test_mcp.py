@@ -330,7 +330,7 @@ def test_the_onboarding_flag_and_the_servers_of_claude_json_are_one_change(run, 
     data = json.loads(files["claude"].read_text())
     del data["hasCompletedOnboarding"]
     files["claude"].write_text(json.dumps(data, indent=2) + "\n")
-    result = init_mcp(run, "--target", "claude-code")
+    result = init_mcp(run, "--target", "claude-code", "-v")  # -v: each file written is listed
     assert result.returncode == 0, result.output
     assert result.stdout.count(f"wrote {files['claude']}") == 1
     after = json.loads(files["claude"].read_text())
@@ -362,7 +362,7 @@ def test_detected_by_init_and_a_broken_file_is_left_alone_with_a_warning(run, ho
     files["cline"].write_text("{ not json")
     # Codex is detected too: auth.json gives it the key (the shell target is never implied).
     result = clean(run("init", "--allow-unlisted",
-                       "--yes", "--base-url", ROOT, "--model", MODEL, "--key-stdin", "--codex-auth",
+                       "--yes", "-v", "--base-url", ROOT, "--model", MODEL, "--key-stdin", "--codex-auth",
                        "auth-json", input=SENTINEL_KEY))
     assert result.returncode == 0, result.output
     assert "mcp: detected (MCP servers with gateway variables:" in result.stdout

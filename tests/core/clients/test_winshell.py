@@ -71,7 +71,7 @@ def test_powershell_7_gets_its_profile_when_installed(windows: Machine, home: Pa
 
 
 def test_the_hint_for_this_window_is_in_powershell_syntax(windows: Machine) -> None:
-    notes = " ".join(windows_plan(windows).notes)
+    notes = " ".join(windows_plan(windows).details)  # said with -v or --dry-run; the next step says it too
     assert f"`. '{windows.config_dir / 'env.ps1'}'`" in notes and "export" not in notes
 
 
