@@ -99,5 +99,7 @@ def run(options: MockOptions, io: IOStreams, *, key_flag: str | None, quiet: boo
         raise TaotokenError(_("cannot listen on {host}:{port}: {reason}").format(
             host=options.host, port=options.port, reason=os_error_text(exc)),
             _("check --host is an address of this machine"), Exit.USAGE, code="input.invalid") from None
+    if out.out.isatty() and not as_json:
+        out.out.write_control("\r")  # over the terminal's "^C" echo: the summary starts at column 0
     emit(render.summary_lines(summary, as_json, out.width))
     return Exit.OK

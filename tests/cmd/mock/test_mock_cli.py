@@ -164,3 +164,33 @@ def test_mock_process_without_log_still_summarises(home):
     with MockProcess(MockOptions(any_key=True), log=False) as mock:
         assert httpx.get(mock.openai_base + "/models", headers=BEARER, timeout=5).status_code == 200
     assert mock.requests == [] and mock.summary().statuses == {"200": 1}
+
+
+def test_on_an_80_column_terminal_request_lines_wrap_under_the_time_and_ctrl_c_leaves_no_mark(home, tmp_path):
+    """In tmux at 80 columns: a long request line wraps under its time stamp (the terminal splits no word), and
+    the summary after Ctrl-C starts at column 0, over the terminal's "^C" echo. Piped, the lines stay one each
+    (test above)."""
+    from taotoken_cli.core.term.layout import cell_width
+    from tests.rawserver import closed_port
+    from tests.tmux import Tmux, require_tmux
+
+    require_tmux()
+    port = closed_port()
+    env = {"HOME": str(home), "PYTHONPATH": python_path(), "TERM": "xterm-256color"}
+    with Tmux([sys.executable, "-m", "taotoken_cli", "mock", "--port", str(port), "--key", SENTINEL_KEY],
+              width=80, height=40, env=env) as term:
+        term.wait_for(lambda screen: "Ctrl-C to stop" in screen)
+        with httpx.Client(timeout=5, trust_env=False) as client:
+            client.post(f"http://127.0.0.1:{port}/api/v1/chat/completions",
+                        headers={"Authorization": f"Bearer {SENTINEL_KEY}"},
+                        json={"model": "gpu-a100-qwen25-72b-fp16-with-a-rather-long-deployment-name",
+                              "messages": [{"role": "user", "content": "hi"}]})
+        term.wait_for(lambda screen: "-> 200" in screen)
+        term.send("C-c")
+        screen = term.wait_for(lambda text: "taotoken mock: stopped" in text)
+    lines = screen.splitlines()
+    assert all(cell_width(line.rstrip()) <= 80 for line in lines), screen
+    request = next(i for i, line in enumerate(lines) if "POST /api/v1/chat/completions" in line)
+    assert re.match(r"\d\d:\d\d:\d\d POST ", lines[request]) and lines[request + 1].startswith(" " * 9 + "model="), \
+        screen
+    assert any(line.startswith("taotoken mock: stopped after 1 request(s)") for line in lines), screen
