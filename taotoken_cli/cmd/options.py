@@ -141,6 +141,27 @@ CLICK_ERRORS = (
 )
 
 
+# What Typer (0.2x checks values with pydantic) says is wrong with a value, by its shape -> the user's language.
+VALUE_ERRORS = (
+    (re.compile(r"Input should be a valid number, unable to parse string as a number"),
+     N_("Input should be a valid number, unable to parse string as a number")),
+    (re.compile(r"Input should be a valid integer, unable to parse string as an integer"),
+     N_("Input should be a valid integer, unable to parse string as an integer")),
+    (re.compile(r"Input should be a valid integer, got a number with a fractional part"),
+     N_("Input should be a valid integer, got a number with a fractional part")),
+    (re.compile(r"Input should be a valid boolean, unable to interpret input"),
+     N_("Input should be a valid boolean, unable to interpret input")),
+    (re.compile(r"Input should be a finite number"), N_("Input should be a finite number")),
+    (re.compile(r"Input should be greater than or equal to (?P<limit>\S+)"),
+     N_("Input should be greater than or equal to {limit}")),
+    (re.compile(r"Input should be greater than (?P<limit>\S+)"), N_("Input should be greater than {limit}")),
+    (re.compile(r"Input should be less than or equal to (?P<limit>\S+)"),
+     N_("Input should be less than or equal to {limit}")),
+    (re.compile(r"Input should be less than (?P<limit>\S+)"), N_("Input should be less than {limit}")),
+    (re.compile(r"Value (?P<value>.+) is not a valid (?P<kind>\w+)\."), N_("Value {value} is not a valid {kind}.")),
+)
+
+
 def translated_usage_error(message: str) -> str | None:
     """Click's English usage error `message` in the user's language; None when it is English or not known."""
     if current() == "en":
@@ -148,8 +169,19 @@ def translated_usage_error(message: str) -> str | None:
     for pattern, text in CLICK_ERRORS:
         match = pattern.fullmatch(message)
         if match:
-            return _(text).format(**match.groupdict())
+            found = match.groupdict()
+            if "message" in found:  # what is wrong with the value: pydantic's words, by their shape
+                found["message"] = _translated_value_error(found["message"])
+            return _(text).format(**found)
     return None
+
+
+def _translated_value_error(message: str) -> str:
+    for pattern, text in VALUE_ERRORS:
+        match = pattern.fullmatch(message.strip())
+        if match:
+            return _(text).format(**match.groupdict())
+    return message
 
 
 def _raise_in_language(exc: BaseException) -> None:

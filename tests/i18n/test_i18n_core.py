@@ -255,3 +255,12 @@ def test_chinese_punctuation_is_enforced_in_translations() -> None:
     assert punctuation_problems("网关拒绝了该 API 密钥；请重新复制") == []
     # `code` and {fields} are not prose
     assert punctuation_problems("运行 `taotoken a; taotoken b` 然后 {name}: 继续") == []
+
+
+def test_a_value_of_the_wrong_type_is_refused_in_chinese(cli, home: Path) -> None:
+    """Typer checks values with pydantic, whose words ("Input should be a valid number, …") are translated by
+    their shape inside Click's "Invalid value for …"."""
+    result = cli("check", "--timeout", "abc", env={**ZH, "COLUMNS": "120"})
+    assert result.returncode == 2, result.stderr
+    assert "的值无效：应为数字：无法把这个字符串解析为数字" in flat(result.stderr), result.stderr
+    assert "Input should be" not in result.stderr
