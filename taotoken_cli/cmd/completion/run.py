@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from taotoken_cli.cmd.completion import install as places
 from taotoken_cli.core.base.errors import InputError
 from taotoken_cli.core.base.exitcodes import Exit
-from taotoken_cli.core.base.i18n import _
+from taotoken_cli.core.base.i18n import _, listed
 from taotoken_cli.core.clients.base import Machine
 from taotoken_cli.core.files import applyflow
 from taotoken_cli.core.platform import system
@@ -26,7 +26,7 @@ class CompletionOptions:
 
 def _unknown(target: str, allowed: tuple[str, ...]) -> InputError:
     return InputError(_("{target!r} is not a shell taotoken has a completion for").format(target=target),
-                      _("choose one of: {names}").format(names=", ".join(allowed)))
+                      _("choose one of: {names}").format(names=listed(allowed)))
 
 
 def run(options: CompletionOptions, io: IOStreams) -> int:
@@ -48,8 +48,8 @@ def run(options: CompletionOptions, io: IOStreams) -> int:
     flow = applyflow.Flow(command=command, yes=options.yes, dry_run=options.dry_run, offers_dry_run=True)
     outcome = applyflow.run(io, plan, flow, machine.config_dir)
     if outcome.step is applyflow.Step.NOOP:
-        io.out.wrapped(_("already installed and up to date: {targets}").format(targets=", ".join(targets))
-                       if options.install else _("nothing to remove: {targets}").format(targets=", ".join(targets)),
+        io.out.wrapped(_("already installed and up to date: {targets}").format(targets=listed(targets))
+                       if options.install else _("nothing to remove: {targets}").format(targets=listed(targets)),
                        hang="  ")
     if outcome.step in (applyflow.Step.NOOP, applyflow.Step.APPLIED) and options.install:
         _next_steps(io, targets, machine)

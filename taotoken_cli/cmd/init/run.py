@@ -50,6 +50,7 @@ def run(options: InitOptions, io: IOStreams) -> int:
         out.wrapped(_("already up to date: every file already has these values; nothing was written"), hang="  ")
     elif outcome.step is not applyflow.Step.APPLIED:
         return outcome.exit_code
+    added: list[str] = []  # the apps CC Switch's command line took: their links need no handing over
     if options.request.open_links and planned.links:
         open_links(io, planned.triple, planned.links, options.request.open_app)
     elif planned.cli is not None and planned.cli.cli_apps and outcome.result and outcome.result.backup_dir:
@@ -61,7 +62,8 @@ def run(options: InitOptions, io: IOStreams) -> int:
         view.render_broken(out, planned.plan.broken)
         return Exit.FAILURE
     view.render_next_command(out, planned, Machine.of(io.env, io.cwd),
-                             links_pending=compact and bool(planned.links) and not options.request.open_links)
+                             links_pending=compact and bool(set(planned.links) - set(added))
+                             and not options.request.open_links)
     return Exit.OK
 
 

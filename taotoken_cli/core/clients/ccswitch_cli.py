@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from taotoken_cli.core.base.i18n import _
+from taotoken_cli.core.base.oserrors import os_error_text
 from taotoken_cli.core.clients.base import Machine, on_path
 from taotoken_cli.core.clients.ccswitch_store import APP_LABELS, Store
 from taotoken_cli.core.files.fileplan import UndoStep
@@ -109,7 +110,7 @@ def add(command: Path, app: str, settings_config: dict, *, name: str, provider_i
         except subprocess.TimeoutExpired:
             return _("{command} did not finish within {seconds} s").format(command=COMMAND, seconds=int(TIMEOUT_S))
         except OSError as exc:
-            return exc.strerror or str(exc)
+            return os_error_text(exc)
     finally:
         Path(path).unlink(missing_ok=True)
     if proc.returncode == 0:

@@ -206,7 +206,7 @@ def plan(triple: Triple, machine: Machine, options: PlanOptions = PlanOptions())
                            summary=env_summary, secret=True))
     result.warnings.extend(_shadows(machine, triple))
     if summary or env_summary:
-        result.notes.append(_("Gemini CLI reads {path} only in folders you trust; headless runs (gemini -p) in an "
+        result.details.append(_("Gemini CLI reads {path} only in folders you trust; headless runs (gemini -p) in an "
                               "untrusted folder need {option}").format(path=where.env_file, option="--skip-trust"))
     return result
 

@@ -1,3 +1,4 @@
+
 """Run a program that asks a yes/no question on its terminal, and answer it.
 
 Some programs confirm a destructive step only on a terminal and have no flag to skip the question (cc-switch's
@@ -14,6 +15,8 @@ import subprocess
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+
+from taotoken_cli.core.base.oserrors import os_error_text
 
 
 @dataclass
@@ -40,7 +43,7 @@ def run(argv: Sequence[str], prompt: str, answer: str, env: Mapping[str, str], *
     except OSError as exc:
         os.close(leader)
         os.close(follower)
-        return Answered(127, exc.strerror or str(exc))
+        return Answered(127, os_error_text(exc))
     os.close(follower)
     seen, answered = b"", False
     deadline = time.monotonic() + timeout_s
