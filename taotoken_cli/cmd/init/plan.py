@@ -264,7 +264,8 @@ def build(request: InitRequest, io: IOStreams, *, assume_yes: bool = False) -> I
     gemini = gemini_api.gate(triple, targets, options, gemini_api.probe_for(io.env),
                              named=gemini_cli.NAME in request.targets)
     targets, options = gemini.targets, gemini.options
-    target_notes.extend([*gemini.notes, *(_("warning: {problem}").format(problem=w) for w in gemini.warnings)])
+    reasons.extend(gemini.notes)  # why Gemini CLI is (or is not) written: with -v or --dry-run
+    target_notes.extend(_("warning: {problem}").format(problem=w) for w in gemini.warnings)
     if mcp.NAME not in targets:  # a server pointing at TaoToken is a copy, whatever targets were named
         behind = mcp.stale(triple, machine, replace(options, written_keys=written_keys(options, machine, profile)))
         if behind:
