@@ -17,7 +17,8 @@ import plistlib
 from collections.abc import Mapping
 from pathlib import Path
 
-from taotoken_cli.core.base.i18n import _
+from taotoken_cli.core.base.i18n import _, listed
+from taotoken_cli.core.base.oserrors import os_error_text
 from taotoken_cli.core.clients.base import Machine, read_text, text_change
 from taotoken_cli.core.clients.envfiles import parse_env_sh
 from taotoken_cli.core.files.fileplan import Plan
@@ -65,7 +66,7 @@ def add_to_plan(plan: Plan, machine: Machine, env_sh: Path, target: str) -> None
         if set_by_others:
             plan.notes.append(_("shell: {names} already set for apps started from the Dock (launchctl, not by "
                                 "taotoken): replaced; undo unsets them rather than putting them back").format(
-                names=", ".join(set_by_others)))
+                names=listed(set_by_others)))
     plan.notes.append(_("shell: apps started from the Dock or Spotlight from now on get the variables too "
                         "(launchctl setenv; already running apps: quit and start them again)"))
 
@@ -104,5 +105,5 @@ def _set(machine: Machine, values: Mapping[str, str | None]) -> str | None:
         desktopenv.set_values(values, machine.env)
     except OSError as exc:
         return _("could not set the variables for apps started from the Dock (launchctl: {error})").format(
-            error=exc.strerror or exc)
+            error=os_error_text(exc))
     return None
