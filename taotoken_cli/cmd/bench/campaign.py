@@ -102,14 +102,21 @@ def run_bench(options: BenchRun, view: Progress | None = None) -> BenchReport:
                 report, used = _run_cell(options, model, value, len(series), view, sink)
                 workers = max(workers, used)
                 series.append(report)
-                done.append(_step(options.sweep, report, value))
-                rows.append({**_step_row(report, value, len(series) - 1, done[-1].goodput), "probe": probe})
+                step = _step(options.sweep, report, value)
+                # a step cut short by Ctrl-C is shown, but it neither bounds the knee nor stops the sweep early
+                cut = report.aborted is not None and report.aborted["reason"] == "interrupted"
+                if not cut:
+                    done.append(step)
+                rows.append({**_step_row(report, value, len(series) - 1, step.goodput), "probe": probe,
+                             "interrupted": cut})
 
             stop = None
             for value in steps:
                 measure(float(value), False)
+                if interrupted():
+                    break
                 stop = saturated(done, True)
-                if stop is not None or interrupted():
+                if stop is not None:
                     break
             probes = 0
             while probes < MAX_PROBES and not interrupted():
@@ -119,6 +126,9 @@ def run_bench(options: BenchRun, view: Progress | None = None) -> BenchReport:
                 measure(value, True)
                 probes += 1
             point, bound = knee_and_bound(done, options.sweep.parameter)
+            cut_short = interrupted()
+            if cut_short and bound is None:
+                point = None  # no measured step on the other side confirms it: the sweep ended too soon to tell
             at = next((s for s in done if s.load == point), None)
             rows.sort(key=lambda row: row["load"])
             sweep_models.append({"model": model, "steps": rows, "knee": point,
@@ -126,7 +136,8 @@ def run_bench(options: BenchRun, view: Progress | None = None) -> BenchReport:
                                  "bounded_by": _bound(bound, options.sweep.parameter) if point is not None else None,
                                  "probes": probes,
                                  "stopped_early": stop is not None and len(done) - probes < len(steps),
-                                 "stop_reason": stop if len(done) - probes < len(steps) else None})
+                                 "stop_reason": stop if len(done) - probes < len(steps) else None,
+                                 "interrupted": cut_short})
     finally:
         if sink is not None:
             sink.close()
@@ -149,7 +160,8 @@ def run_bench(options: BenchRun, view: Progress | None = None) -> BenchReport:
         timeout_s=first.timeout, series=series, proxy=options.proxy_label, proxy_source=options.proxy_source,
         workload=options.workload.describe(), repeat=options.repeat, slo=list(options.slos), sweep=sweep,
         max_errors=options.max_errors, max_error_rate=options.max_error_rate,
-        interrupted=_SIGNALS.get(STOP.signal) if STOP.signal is not None else None)
+        interrupted=signal_name(STOP.signal),
+        abandoned=STOP.abandoned)
 
 
 def _run_cell(options: BenchRun, model: str, value: float | None, index: int, view: Progress | None,
@@ -161,6 +173,8 @@ def _run_cell(options: BenchRun, model: str, value: float | None, index: int, vi
     aborted = None
     plan = None
     for repeat in range(options.repeat):
+        if repeat and interrupted():
+            break
         plan = plan_for(options, model, value, label=f"s{index}r{repeat}-")
         step = options.sweep.label(value) if options.sweep is not None and value is not None else None
         on_progress = view.series_started(plan, step, repeat if options.repeat > 1 else None) if view else None
@@ -191,6 +205,7 @@ def interrupted() -> bool:
 class _Stop:
     def __init__(self) -> None:
         self.signal: int | None = None
+        self.abandoned = False  # a second signal: the requests in flight were not waited for
 
     def is_set(self) -> bool:
         return self.signal is not None
@@ -200,26 +215,36 @@ STOP = _Stop()
 _SIGNALS = {2: "SIGINT", 15: "SIGTERM"}
 
 
+def signal_name(signum: int | None) -> str | None:
+    return _SIGNALS.get(signum) if signum is not None else None
+
+
 def stop_on_signals():
-    """SIGINT and SIGTERM stop the load (no new request; those in flight finish and are counted); a second
-    one ends the process at once. Returns a function that puts the previous handlers back."""
+    """SIGINT and SIGTERM stop the load (no new request; those in flight finish and are counted); a second one
+    abandons the requests in flight (what finished is still reported and written); a third ends the process at
+    once. Returns a function that puts the previous handlers back."""
     import signal
 
-    from taotoken_cli.cmd.bench.engine import ACTIVE
+    from taotoken_cli.cmd.bench import engine
 
     def handler(signum, _frame) -> None:
-        if STOP.signal is not None:  # the second time: do not wait for what is in flight
+        if STOP.abandoned:  # the third time: the workers did not come back; end without a report
             raise KeyboardInterrupt
+        if STOP.signal is not None:
+            STOP.abandoned = True
+            engine.halt(2)
+            return
         STOP.signal = signum
-        for tally in list(ACTIVE):
-            tally.interrupt()
+        engine.halt(1)
 
-    STOP.signal = None
+    STOP.signal, STOP.abandoned = None, False
+    engine.HALT[0] = 0
     previous = {sig: signal.signal(sig, handler) for sig in (signal.SIGINT, signal.SIGTERM)}
 
     def restore() -> None:
         for sig, old in previous.items():
             signal.signal(sig, old)
+        engine.HALT[0] = 0
 
     return restore
 

@@ -418,7 +418,7 @@ async def run_worker(plan: Plan, share: Share, tally: Tally, barrier=None) -> di
     runner = Runner(plan, share, tally, records)
     try:
         if share.warmup:
-            await runner.warm(share.warmup)
+            await _unless_abandoned(runner.warm(share.warmup), tally)
         t0 = _perf()
         if barrier is not None:  # all workers start measuring together, from one t0 (one schedule)
             if barrier.wait(timeout=max(30.0, plan.timeout * 2)) == 0:
@@ -426,9 +426,11 @@ async def run_worker(plan: Plan, share: Share, tally: Tally, barrier=None) -> di
             barrier.wait(timeout=30.0)
             t0 = tally.start.value
             await asyncio.sleep(max(0.0, t0 - _perf()))
-        runner.measuring = True
+        runner.measuring = not tally.abandoned
         runner.stats.started_at = t0
-        await (runner.open(t0) if plan.schedule is not None else runner.closed(t0))
+        if runner.measuring:
+            await _unless_abandoned(runner.open(t0) if plan.schedule is not None else runner.closed(t0), tally)
+        runner.measuring = False  # an abandoned request that still ends is not recorded
         runner.stats.ended_at = max(runner.stats.ended_at, t0)
         runner.stats.connections = runner.pool.opened
     finally:
@@ -436,6 +438,23 @@ async def run_worker(plan: Plan, share: Share, tally: Tally, barrier=None) -> di
         if records is not None:
             records.close()
     return runner.stats.to_state()
+
+
+async def _unless_abandoned(coro, tally: Tally) -> None:
+    """Run `coro` to its end, or until a second Ctrl-C abandons the requests in flight (Tally.abandon: set by the
+    parent's signal handler, in another process or between two callbacks of this loop), checked 20 times a
+    second while waiting."""
+    task = asyncio.ensure_future(coro)
+    while not task.done():
+        if tally.abandoned:
+            task.cancel()
+            break
+        await asyncio.wait({task}, timeout=0.05)
+    try:
+        await task
+    except asyncio.CancelledError:
+        if not tally.abandoned:
+            raise
 
 
 def run_loop(coro):
@@ -457,6 +476,21 @@ def run_loop(coro):
 
 
 ACTIVE: list[Tally] = []  # the series running now (the parent's signal handler stops them)
+HALT = [0]  # 0: run; 1: interrupted (no new request); 2: and the requests in flight abandoned
+
+
+def halt(level: int) -> None:
+    """From the signal handler: stop the series running now, and any started after (a signal between two)."""
+    HALT[0] = max(HALT[0], level)
+    for tally in list(ACTIVE):
+        _apply_halt(tally)
+
+
+def _apply_halt(tally: Tally) -> None:
+    if HALT[0] >= 2:
+        tally.abandon()
+    elif HALT[0] == 1:
+        tally.interrupt()
 
 
 def _worker_main(plan: Plan, share: Share, tally: Tally, pipe, barrier, lang: str = "en") -> None:
@@ -502,6 +536,7 @@ def run_series(plan: Plan, on_progress=None) -> SeriesResult:
     if len(shares) == 1 and on_progress is None:
         tally = Tally(plan)
         ACTIVE.append(tally)
+        _apply_halt(tally)
         try:
             stats = SeriesStats.from_state(run_loop(run_worker(plan, shares[0], tally)))
         finally:
@@ -510,6 +545,7 @@ def run_series(plan: Plan, on_progress=None) -> SeriesResult:
     ctx = _mp_context()
     tally = Tally(plan, ctx)
     ACTIVE.append(tally)
+    _apply_halt(tally)
     barrier = ctx.Barrier(len(shares))
     procs, pipes = [], []
     for share in shares:

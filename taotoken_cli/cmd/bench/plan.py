@@ -136,7 +136,8 @@ class Tally:
     # JUDGED: failures the error-rate limits count (no retry hint); FIRST_DONE, FIRST_FAILED: of the first
     # ERROR_RATE_MIN_REQUESTS requests started, those finished and those failed (no retry hint)
     NEXT, DONE, FAILED, ABORT, JUDGED, FIRST_DONE, FIRST_FAILED = range(7)
-    ABORT_REASONS = {1: "max-errors", 2: "error-rate", 3: "interrupted"}
+    # 3: interrupted, the requests in flight settled; 4: interrupted again, those in flight abandoned
+    ABORT_REASONS = {1: "max-errors", 2: "error-rate", 3: "interrupted", 4: "interrupted"}
 
     def __init__(self, plan: Plan, ctx=None) -> None:
         self.limit = plan.limit
@@ -193,6 +194,15 @@ class Tally:
         """SIGINT/SIGTERM: no new request starts; those in flight finish. A single store, no lock: it is
         called from a signal handler, which may run while this very thread holds the lock."""
         self.values[3] = 3
+
+    def abandon(self) -> None:
+        """A second SIGINT/SIGTERM: the requests in flight are not waited for (nor counted); the workers return
+        what they measured so far. A single store, as interrupt()."""
+        self.values[3] = 4
+
+    @property
+    def abandoned(self) -> bool:
+        return self.values[3] == 4
 
     @property
     def aborted(self) -> bool:

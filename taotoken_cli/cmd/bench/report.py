@@ -260,6 +260,7 @@ class BenchReport:
     max_errors: int | None = None
     max_error_rate: float | None = None
     interrupted: str | None = None  # "SIGINT" / "SIGTERM": the run was stopped, its figures are partial
+    abandoned: bool = False  # interrupted twice: the requests then in flight were not waited for, nor counted
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -273,6 +274,7 @@ class BenchReport:
             "series": [s.to_dict() for s in self.series],
             "slo": [s.to_dict() for s in self.slo] or None,
             "sweep": self.sweep, "interrupted": self.interrupted,
+            "in_flight": None if self.interrupted is None else "abandoned" if self.abandoned else "settled",
         }
 
 
@@ -356,7 +358,9 @@ def series_report(plan: Plan, stats: SeriesStats, *, aborted: str | None = None,
         good=stats.good, goodput_per_s=round(stats.good / elapsed, 2) if elapsed > 0 else None,
         slo=[{"target": slo.text, "value": (round(value, 4) if slo.metric == "error-rate" else _ms(value))
               if value is not None else None, "ok": ok} for slo, value, ok in checked] if checked else None,
-        meets_slo=all(ok for _, _, ok in checked) and not aborted if checked else None,
+        # an interrupted series is judged on what it measured (the report says it is partial); one the error
+        # limits stopped missed its targets
+        meets_slo=all(ok for _, _, ok in checked) and aborted in (None, "interrupted") if checked else None,
         aborted=({"reason": aborted, "after_requests": total, "failed": stats.failed} if aborted else None),
         connect=Distribution.of(stats.connect),
         proxy_connect=Distribution.of(stats.proxy_connect) if plan.proxy and stats.proxy_connect.count else None,

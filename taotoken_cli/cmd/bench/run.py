@@ -192,9 +192,8 @@ def resolve(args: BenchOptions, env: Mapping[str, str]):
 
 def run(args: BenchOptions, io: IOStreams) -> int:
     """Run the bench and print the report; returns the exit code."""
-    from taotoken_cli.cmd.bench.artifacts import check_writable, write_summary_csv
+    from taotoken_cli.cmd.bench.artifacts import check_writable
     from taotoken_cli.cmd.bench.campaign import BenchRun, run_bench
-    from taotoken_cli.cmd.bench.view import render_text
 
     validate(args)
     duration = parse_duration(args.duration) if args.duration is not None else None
@@ -228,15 +227,32 @@ def run(args: BenchOptions, io: IOStreams) -> int:
 
         view = (PlainProgress(out, models, sweep, args.repeat) if dumb_terminal(io.env)
                 else LiveView(out.err_console, models, sweep, args.repeat))
-    from taotoken_cli.cmd.bench.campaign import stop_on_signals
+    from taotoken_cli.cmd.bench.campaign import STOP, signal_name, stop_on_signals
 
+    # the handlers stay until the report is out: a Ctrl-C pressed twice as the run ends must not cut it short
     restore = stop_on_signals()
     try:
-        report = run_bench(options, view)
+        try:
+            report = run_bench(options, view)
+        except KeyboardInterrupt:  # a third Ctrl-C: the workers did not come back, so there is nothing to report
+            report = None
+        finally:
+            if view is not None:
+                view.close()  # the live line goes before anything is printed
+        if report is None:
+            io.out.error_line(_("interrupted three times: stopped at once, without a report"))
+            return interrupted_exit(signal_name(STOP.signal))
+        return _deliver(args, report, io)
     finally:
         restore()
-        if view is not None:
-            view.close()  # the live line goes before anything is printed
+
+
+def _deliver(args: BenchOptions, report, io: IOStreams) -> int:
+    """The files, then the report (text or JSON) and the files' names; returns the exit status."""
+    from taotoken_cli.cmd.bench.artifacts import write_summary_csv
+    from taotoken_cli.cmd.bench.view import render_text
+
+    out = io.out
     written = [(option, path) for option, path in (("--raw", args.raw), ("--csv", args.csv)) if path]
     if args.csv:
         from taotoken_cli.cmd.bench.artifacts import summary_path
@@ -388,6 +404,13 @@ def _proxy_label(proxy: str | None) -> str | None:
     return mask_unknown_keys(proxy)
 
 
+def interrupted_exit(signal: str | None) -> int:
+    """143 for SIGTERM (128 + 15, as a shell reports a process it ended), else 130 (Ctrl-C)."""
+    from taotoken_cli.core.base.exitcodes import Exit
+
+    return 143 if signal == "SIGTERM" else int(Exit.INTERRUPTED)
+
+
 def exit_code(report) -> int:
     """130 (SIGINT) or 143 (SIGTERM) when the run was stopped. 0 when requests succeeded (and the SLOs held).
     When every request of a series failed, or the error limits stopped it, the exit code of its top error — in a
@@ -396,7 +419,7 @@ def exit_code(report) -> int:
     from taotoken_cli.core.base.exitcodes import Exit
 
     if report.interrupted is not None:
-        return 143 if report.interrupted == "SIGTERM" else int(Exit.INTERRUPTED)
+        return interrupted_exit(report.interrupted)
     if report.sweep is not None:
         for model in report.sweep["models"]:
             steps = [report.series[step["series"]] for step in model["steps"]]

@@ -85,8 +85,11 @@ def _workload_line(report: BenchReport) -> str | None:
 def render_text(report: BenchReport, width: int = 80) -> list[str]:
     lines = wrap(f"POST {report.url}", width, "taotoken bench  ", "  ")
     if report.interrupted is not None:
-        lines += wrap(_("interrupted ({signal}): the load was stopped, the requests in flight were settled; "
-                        "the figures below are partial").format(signal=report.interrupted), width, hang="  ")
+        text = (_("interrupted twice ({signal}): the load was stopped, the requests in flight were abandoned "
+                  "(not counted); the figures below are partial") if report.abandoned else
+                _("interrupted ({signal}): the load was stopped, the requests in flight were settled; "
+                  "the figures below are partial"))
+        lines += wrap(text.format(signal=report.interrupted), width, hang="  ")
     lines += wrap(_load_line(report), width, hang="  ")
     workload = _workload_line(report)
     if workload:
@@ -312,7 +315,7 @@ def sweep_lines(report: BenchReport, model: dict, width: int) -> list[str]:
                _num(step["latency_p95_ms"]), _num(step["ttft_p95_ms"]), _num(step["itl_p95_ms"], 2),
                "-" if step["error_rate"] is None else f"{step['error_rate'] * 100:.1f} %"]
         if report.slo:
-            row.append(_("met") if step["meets_slo"] else _("missed"))
+            row.append(_("interrupted") if step.get("interrupted") else _("met") if step["meets_slo"] else _("missed"))
         rows.append(row)
     if not report.stream:
         header, rows = [h for i, h in enumerate(header) if i not in (5, 6)], [
@@ -330,6 +333,8 @@ def sweep_lines(report: BenchReport, model: dict, width: int) -> list[str]:
             why = _(_BOUNDS.get(bound["why"], bound["why"]))
             # i18n: the knee line, then the measured step next to it on the other side of the rule
             text = _("{knee}; bounded by {load}: {why}").format(knee=text, load=label(bound["load"]), why=why)
+    elif model.get("interrupted"):
+        text = _("knee: not established (the sweep was interrupted before a step confirmed one)")
     else:
         text = _("knee: none ({rule})").format(rule=_(sweep["knee_rule"]))
     lines += wrap(text, width, "  ", "    ")

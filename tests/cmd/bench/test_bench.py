@@ -272,7 +272,7 @@ DIST_KEYS = {"count", "min", "mean", "p50", "p90", "p95", "p99", "max"}
 
 def test_json_shape_is_stable(bench):
     data = run_json(bench, "-m", "fixed30", "-m", "rate-limited", "-n", "2", "-c", "1")
-    assert set(data) == {"schema", "exit_code", "url", "load", "series", "slo", "sweep", "interrupted"}
+    assert set(data) == {"schema", "exit_code", "url", "load", "series", "slo", "sweep", "interrupted", "in_flight"}
     assert data["url"].endswith("/v1/chat/completions")
     assert set(data["load"]) == {"mode", "requests", "duration_s", "concurrency", "rate", "warmup", "workers",
                                  "stream", "max_tokens", "timeout_s",

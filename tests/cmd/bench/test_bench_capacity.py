@@ -380,7 +380,9 @@ def test_ctrl_c_in_a_real_terminal_clears_the_live_line_and_prints_the_partial_r
 
     env = {"HOME": str(home), "TERM": "xterm-256color", "PS1": "$ ", "PYTHONPATH": str(REPO),
            "TAOTOKEN_API_KEY": SENTINEL_KEY}
+    drawn = home / "drawn.bin"
     with Tmux(["bash", "--norc", "--noprofile"], width=80, height=60, cwd=home, env=env) as term:
+        term.record(drawn)
         term.type(f"{sys.executable} -m taotoken_cli bench --base-url {server} -m slow -n 400 -c 2; echo EXIT=$?")
         term.send("Enter")
         term.wait_for(lambda screen: "━" in screen, timeout=60)
@@ -388,3 +390,7 @@ def test_ctrl_c_in_a_real_terminal_clears_the_live_line_and_prints_the_partial_r
         screen = term.wait_for(lambda text: re.search(r"EXIT=\d", text), timeout=60, history=True)
     assert "EXIT=130" in screen and "interrupted (SIGINT)" in screen, screen
     assert "━" not in screen, screen  # the live line is gone, "^C" and all
+    assert "Traceback" not in screen, screen
+    data = drawn.read_bytes()
+    hidden = data.rfind(b"\x1b[?25l")
+    assert hidden >= 0 and data.find(b"\x1b[?25h", hidden) > hidden  # the cursor the live view hid is back

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -24,7 +25,10 @@ pytestmark = pytest.mark.skipif(system.current().windows, reason="POSIX signals 
 
 @pytest.fixture(scope="module")
 def mock(module_mock_gateway):
-    return module_mock_gateway(MockOptions(key=SENTINEL_KEY, model_timing={"slow": ModelTiming(150, 0, 2)}),
+    # slower: every request takes 2 s, so c users answer together, 2 s apart, and a second signal lands while
+    # a batch is in flight
+    return module_mock_gateway(MockOptions(key=SENTINEL_KEY, model_timing={"slow": ModelTiming(150, 0, 2),
+                                                                           "slower": ModelTiming(2000, 0, 2)}),
                                process=True)
 
 
@@ -33,11 +37,15 @@ def server(mock):
     return mock.url
 
 
-def start(server: str, home: Path, *args: str) -> subprocess.Popen:
+def start(server: str, home: Path, *args: str, model: str = "slow") -> subprocess.Popen:
     env = dict(os.environ, PYTHONPATH=str(REPO), TAOTOKEN_API_KEY=SENTINEL_KEY, HOME=str(home))
-    return subprocess.Popen([sys.executable, "-m", "taotoken_cli", "bench", "--base-url", server, "-m", "slow",
+    return subprocess.Popen([sys.executable, "-m", "taotoken_cli", "bench", "--base-url", server, "-m", model,
                              "-z", "60s", "-c", "4", *args], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True, cwd=home)
+
+
+def answered(mock, model: str) -> int:
+    return sum(1 for record in mock.requests if record.model == model and record.endpoint == "chat")
 
 
 def interrupt_after_requests(proc: subprocess.Popen, mock, sig: int) -> tuple[str, str]:
@@ -79,3 +87,93 @@ def test_the_text_report_says_it_is_partial(mock, server, home):
     assert proc.returncode == 130, err
     assert "interrupted (SIGINT): the load was stopped" in out and "figures below are partial" in out
     assert "model slow" in out and "stopped" in out and "Traceback" not in err
+
+
+def test_a_second_interrupt_abandons_the_requests_in_flight_and_keeps_what_finished(mock, server, home, tmp_path):
+    """The first Ctrl-C waits for the requests in flight (here 2 s each); a second one does not: they are left
+    out, and what finished before is still reported and written. (Before, the second one exited 130 in silence
+    and left --raw empty.)"""
+    raw = tmp_path / "requests.jsonl"
+    before = answered(mock, "slower")
+    proc = start(server, home, "--raw", str(raw), "--json", model="slower")
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and answered(mock, "slower") < before + 4 and proc.poll() is None:
+        time.sleep(0.02)
+    time.sleep(0.2)  # the batch's records reach the mock's log; the next batch is 2 s away
+    finished = answered(mock, "slower") - before
+    proc.send_signal(signal.SIGINT)
+    time.sleep(0.3)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130, err
+    data = json.loads(out)
+    assert data["interrupted"] == "SIGINT" and data["in_flight"] == "abandoned"
+    series = data["series"][0]
+    # only what had finished: settling the batch in flight would have counted 4 more
+    assert series["requests"] == series["ok"] == finished >= 4
+    assert series["aborted"]["reason"] == "interrupted"
+    lines = [json.loads(line) for line in raw.read_text().splitlines()]
+    assert len(lines) == finished and all(line["ok"] for line in lines)
+    assert f"wrote {raw}" in err and "Traceback" not in err and SENTINEL_KEY not in out + err
+
+
+def test_the_second_interrupt_says_so_in_the_text_report(mock, server, home):
+    before = answered(mock, "slower")
+    proc = start(server, home, model="slower")
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and answered(mock, "slower") < before + 4 and proc.poll() is None:
+        time.sleep(0.02)
+    proc.send_signal(signal.SIGTERM)
+    time.sleep(0.3)
+    proc.send_signal(signal.SIGTERM)
+    out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 143, err
+    assert "interrupted twice (SIGTERM)" in out and "abandoned (not counted)" in out and "Traceback" not in err
+
+
+def test_an_interrupted_sweep_step_neither_bounds_the_knee_nor_stops_the_sweep(mock, server, home):
+    """Ctrl-C during the second step of a sweep: the step is shown, marked, and nothing is concluded from it (it
+    was reported as "stopped by the error limits", the knee bounded by it)."""
+    before = answered(mock, "slow")
+    env = dict(os.environ, PYTHONPATH=str(REPO), TAOTOKEN_API_KEY=SENTINEL_KEY, HOME=str(home))
+    proc = subprocess.Popen([sys.executable, "-m", "taotoken_cli", "bench", "--base-url", server, "-m", "slow",
+                             "-z", "2s", "--sweep", "c=1,2,4", "--json"], env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, cwd=home)
+    # c=1 for 2 s at 150 ms a request: about 13 answers; a few more are from the second step
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and answered(mock, "slow") < before + 18 and proc.poll() is None:
+        time.sleep(0.02)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130, err
+    data = json.loads(out)
+    model = data["sweep"]["models"][0]
+    assert [(step["load"], step["interrupted"]) for step in model["steps"]] == [(1.0, False), (2.0, True)]
+    assert model["interrupted"] and model["stop_reason"] is None and not model["stopped_early"]
+    assert model["knee"] is None and model["bounded_by"] is None  # c=1 alone confirms no knee
+    assert "Traceback" not in err
+
+
+@pytest.mark.skipif(shutil.which("tmux") is None, reason="needs tmux (a real terminal)")
+def test_sigterm_in_a_real_terminal_clears_the_live_line_and_restores_the_cursor(mock, server, home):
+    """bench in tmux at 80 columns, its live line drawn, then `kill PID` (SIGTERM, as a process manager stops
+    it): the live line is erased, the cursor it hid is shown again, the partial report follows, exit 143."""
+    from tests.tmux import Tmux
+
+    env = {"HOME": str(home), "TERM": "xterm-256color", "PYTHONPATH": str(REPO), "TAOTOKEN_API_KEY": SENTINEL_KEY}
+    drawn = home / "drawn.bin"
+    argv = [sys.executable, "-m", "taotoken_cli", "bench", "--base-url", server, "-m", "slow", "-n", "400", "-c", "2"]
+    with Tmux(argv, width=80, height=60, cwd=home, env=env) as term:
+        term.record(drawn)
+        term.wait_for(lambda screen: "━" in screen, timeout=60)
+        os.kill(term.pid(), signal.SIGTERM)
+        deadline = time.monotonic() + 60
+        while term.exit_status() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        status, screen = term.exit_status(), term.screen(history=True)
+    assert status == 143, screen
+    assert "interrupted (SIGTERM)" in screen and "model slow" in screen, screen
+    assert "━" not in screen and "Traceback" not in screen, screen
+    data = drawn.read_bytes()
+    hidden = data.rfind(b"\x1b[?25l")
+    assert hidden >= 0 and data.find(b"\x1b[?25h", hidden) > hidden
