@@ -225,26 +225,26 @@ def stop_on_signals():
     once. Returns a function that puts the previous handlers back."""
     import signal
 
-    from taotoken_cli.cmd.bench import engine
+    from taotoken_cli.cmd.bench.plan import HALT, halt
 
     def handler(signum, _frame) -> None:
         if STOP.abandoned:  # the third time: the workers did not come back; end without a report
             raise KeyboardInterrupt
         if STOP.signal is not None:
             STOP.abandoned = True
-            engine.halt(2)
+            halt(2)
             return
         STOP.signal = signum
-        engine.halt(1)
+        halt(1)
 
     STOP.signal, STOP.abandoned = None, False
-    engine.HALT[0] = 0
+    HALT[0] = 0
     previous = {sig: signal.signal(sig, handler) for sig in (signal.SIGINT, signal.SIGTERM)}
 
     def restore() -> None:
         for sig, old in previous.items():
             signal.signal(sig, old)
-        engine.HALT[0] = 0
+        HALT[0] = 0
 
     return restore
 

@@ -29,7 +29,7 @@ from typing import Any
 from taotoken_cli.cmd.bench import http1
 from taotoken_cli.cmd.bench.advice import in_english
 from taotoken_cli.cmd.bench.exchange import Exchange, as_httpx_error, decoded
-from taotoken_cli.cmd.bench.plan import BodyTemplate, Plan, Share, Tally, prepare, split
+from taotoken_cli.cmd.bench.plan import ACTIVE, BodyTemplate, Plan, Share, Tally, prepare, running, split
 from taotoken_cli.cmd.bench.stats import SeriesStats, window_width
 from taotoken_cli.core.base.i18n import _, current, use
 from taotoken_cli.core.diagnosis.context import context_for
@@ -85,7 +85,16 @@ class Runner:
     async def request(self, g: int, t_ref: float, scheduled: float | None = None) -> float | None:
         """`start` as a coroutine (warm-up, open loop): returns the Retry-After hint or None."""
         future = self.loop.create_future()
-        self.start(g, t_ref, future.set_result, future.set_exception, scheduled)
+
+        def settle(hint: float | None) -> None:
+            if not future.done():  # not when a second Ctrl-C cancelled the wait (the request was abandoned)
+                future.set_result(hint)
+
+        def fail(exc: BaseException) -> None:
+            if not future.done():
+                future.set_exception(exc)
+
+        self.start(g, t_ref, settle, fail, scheduled)
         return await future
 
     def timed_out(self) -> TimeoutError:
@@ -306,26 +315,31 @@ class Runner:
             finally:
                 slots.release()
 
-        while True:
-            await slots.acquire()  # at most c in flight: a request that waits here starts late
-            g = tally.claim()  # the next start of the shared schedule, whichever worker is free
-            if g is None:
-                slots.release()
-                break
-            scheduled = t0 + schedule[g]
-            if self.hold_until > scheduled:
-                self.stats.deferred += 1
-            delay = max(scheduled, self.hold_until) - _perf()
-            if delay > 0:
-                await asyncio.sleep(delay)
-            if tally.aborted:
-                slots.release()
-                break
-            task = loop.create_task(one(g, scheduled))
-            tasks.add(task)
-            task.add_done_callback(tasks.discard)
-        if tasks:
-            await asyncio.gather(*tasks)
+        try:
+            while True:
+                await slots.acquire()  # at most c in flight: a request that waits here starts late
+                g = tally.claim()  # the next start of the shared schedule, whichever worker is free
+                if g is None:
+                    slots.release()
+                    break
+                scheduled = t0 + schedule[g]
+                if self.hold_until > scheduled:
+                    self.stats.deferred += 1
+                delay = max(scheduled, self.hold_until) - _perf()
+                if delay > 0:
+                    await asyncio.sleep(delay)
+                if tally.aborted:
+                    slots.release()
+                    break
+                task = loop.create_task(one(g, scheduled))
+                tasks.add(task)
+                task.add_done_callback(tasks.discard)
+            if tasks:
+                await asyncio.gather(*tasks)
+        except asyncio.CancelledError:  # abandoned (a second Ctrl-C): the requests in flight are not waited for
+            for task in list(tasks):
+                task.cancel()
+            raise
 
 
 class _Request:
@@ -475,24 +489,6 @@ def run_loop(coro):
     return asyncio.run(coro)
 
 
-ACTIVE: list[Tally] = []  # the series running now (the parent's signal handler stops them)
-HALT = [0]  # 0: run; 1: interrupted (no new request); 2: and the requests in flight abandoned
-
-
-def halt(level: int) -> None:
-    """From the signal handler: stop the series running now, and any started after (a signal between two)."""
-    HALT[0] = max(HALT[0], level)
-    for tally in list(ACTIVE):
-        _apply_halt(tally)
-
-
-def _apply_halt(tally: Tally) -> None:
-    if HALT[0] >= 2:
-        tally.abandon()
-    elif HALT[0] == 1:
-        tally.interrupt()
-
-
 def _worker_main(plan: Plan, share: Share, tally: Tally, pipe, barrier, lang: str = "en") -> None:
     use(lang)  # a spawned worker (macOS, Windows) starts in English: the catalogue's fixes in the run's language
     import signal
@@ -534,18 +530,14 @@ def run_series(plan: Plan, on_progress=None) -> SeriesResult:
     prepare(plan)
     shares = split(plan)
     if len(shares) == 1 and on_progress is None:
-        tally = Tally(plan)
-        ACTIVE.append(tally)
-        _apply_halt(tally)
+        tally = running(Tally(plan))
         try:
             stats = SeriesStats.from_state(run_loop(run_worker(plan, shares[0], tally)))
         finally:
             ACTIVE.remove(tally)
         return SeriesResult(stats, tally.counts()[2], 1)
     ctx = _mp_context()
-    tally = Tally(plan, ctx)
-    ACTIVE.append(tally)
-    _apply_halt(tally)
+    tally = running(Tally(plan, ctx))
     barrier = ctx.Barrier(len(shares))
     procs, pipes = [], []
     for share in shares:

@@ -215,6 +215,31 @@ class Tally:
         return v[1], v[2], self.ABORT_REASONS.get(v[3])
 
 
+ACTIVE: list[Tally] = []  # the series running now (the parent's signal handler stops them)
+HALT = [0]  # 0: run; 1: interrupted (no new request); 2: and the requests in flight abandoned
+
+
+def halt(level: int) -> None:
+    """From the signal handler: stop the series running now, and any started after (a signal between two)."""
+    HALT[0] = max(HALT[0], level)
+    for tally in list(ACTIVE):
+        _apply_halt(tally)
+
+
+def running(tally: Tally) -> Tally:
+    """A series starts: listed in ACTIVE (engine.run_series removes it), stopped at once if the run was."""
+    ACTIVE.append(tally)
+    _apply_halt(tally)
+    return tally
+
+
+def _apply_halt(tally: Tally) -> None:
+    if HALT[0] >= 2:
+        tally.abandon()
+    elif HALT[0] == 1:
+        tally.interrupt()
+
+
 def prepare(plan: Plan) -> Plan:
     """Compute the open-loop schedule (once, before any worker starts)."""
     from taotoken_cli.cmd.bench.workload import schedule

@@ -220,18 +220,19 @@ def run(args: BenchOptions, io: IOStreams) -> int:
     from taotoken_cli.cmd.bench.sweep import request_limits
 
     options.slo_limits = request_limits(slos)
-    view = None
-    if io.stderr_tty:
-        from taotoken_cli.cmd.bench.progress import LiveView, PlainProgress
-        from taotoken_cli.core.term.output import dumb_terminal
-
-        view = (PlainProgress(out, models, sweep, args.repeat) if dumb_terminal(io.env)
-                else LiveView(out.err_console, models, sweep, args.repeat))
     from taotoken_cli.cmd.bench.campaign import STOP, signal_name, stop_on_signals
 
-    # the handlers stay until the report is out: a Ctrl-C pressed twice as the run ends must not cut it short
+    # from before the live view is drawn (a signal the moment it shows is one the run handles) until the report is
+    # out (a Ctrl-C pressed twice as the run ends must not cut it short)
     restore = stop_on_signals()
     try:
+        view = None
+        if io.stderr_tty:
+            from taotoken_cli.cmd.bench.progress import LiveView, PlainProgress
+            from taotoken_cli.core.term.output import dumb_terminal
+
+            view = (PlainProgress(out, models, sweep, args.repeat) if dumb_terminal(io.env)
+                    else LiveView(out.err_console, models, sweep, args.repeat))
         try:
             report = run_bench(options, view)
         except KeyboardInterrupt:  # a third Ctrl-C: the workers did not come back, so there is nothing to report

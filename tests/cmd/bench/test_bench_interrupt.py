@@ -177,3 +177,24 @@ def test_sigterm_in_a_real_terminal_clears_the_live_line_and_restores_the_cursor
     data = drawn.read_bytes()
     hidden = data.rfind(b"\x1b[?25l")
     assert hidden >= 0 and data.find(b"\x1b[?25h", hidden) > hidden
+
+
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_a_second_interrupt_in_open_loop_leaves_no_pending_request_behind(mock, server, home, tmp_path, workers):
+    """Open loop (--rate), in one process and in two: the requests waiting for their answer are cancelled, not left
+    pending when the event loop closes (asyncio would complain on stderr), and what finished is written."""
+    raw = tmp_path / "requests.jsonl"
+    before = answered(mock, "slower")
+    proc = start(server, home, "--raw", str(raw), "--json", "--rate", "4", "--workers", workers, model="slower")
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and answered(mock, "slower") < before + 2 and proc.poll() is None:
+        time.sleep(0.02)
+    proc.send_signal(signal.SIGINT)
+    time.sleep(0.3)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130, err
+    data = json.loads(out)
+    assert data["in_flight"] == "abandoned" and data["series"][0]["requests"] >= 2
+    assert len(raw.read_text().splitlines()) == data["series"][0]["requests"]
+    assert err.splitlines() == [f"wrote {raw} (--raw)"], err  # nothing else: no traceback, no asyncio complaint
