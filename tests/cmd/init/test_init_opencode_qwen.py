@@ -20,7 +20,7 @@ def test_their_folders_are_detected_and_undo_restores_every_byte(run, home: Path
     monkeypatch.setenv("PATH", "/usr/bin:/bin")  # their commands are not on this PATH: the folders decide
     config = write(home / ".config/opencode/opencode.json", HAND_WRITTEN, 0o644)
     (home / ".qwen").mkdir()
-    result = init(run, "--yes").assert_clean()
+    result = init(run, "--yes", "-v").assert_clean()  # -v: the targets and why (the compact default omits them)
     assert result.returncode == 0, result.output
     assert "targets: own config, opencode, qwen-code\n" in result.stdout
     assert f"opencode: detected ({home}/.config/opencode exists)" in flat(result.stdout)
@@ -28,7 +28,7 @@ def test_their_folders_are_detected_and_undo_restores_every_byte(run, home: Path
     text = config.read_text()
     assert text.startswith('{\n  // mine\n  "theme": "opencode",\n') and '"model": "taotoken/gpt-4o-mini"' in text
     assert json.loads((home / ".qwen/settings.json").read_text())["env"]["TAOTOKEN_API_KEY"] == SENTINEL_KEY
-    rerun = init(run, "--yes").stdout
+    rerun = init(run, "--yes", "-v").stdout
     assert "[opencode]" not in rerun and "[qwen-code]" not in rerun, rerun  # nothing left to change in them
     undone = run("init", "--undo").assert_clean()
     assert undone.returncode == 0, undone.output
