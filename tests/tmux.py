@@ -85,15 +85,6 @@ class Tmux:
 
         self._tmux("pipe-pane", "-o", "-t", "t", f"cat >> {shlex.quote(str(path))}")
 
-    def pid(self) -> int:
-        """The process the window runs (the command given, not a shell around it)."""
-        return int(self._tmux("display-message", "-p", "-t", "t", "#{pane_pid}").strip())
-
-    def exit_status(self) -> int | None:
-        """The program's exit status once it has exited (None before)."""
-        status = self._tmux("display-message", "-p", "-t", "t", "#{pane_dead_status}").strip()
-        return int(status) if status and self.dead() else None
-
     def dead(self) -> bool:
         """Has the program in the window exited?"""
         return self._tmux("display-message", "-p", "-t", "t", "#{pane_dead}").strip() == "1"

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import shlex
 import shutil
 import signal
 import subprocess
@@ -162,15 +164,18 @@ def test_sigterm_in_a_real_terminal_clears_the_live_line_and_restores_the_cursor
 
     env = {"HOME": str(home), "TERM": "xterm-256color", "PYTHONPATH": str(REPO), "TAOTOKEN_API_KEY": SENTINEL_KEY}
     drawn = home / "drawn.bin"
-    argv = [sys.executable, "-m", "taotoken_cli", "bench", "--base-url", server, "-m", "slow", "-n", "400", "-c", "2"]
-    with Tmux(argv, width=80, height=60, cwd=home, env=env) as term:
+    bench = shlex.join([sys.executable, "-m", "taotoken_cli", "bench", "--base-url", server, "-m", "slow", "-n", "400",
+                        "-c", "2"])
+    # bench as a child of a shell that says its pid and its exit status (tmux's own pane_dead_status is sometimes
+    # left empty when the pane is polled while it dies); it starts once the recording has begun
+    script = f"while [ ! -e go ]; do sleep 0.05; done; {bench} & echo PID=$!; wait $!; echo EXIT=$?; sleep 60"
+    with Tmux(["bash", "--norc", "--noprofile", "-c", script], width=80, height=60, cwd=home, env=env) as term:
         term.record(drawn)
-        term.wait_for(lambda screen: "━" in screen, timeout=60)
-        os.kill(term.pid(), signal.SIGTERM)
-        deadline = time.monotonic() + 60
-        while term.exit_status() is None and time.monotonic() < deadline:
-            time.sleep(0.05)
-        status, screen = term.exit_status(), term.screen(history=True)
+        (home / "go").touch()
+        screen = term.wait_for(lambda text: "━" in text and "PID=" in text, timeout=60)
+        os.kill(int(re.search(r"PID=(\d+)", screen).group(1)), signal.SIGTERM)
+        screen = term.wait_for(lambda text: re.search(r"EXIT=\d", text), timeout=60, history=True)
+    status = int(re.search(r"EXIT=(\d+)", screen).group(1))
     assert status == 143, screen
     assert "interrupted (SIGTERM)" in screen and "model slow" in screen, screen
     assert "━" not in screen and "Traceback" not in screen, screen
