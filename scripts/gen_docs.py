@@ -471,6 +471,8 @@ MAN_TEXT = {
             ("TAOTOKEN_DOCUMENTS_DIR", "Windows: the Documents folder whose PowerShell profiles init --target shell "
              "and completion --install write, instead of Explorer's (which no other variable redirects). For "
              "sandboxes."),
+            ("TAOTOKEN_HOME_AS_TILDE", "1: paths under $HOME are shown as ~/... before lines are wrapped (set by "
+             "the demo for its steps, so its transcript wraps around the short form)."),
         ],
         "FILES": [
             ("~/.config/taotoken/config.toml", "Profiles, the triple and routing tables (mode 0600)."),
@@ -575,6 +577,8 @@ MAN_TEXT = {
              "用于沙盒（demo、测试）：沙盒目录以外的一切都不会改变。"),
             ("TAOTOKEN_DOCUMENTS_DIR", "Windows：init --target shell 和 completion --install 写入其 PowerShell "
              "配置文件的“文档”文件夹，代替资源管理器的（没有别的变量能改变它）。用于沙盒。"),
+            ("TAOTOKEN_HOME_AS_TILDE", "1：$HOME 下的路径先显示为 ~/...，再折行（demo 为其步骤设置，"
+             "使记录按短形式折行）。"),
         ],
         "FILES": [
             ("~/.config/taotoken/config.toml", "配置档、三个值和路由表（权限 0600）。"),

@@ -89,7 +89,9 @@ def test_git_bash_gets_env_sh_and_a_bashrc_line_beside_the_user_environment(
     assert {env_sh, bashrc, machine.config_dir / "env.ps1", machine.config_dir / winshell.RECORD} <= \
         {change.path for change in plan.pending}
     loads_env_sh = f". {shlex.quote(env_sh.as_posix())}"
-    assert f"`{loads_env_sh}`" in " ".join(plan.notes)  # this Git Bash window: source env.sh, not env.ps1
+    # this Git Bash window: source env.sh, not env.ps1 (a detail of the plan: init's compact output says it as its
+    # next step)
+    assert f"`{loads_env_sh}`" in " ".join(plan.details)
     fileplan.apply(plan, machine.config_dir)
     assert b"\r" not in env_sh.read_bytes()  # bash would take a CR into the key
     assert f"export OPENAI_API_KEY={SENTINEL_KEY}" in env_sh.read_text(encoding="utf-8")

@@ -341,11 +341,11 @@ def test_init_says_where_codex_s_key_variable_lasts_on_each_os(on) -> None:
                                                                           "PowerShell profile")):
         on(kind)
         notes: list[str] = []
-        _codex_key_source(["codex"], notes, None, assume_yes=True, key_exported=True)
+        _codex_key_source(["codex"], notes, [], None, assume_yes=True, key_exported=True)
         assert notes == [f"codex: reads the key from $OPENAI_API_KEY, which is set here: keep it set in {where} "
                          "(or add --target shell)"]
         notes = []
-        refused = _codex_key_source(["codex"], notes, None, assume_yes=True, key_exported=False)
+        refused = _codex_key_source(["codex"], notes, [], None, assume_yes=True, key_exported=False)
         assert refused is not None and how in str(refused.fix) and how in notes[0]
         assert ("env.sh" in str(refused.fix)) == (kind == "linux")
 
