@@ -40,7 +40,7 @@ SCENARIOS: dict[str, dict[str, list[list[str]]]] = {
         ["init", "--key-stdin", "--model", MODEL, "--base-url", "{url}", "--all", "--yes"],
         ["init", "--key-stdin", "--model", MODEL, "--base-url", "{url}/v1?utm=x", "--all", "--dry-run"],
         ["init", "--key", SENTINEL_KEY, "--model", "other-model", "--base-url", "{url}", "--all", "--yes",
-         "--codex-auth", "inline"],
+         "--codex-auth", "inline", "--allow-unlisted"],  # a model the mock does not list: written all the same
         ["init", "--key-stdin", "--model", MODEL, "--base-url", "{url}", "--target", "codex", "--yes",
          "--codex-auth", "auth-json"],
         ["init", "--key-stdin", "--model", MODEL, "--base-url", "{url}", "--target", "cline"],  # no --yes: refused
