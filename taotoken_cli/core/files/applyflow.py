@@ -112,6 +112,8 @@ def show(out: Output, plan: Plan, flow: Flow) -> None:
         for note in plan.notes:
             out.wrapped(note, _("note: "))
     show_warnings(out, plan)
+    for line in plan.broken:  # known before anything is written: said before the question too
+        out.error_wrapped(line, _("not working yet: "))
     if flow.dry_run or flow.diff:
         out.line(fileplan.plan_diff(plan).rstrip("\n"))
 

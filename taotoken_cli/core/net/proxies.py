@@ -140,7 +140,10 @@ def is_loopback(host: str) -> bool:
 def proxy_for(url: str, env: Mapping[str, str] | None = None) -> str | None:
     """The proxy URL a request to `url` goes through under `env` (None: direct), as httpx would choose it — except
     that a loopback target never goes through a proxy on another machine (is_loopback)."""
-    parts = urlsplit(url)
+    try:
+        parts = urlsplit(url)
+    except ValueError:  # not a URL (`http://[::1`): nothing is sent to it, through a proxy or not
+        return None
     scheme = parts.scheme.lower()
     try:
         port = parts.port
@@ -158,7 +161,12 @@ def proxy_for(url: str, env: Mapping[str, str] | None = None) -> str | None:
 
 
 def _proxy_host(proxy: str) -> str:
-    return (urlsplit(proxy if "://" in proxy else "http://" + proxy).hostname or "").lower()
+    """The proxy's host ("" for a value that is no URL, `http://[::1`: httpx refuses it when the client is made,
+    and the failure is reported there)."""
+    try:
+        return (urlsplit(proxy if "://" in proxy else "http://" + proxy).hostname or "").lower()
+    except ValueError:
+        return ""
 
 
 def proxy_variables(env: Mapping[str, str]) -> list[tuple[str, str]]:

@@ -60,6 +60,25 @@ def find_exports(variable: str, env: Mapping[str, str]) -> list[Export]:
     return found
 
 
+def exported_value(export: Export) -> str | None:
+    """The value the line of `export` gives its variable (`export VAR='x'` -> x; fish `set -gx VAR x`), or None
+    when it cannot be read without running the shell (a `$OTHER` reference, a command substitution)."""
+    import shlex
+
+    try:
+        line = export.path.read_text(encoding="utf-8", errors="replace").splitlines()[export.line - 1]
+        words = shlex.split(line, comments=True)
+    except (OSError, IndexError, ValueError):
+        return None
+    if export.path.suffix == ".fish":
+        values = [w for w in words[1:] if not w.startswith("-")][1:]
+        value = " ".join(values)
+    else:
+        assignment = next((w for w in words if "=" in w and not w.startswith("-")), "")
+        value = assignment.partition("=")[2]
+    return None if "$" in value or "`" in value else value
+
+
 def describe(item: Value, env: Mapping[str, str]) -> str:
     """Where a resolved value comes from, in words: "$TAOTOKEN_MODEL (exported in ~/.bashrc:12)"."""
     kind, detail = item.origin.kind, item.origin.detail

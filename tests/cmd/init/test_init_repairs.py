@@ -35,3 +35,68 @@ def test_init_says_why_not_when_the_profile_cannot_be_moved(cli, home):
     assert result.returncode == 1, result.output
     assert "next: taotoken check" not in result.output
     assert "not working yet: Codex will refuse to start" in " ".join(result.stderr.split())
+
+
+# ------------------------------------------------------------------------------ Claude Code (its env block)
+
+LOOPBACK = "http://127.0.0.1:9/api"
+
+
+def init_claude(cli, base: str = LOOPBACK, *extra: str, **env: str):
+    return cli("init", "--yes", "--base-url", base, "--model", "gpt-4o-mini", "--key-stdin", "--target", "claude-code",
+               *extra, input=SENTINEL_KEY, env=env or None).assert_clean()
+
+
+def claude_env(home) -> dict:
+    import json
+
+    return json.loads((home / ".claude" / "settings.json").read_text())["env"]
+
+
+def test_a_proxy_claude_code_would_use_for_a_loopback_gateway_gets_no_proxy_in_the_same_block(cli, home):
+    write(home / ".claude" / "settings.json", '{"env": {"HTTPS_PROXY": "http://127.0.0.1:7890", '
+                                              '"NO_PROXY": "corp.example"}}\n')
+    result = init_claude(cli)
+    assert result.returncode == 0 and "next: taotoken check" in result.stdout, result.output
+    env = claude_env(home)
+    assert env["NO_PROXY"] == "corp.example,127.0.0.1" and env["HTTPS_PROXY"] == "http://127.0.0.1:7890"
+    assert "HTTPS_PROXY=http://127.0.0.1:7890 would carry Claude Code's requests" in " ".join(result.stdout.split())
+    again = init_claude(cli)  # the repair holds: nothing more to change
+    assert "already up to date" in again.stdout, again.output
+
+
+def test_a_shell_proxy_is_exempted_for_claude_code_too_but_a_remote_gateway_is_left_to_the_proxy(cli, home):
+    init_claude(cli, LOOPBACK, HTTP_PROXY="http://10.0.0.2:3128")  # Claude Code takes HTTP_PROXY for any gateway
+    assert claude_env(home)["NO_PROXY"] == "127.0.0.1"
+    (home / ".claude" / "settings.json").unlink()
+    init_claude(cli, "https://taotoken.net/api", HTTPS_PROXY="http://127.0.0.1:7890")
+    assert "NO_PROXY" not in claude_env(home)  # going through a proxy to a remote gateway is the user's choice
+
+
+def test_a_provider_switch_in_the_env_block_is_removed(cli, home):
+    write(home / ".claude" / "settings.json", '{"env": {"CLAUDE_CODE_USE_VERTEX": "true", "OTHER": "1"}}\n')
+    result = init_claude(cli)
+    assert result.returncode == 0, result.output
+    assert "CLAUDE_CODE_USE_VERTEX" not in claude_env(home) and claude_env(home)["OTHER"] == "1"
+    assert "removed env.CLAUDE_CODE_USE_VERTEX ('true'): with it Claude Code talks to Google Vertex AI" in " ".join(
+        result.stdout.split())
+
+
+def test_a_provider_switch_exported_in_a_startup_file_is_named_by_line_and_init_says_not_working(cli, home):
+    write(home / ".bashrc", "export PATH=$PATH:~/bin\nexport CLAUDE_CODE_USE_BEDROCK=1\n", 0o644)
+    dry = cli("init", "--dry-run", "--base-url", LOOPBACK, "--model", "m", "--key-stdin", "--target", "claude-code",
+              input=SENTINEL_KEY).assert_clean()
+    assert "not working yet: Claude Code started from a new terminal talks to Amazon Bedrock" in " ".join(
+        dry.stderr.split())  # said before anything is written
+    result = init_claude(cli)
+    text = " ".join(result.output.split())
+    assert result.returncode == 1 and "next: taotoken check" not in text, result.output
+    assert "CLAUDE_CODE_USE_BEDROCK=1 is exported in ~/.bashrc:2; fix: delete that line" in text
+    assert (home / ".bashrc").read_text().endswith("export CLAUDE_CODE_USE_BEDROCK=1\n")  # the user's file: named only
+
+
+def test_a_provider_switch_in_this_shell_is_named_with_its_fix(cli, home):
+    result = init_claude(cli, LOOPBACK, CLAUDE_CODE_USE_FOUNDRY="yes")
+    text = " ".join(result.output.split())
+    assert result.returncode == 1 and "Claude Code talks to Microsoft Foundry, not the gateway" in text
+    assert "`unset CLAUDE_CODE_USE_FOUNDRY` in the shell that starts Claude Code" in text
