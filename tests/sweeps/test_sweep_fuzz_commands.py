@@ -56,6 +56,11 @@ ODD_TEXT = st.one_of(
                      "base_url", "lang", "zh", "auth.invalid_key", "401", "claude-code", "codex", "all", "user",
                      "project", "env", "network", "check", "json"]),
     st.text(max_size=12))
+# Values for options that take a number or a duration (by metavar): the edges where clocks and counters overflow.
+NUMBERS = st.sampled_from(["0", "-1", "1", "3", "0.0001", "inf", "-inf", "nan", "1e308", "1e400", "1e-308",
+                           "99999999999999999999", "86401", "0x10", "10k", "1.5k", "2M", "1m30s", "168h", "169h", "500ms",
+                           "", "x", " 5 "])
+NUMERIC_METAVARS = {"SECONDS", "N", "MS", "PER_SECOND", "FRACTION", "R", "PORT", "TIME", "PCT", "STATUS"}
 # File options, by direction: an output is never an absolute path but /dev/full or a directory (the test runs as
 # whatever user it runs as, root included, and must write nowhere but its temporary HOME).
 OUT_PATHS = st.sampled_from(["out.json", "", ".", "/", "/dev/full", "/dev/null", "no/such/dir/x", "x" * 300,
@@ -122,7 +127,9 @@ def param_strategy(path: str, param: click.Parameter) -> st.SearchStrategy[list[
     name = max(param.opts, key=len)
     if getattr(param, "is_flag", False):
         return st.sampled_from([[], [name]])
-    values = OUT_PATHS if name in OUTPUT_OPTIONS else IN_PATHS if name in INPUT_OPTIONS else ODD_TEXT
+    numeric = (getattr(param, "metavar", None) or "").upper() in NUMERIC_METAVARS
+    values = OUT_PATHS if name in OUTPUT_OPTIONS else IN_PATHS if name in INPUT_OPTIONS else \
+        st.one_of(NUMBERS, ODD_TEXT) if numeric else ODD_TEXT
     return st.one_of(st.just([]), values.map(lambda value: [name, value]))
 
 

@@ -14,7 +14,7 @@ from taotoken_cli.core.base.masking import remember_secret
 from taotoken_cli.core.clients import CLIENTS, ON_REQUEST, ccswitch, ccswitch_cli, codex, gemini_cli, mcp, project_env
 from taotoken_cli.core.clients.base import Machine, PlanOptions, Triple
 from taotoken_cli.core.clients.copies import OWN, Record, plan_copies, read_record, record_change, written_keys
-from taotoken_cli.core.clients.envvars import host_key, key_mark
+from taotoken_cli.core.clients.envvars import host_key, key_mark, taotoken_hosts
 from taotoken_cli.core.diagnosis import gemini_api
 from taotoken_cli.core.files import fileplan
 from taotoken_cli.core.files.fileplan import Plan
@@ -267,6 +267,9 @@ def build(request: InitRequest, io: IOStreams, *, assume_yes: bool = False) -> I
             target_notes.append(_("{target}: added: MCP servers pointing at TaoToken hold other values ({servers})")
                                 .format(target=mcp.NAME, servers="; ".join(behind)))
     plan = plan_copies(triple, targets, options, machine, own_profile=profile)
+    plan.warnings.extend(project_env.stale_copies(  # the project's own .env: named, never written
+        triple, machine, taotoken_hosts(triple.base_url, options.taotoken_hosts),
+        written_keys(options, machine, profile)))
     plan.add(record_change(Record(profile, tuple(targets), options), machine))
     fileplan.add_git_warnings(plan)
     links = (ccswitch.import_links(triple, ccswitch.apps(triple, options, ccswitch.store(machine)))

@@ -124,3 +124,43 @@ def test_a_project_env_variable_pointed_elsewhere_stays_the_users(run, home) -> 
     after = env_file.read_text()
     assert "export OPENAI_API_KEY=sk-proj-USERS0123456789" in after and "https://api.openai.com/v1" in after
     assert f"export TAOTOKEN_API_KEY={NEW_KEY}" in after
+
+
+def test_config_set_keeps_a_taotoken_mcp_server_in_step_when_no_init_recorded_it(run, home) -> None:
+    """No init ever ran (the triple was set with `config set`): a server pointing at TaoToken is a copy all the same,
+    and it follows the key and each base URL change (the host it is on is the one taotoken used until now)."""
+    for name, value in (("base_url", ROOT), ("model", MODEL)):
+        assert clean(run("config", "set", name, value)).returncode == 0
+    assert clean(run("config", "set", "api_key", "-", input=OLD_KEY)).returncode == 0
+    path = write(home / ".claude.json", json.dumps({"mcpServers": {"tt": {"command": "tt-mcp", "env": {
+        "TAOTOKEN_BASE_URL": ROOT, "TAOTOKEN_API_KEY": OLD_KEY}}}}, indent=2) + "\n")
+    assert not (home / ".config" / "taotoken" / "copies.json").exists()
+    result = clean(run("config", "set", "api_key", "-", "--yes", input=NEW_KEY))
+    assert result.returncode == 0 and env_of(path, "tt")["TAOTOKEN_API_KEY"] == NEW_KEY, result.output
+    for root in ("https://gw-b.example/api", "https://gw-c.example/api"):  # each change moves it on
+        assert clean(run("config", "set", "base_url", root, "--yes")).returncode == 0
+        assert env_of(path, "tt")["TAOTOKEN_BASE_URL"] == root
+    # without a terminal and without --yes only taotoken's own file changes, and the stale copy is named
+    result = clean(run("config", "set", "api_key", "-", input=SENTINEL_KEY))
+    assert env_of(path, "tt")["TAOTOKEN_API_KEY"] == NEW_KEY
+    assert "1 copy still holds the old values: ~/.claude.json" in " ".join(result.stderr.split())
+
+
+def test_a_projects_own_env_file_is_named_as_stale_never_written(run, home) -> None:
+    """.env is the user's (often committed): init and `config set` never write it, but a TaoToken key left there is
+    named in the run's output."""
+    import subprocess
+
+    subprocess.run(["git", "init", "-q", str(home)], check=True)
+    dotenv = write(home / ".env", f"OPENAI_BASE_URL={ROOT}/v1\nOPENAI_API_KEY={OLD_KEY}\nDEBUG=1\n", 0o644)
+    before = dotenv.read_bytes()
+    result = clean(run("init", "--target", "claude-code", "--yes", "--base-url", ROOT, "--model", MODEL,
+                       "--key-stdin", input=OLD_KEY))
+    assert result.returncode == 0 and ".env:" not in result.output  # it holds the key init writes: in step
+    result = clean(run("config", "set", "api_key", "-", "--yes", input=NEW_KEY))
+    text = " ".join(result.output.split())
+    assert f"{dotenv}: OPENAI_API_KEY still holds the old value; taotoken does not write this file" in text, text
+    result = clean(run("init", "--target", "claude-code", "--yes", "--base-url", ROOT, "--model", MODEL,
+                       "--key-stdin", input=NEW_KEY))
+    assert f"{dotenv}: OPENAI_API_KEY still holds the old value" in " ".join(result.output.split())
+    assert dotenv.read_bytes() == before
