@@ -25,15 +25,13 @@ from pathlib import Path
 
 import click
 import pytest
-import typer
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from taotoken_cli.app import app
 from taotoken_cli.core.base.exitcodes import Exit
+from tests.app_commands import command_paths
 from tests.conftest import SENTINEL_KEY, own_config, python_path
 
-ROOT = typer.main.get_command(app)
 CLOSED = "http://127.0.0.1:9/api"  # nothing listens on the discard port: refused at once
 EXITS = {int(code) for code in Exit}
 
@@ -101,19 +99,6 @@ FAST = settings(max_examples=int(os.environ.get("TAOTOKEN_FUZZ_EXAMPLES", "15"))
                                        HealthCheck.data_too_large])
 
 
-def command_paths() -> dict[str, click.Command]:
-    """Every command and subcommand of the real app: 'route devices' -> its click command."""
-    found: dict[str, click.Command] = {}
-
-    def walk(command: click.Command, path: list[str]) -> None:
-        found[" ".join(path)] = command
-        for name, sub in (getattr(command, "commands", None) or {}).items():
-            walk(sub, [*path, name])
-
-    walk(ROOT, [])
-    return found
-
-
 COMMANDS = command_paths()
 # Per command, how many examples (a command that starts worker processes or probes devices costs more).
 EXAMPLES = {"bench": 6, "demo": 3, "mock": 4, "route": 10, "route devices": 5, "doctor": 10}
@@ -152,22 +137,23 @@ def argv_strategy(path: str) -> st.SearchStrategy[list[str]]:
 ENVIRONMENT = st.fixed_dictionaries({name: values for name, values in ENV_VALUES.items()})
 
 
+def _setenv(name: str, value: str | None) -> None:
+    if value is None:
+        os.environ.pop(name, None)
+    else:
+        os.environ[name] = value
+
+
 @contextmanager
 def environment(changes: dict[str, str | None]):
     saved = {name: os.environ.get(name) for name in changes}
     try:
         for name, value in changes.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
+            _setenv(name, value)
         yield
     finally:
         for name, value in saved.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
+            _setenv(name, value)
 
 
 def assert_ends_well(argv: list[str], code: int, stdout: str, stderr: str) -> None:
@@ -297,7 +283,7 @@ PLAIN = {"": ["--help"], "init": ["init", "--key-stdin", "--yes", "--model", "m"
          "config set": ["config", "set", "api_key", "-"], "config sync": ["config", "sync", "--yes"],
          "config profiles": ["config", "profiles"], "route": ["route", "--export", "--device", "cpu"],
          "route devices": ["route", "devices", "--timeout", "5"], "route set": ["route", "set", "cpu=m", "--no-check"],
-         "route list": ["route", "list"]}
+         "route list": ["route", "list"], "completion": ["completion", "bash"]}
 
 
 def test_every_command_has_a_plain_stream_run() -> None:

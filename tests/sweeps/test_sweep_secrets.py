@@ -21,16 +21,14 @@ from pathlib import Path
 
 import httpx
 import pytest
-import typer
 from werkzeug import Request, Response
 
-from taotoken_cli.app import app
 from taotoken_cli.cmd.demo.steps import DEMO_KEY
 from taotoken_cli.cmd.mock import FAULTS, NAMED_FAILURES, MockOptions
+from tests.app_commands import command_paths
 from tests.conftest import SENTINEL_KEY, Result, python_path
 
 MODEL = "gpt-4o-mini"
-ROOT = typer.main.get_command(app)
 
 # Command path -> scenarios (argument lists). "{url}" is replaced by the gateway under test.
 # `network` scenarios are also run against every failure mode; the others once per target.
@@ -76,19 +74,6 @@ SCENARIOS: dict[str, dict[str, list[list[str]]]] = {
                "local": [["doctor", "--list"], ["doctor", "--fix", "--yes", "--offline"]]},
 }
 VARIANT_FLAGS = (("--json",), ("--verbose", "-v"), ("--dry-run",))
-
-
-def command_paths() -> dict[str, object]:
-    """Every command and subcommand of the real app: 'route devices' -> its click command."""
-    found: dict[str, object] = {}
-
-    def walk(command, path: list[str]) -> None:
-        found[" ".join(path)] = command
-        for name, sub in (getattr(command, "commands", None) or {}).items():
-            walk(sub, [*path, name])
-
-    walk(ROOT, [])
-    return found
 
 
 COMMANDS = command_paths()
