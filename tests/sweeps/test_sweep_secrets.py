@@ -57,8 +57,10 @@ SCENARIOS: dict[str, dict[str, list[list[str]]]] = {
     "config": {"local": [["config"], ["config", "--help"]]},
     "config show": {"local": [["config", "show"], ["config", "show", "--origin"]]},
     "config path": {"local": [["config", "path"]]},
-    "config set": {"local": [["config", "set", "api_key", "-"], ["config", "set", "api_key", SENTINEL_KEY],
-                             ["config", "set", "model", MODEL], ["config", "set", "base_url", "{url}"],
+    # base_url first: the undo scenarios above may have taken the whole setup back, and `config set model` asks the
+    # configured gateway's model list (the default one is the real gateway)
+    "config set": {"local": [["config", "set", "base_url", "{url}"], ["config", "set", "api_key", "-"],
+                             ["config", "set", "api_key", SENTINEL_KEY], ["config", "set", "model", MODEL],
                              ["config", "set", "api_key", "Bearer " + SENTINEL_KEY]]},
     "config profiles": {"local": [["config", "profiles"]]},
     "config sync": {"local": [["config", "sync"], ["config", "sync", "--yes"]]},

@@ -154,13 +154,13 @@ def test_a_projects_own_env_file_is_named_as_stale_never_written(run, home) -> N
     subprocess.run(["git", "init", "-q", str(home)], check=True)
     dotenv = write(home / ".env", f"OPENAI_BASE_URL={ROOT}/v1\nOPENAI_API_KEY={OLD_KEY}\nDEBUG=1\n", 0o644)
     before = dotenv.read_bytes()
-    result = clean(run("init", "--target", "claude-code", "--yes", "--base-url", ROOT, "--model", MODEL,
-                       "--key-stdin", input=OLD_KEY))
+    result = clean(run("init", "--allow-unlisted", "--target", "claude-code", "--yes", "--base-url", ROOT,
+                       "--model", MODEL, "--key-stdin", input=OLD_KEY))
     assert result.returncode == 0 and ".env:" not in result.output  # it holds the key init writes: in step
     result = clean(run("config", "set", "api_key", "-", "--yes", input=NEW_KEY))
     text = " ".join(result.output.split())
     assert f"{dotenv}: OPENAI_API_KEY still holds the old value; taotoken does not write this file" in text, text
-    result = clean(run("init", "--target", "claude-code", "--yes", "--base-url", ROOT, "--model", MODEL,
-                       "--key-stdin", input=NEW_KEY))
+    result = clean(run("init", "--allow-unlisted", "--target", "claude-code", "--yes", "--base-url", ROOT,
+                       "--model", MODEL, "--key-stdin", input=NEW_KEY))
     assert f"{dotenv}: OPENAI_API_KEY still holds the old value" in " ".join(result.output.split())
     assert dotenv.read_bytes() == before
