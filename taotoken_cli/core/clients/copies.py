@@ -192,6 +192,30 @@ class Sync:
         return [change for change in self.plan.pending if change.target != OWN]
 
 
+# Clients whose own file is a copy of the triple only while it points at TaoToken (their module's `claim`): a sync
+# adds such a file nobody recorded, and leaves one that now holds another service's values alone, naming it.
+CLAIMED = ("gemini-cli", "openclaw")
+
+
+def claimed_targets(targets: Iterable[str], machine: Machine, hosts: frozenset[str], written: tuple[str, ...], *,
+                    named: Iterable[str] = ()) -> tuple[list[str], list[str], list[tuple[str, str]]]:
+    """`targets` with each CLAIMED client whose file points at TaoToken added and each whose file holds another
+    service's values dropped (unless `named`: the user asked for it in this run); also the names added, and for
+    each one left alone (target, why)."""
+    chosen: list[str] = list(targets)
+    added: list[str] = []
+    left: list[tuple[str, str]] = []
+    for name in CLAIMED:
+        found = CLIENTS[name].claim(machine, hosts, written)  # type: ignore[attr-defined]
+        if found.ours and name not in chosen:
+            chosen.append(name)
+            added.append(name)
+        elif found.ours is False and name in chosen and name not in named:
+            chosen.remove(name)
+            left.extend((name, why) for why in found.why)
+    return chosen, added, left
+
+
 # Decides which recorded targets a sync writes, and with which options (diagnosis.gemini_api.admit: Gemini CLI only
 # where the gateway answers the Gemini API); returns them and the warnings to show.
 Admit = Callable[[Triple, tuple[str, ...], PlanOptions], tuple[list[str], PlanOptions, list[str]]]
@@ -207,22 +231,26 @@ def plan_sync(triple: Triple | None, profile: str, machine: Machine, *, admit: A
     if triple is None or (record is not None and record.profile != profile):
         return Sync(record, triple, Plan())
     recorded = record.targets if record is not None else ()
-    targets: Iterable[str] = recorded if "mcp" in recorded else (*recorded, "mcp")
-    options, held = (record.options if record is not None else PlanOptions()), []
-    if admit is not None:
-        targets, options, held = admit(triple, tuple(targets), options)
+    options = record.options if record is not None else PlanOptions()
     # The host taotoken used until now counts as TaoToken's for this re-plan only (never recorded: once moved, it
     # is no longer ours)
     old_host = host_key(before.base_url) if before is not None else None
-    planned = (dataclasses.replace(options, taotoken_hosts=(*options.taotoken_hosts, old_host))
-               if old_host and old_host not in options.taotoken_hosts else options)
+    moved = (*options.taotoken_hosts, old_host) if old_host and old_host not in options.taotoken_hosts else ()
+    hosts, written = taotoken_hosts(triple.base_url, moved or options.taotoken_hosts), written_keys(options, machine,
+                                                                                                    profile)
+    targets: Iterable[str] = recorded if "mcp" in recorded else (*recorded, "mcp")
+    targets, _added, left = claimed_targets(targets, machine, hosts, written)
+    foreign = [why for _name, why in left]
+    held: list[str] = []
+    if admit is not None:
+        targets, options, held = admit(triple, tuple(targets), options)
+    planned = dataclasses.replace(options, taotoken_hosts=moved) if moved else options
     plan = plan_copies(triple, targets, planned, machine, profile=profile)
-    gone = [change for change in plan.changes if change.creates]
+    gone = [change for change in plan.changes if change.creates and change.target in recorded]
     plan.changes = [change for change in plan.changes if not change.creates]
     if record is not None and options != record.options:
         plan.add(record_change(dataclasses.replace(record, options=options), machine))
-    foreign = project_env.stale_copies(triple, machine, taotoken_hosts(triple.base_url, planned.taotoken_hosts),
-                                       written_keys(options, machine, profile))
+    foreign += project_env.stale_copies(triple, machine, hosts, written)
     return Sync(record, triple, plan, gone, held, foreign)
 
 
