@@ -11,7 +11,17 @@ from taotoken_cli.cmd.init import wizard
 from taotoken_cli.core.base.errors import InputError
 from taotoken_cli.core.base.i18n import N_, _
 from taotoken_cli.core.base.masking import remember_secret
-from taotoken_cli.core.clients import CLIENTS, ON_REQUEST, ccswitch, ccswitch_cli, codex, gemini_cli, mcp, project_env
+from taotoken_cli.core.clients import (
+    CLIENTS,
+    ON_REQUEST,
+    ccswitch,
+    ccswitch_cli,
+    codex,
+    gemini_cli,
+    mcp,
+    project_env,
+    shell,
+)
 from taotoken_cli.core.clients.base import Machine, PlanOptions, Triple
 from taotoken_cli.core.clients.copies import (
     OWN,
@@ -287,6 +297,11 @@ def build(request: InitRequest, io: IOStreams, *, assume_yes: bool = False) -> I
             target_notes.append(_("{target}: added: MCP servers pointing at TaoToken hold other values ({servers})")
                                 .format(target=mcp.NAME, servers="; ".join(behind)))
     plan = plan_copies(triple, targets, options, machine, own_profile=profile)
+    # A later start-up line exporting another OPENAI_API_KEY/OPENAI_BASE_URL outvotes env.sh in every new shell
+    codex_env = codex.NAME in targets and options.codex_auth == "env"
+    if shell.NAME in targets or codex_env:
+        shell.repair_overrides(plan, triple, machine, fails={codex.ENV_KEY: "Codex"} if codex_env else {},
+                               variables=None if shell.NAME in targets else (codex.ENV_KEY,))
     plan.warnings.extend(project_env.stale_copies(  # the project's own .env: named, never written
         triple, machine, taotoken_hosts(triple.base_url, options.taotoken_hosts),
         written_keys(options, machine, profile)))

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from taotoken_cli.core.base.i18n import N_, _
+from taotoken_cli.core.base.masking import mask_key
 from taotoken_cli.core.clients import envvars, macshell, winshell
 from taotoken_cli.core.clients.base import (
     ClientState,
@@ -35,6 +36,7 @@ from taotoken_cli.core.clients.base import (
 from taotoken_cli.core.files.fileplan import Plan
 from taotoken_cli.core.files.fsutil import newline_of
 from taotoken_cli.core.platform import shells, system
+from taotoken_cli.core.settings.origins import export_pattern, line_value, tilde
 
 NAME = "shell"
 LABEL = N_("shell start-up files")  # shown as _(LABEL)
@@ -262,3 +264,153 @@ def load_command(machine: Machine) -> str:
     if syntax == shells.FISH:
         return f"source {_posix_path(where.env_fish)}"
     return f". {_posix_path(where.env_sh)}"
+
+
+# ------------------------------------------------------------------ start-up lines that outvote env.sh
+
+OFF_MARKER = "# taotoken-off"  # ends a line init commented out (init --undo puts it back)
+_LOGIN_BASH = (".bash_profile", ".bash_login", ".profile")  # a login bash reads the first of these, not .bashrc
+_SOURCES_BASHRC = re.compile(r"^\s*(?:\.|source)\s+[\"']?(?:\$HOME|\$\{HOME\}|~)/\.bashrc\b")
+
+
+@dataclass(frozen=True)
+class Override:
+    """A start-up line that gives new shells another value of `variable` than env.sh does."""
+
+    path: Path
+    line: int  # 1-based
+    variable: str
+    value: str | None  # None: only the shell can tell (a $reference, a command substitution)
+    sourced: bool  # env.sh is sourced in this shell family (commenting the line out leaves env.sh's value)
+    simple: bool  # one unindented assignment of a literal: commenting it out cannot change what else runs
+
+    def shown(self, home: Path) -> str:
+        return f"{tilde(self.path, home)}:{self.line}"
+
+
+def _simple_assignment(variable: str, fish: bool) -> re.Pattern[str]:
+    """The one form init may comment out: unindented, a literal value, nothing after but a comment."""
+    name = re.escape(variable)
+    if fish:
+        return re.compile(rf"^set\s+(?:-[a-zA-Z]+\s+)*{name}\s+('[^'$]*'|\"[^\"$`\\]*\"|[^\s'\"$`;&|()\\]+)\s*(#.*)?$")
+    return re.compile(rf"^(?:export\s+)?{name}=('[^']*'|\"[^\"$`\\]*\"|[^\s'\"$`;&|()\\]*)\s*(#.*)?$")
+
+
+def _families(machine: Machine) -> list[tuple[str, list[Path], Path]]:
+    """(shell, its start-up files in the order a new shell reads them, the file whose marked line sources env.sh)."""
+    where, home = paths(machine), machine.home
+    conf_d = sorted(p for p in (where.fish_dir / "conf.d").glob("*.fish") if p != where.fish_conf)
+    bash_marked = where.bash_profile if system.current().macos else where.bashrc  # where plan() puts the line
+    return [("bash", [*(home / n for n in _LOGIN_BASH), where.bashrc], bash_marked),
+            ("zsh", [home / ".zshenv", home / ".zprofile", where.zshrc], where.zshrc),
+            ("fish", [*conf_d, where.fish_dir / "config.fish"], where.fish_conf)]
+
+
+def overrides(machine: Machine, variable: str, wanted: str,
+              planned: Mapping[Path, str] | None = None) -> list[Override]:
+    """The start-up lines that give a new shell another `variable` than env.sh's `wanted`: set after the line that
+    sources env.sh, or in a file a new shell reads after it (a login bash's ~/.profile below the line that sources
+    ~/.bashrc, fish's config.fish, a conf.d file named after taotoken.fish), or anywhere in a shell that does not
+    source env.sh at all. `planned`: file -> its text as this run leaves it (others are read from disk). A shell
+    whose marked line the user commented out is left out: their choice stands."""
+    found: list[Override] = []
+    for shell, files, marked in _families(machine):
+        fish = shell == "fish"
+        text = _text(marked, planned)
+        if text is not None and commented_out(text):
+            continue
+        sourced_at = (0 if text else None) if fish else next(
+            (n for n, line in enumerate((text or "").splitlines(), 1) if MARKER in line), None)
+        any_line, simple = export_pattern(variable, fish=fish), _simple_assignment(variable, fish)
+        for path in files:
+            lines = (_text(path, planned) or "").splitlines()
+            bashrc_at = next((n for n, line in enumerate(lines, 1) if _SOURCES_BASHRC.match(line)), None)
+            for number, line in enumerate(lines, 1):
+                if not any_line.match(line):
+                    continue
+                if sourced_at is not None and not _after_env_sh(path, marked, number, sourced_at, bashrc_at):
+                    continue
+                value = line_value(line, fish=fish)
+                if value == wanted:
+                    continue
+                continued = number > 1 and lines[number - 2].rstrip().endswith(("\\", "&&", "||", "|"))
+                found.append(Override(path, number, variable, value, sourced_at is not None,
+                                      bool(simple.match(line)) and not continued and value is not None))
+    return found
+
+
+def _after_env_sh(path: Path, marked: Path, number: int, sourced_at: int, bashrc_at: int | None) -> bool:
+    if path == marked:
+        return number > sourced_at
+    if path.name in _LOGIN_BASH:  # read instead of ~/.bashrc by a login bash, which sources it where it says
+        return bashrc_at is None or number > bashrc_at
+    if path.suffix == ".fish":  # conf.d in name order, then config.fish
+        return path.name == "config.fish" or path.name > marked.name
+    return False  # ~/.zshenv and ~/.zprofile come before ~/.zshrc
+
+
+def _text(path: Path, planned: Mapping[Path, str] | None) -> str | None:
+    if planned is not None and path in planned:
+        return planned[path]
+    file = read_text(path)
+    return file.text if file.error is None else None
+
+
+def comment_out(text: str, numbers: set[int], why: str) -> str:
+    """`text` with each line in `numbers` (1-based) commented out and marked; every other byte kept."""
+    lines = text.splitlines(keepends=True)
+    for number in numbers:
+        line = lines[number - 1]
+        body, ending = line.rstrip("\r\n"), line[len(line.rstrip("\r\n")):]
+        lines[number - 1] = f"# {body}  {OFF_MARKER}: {why}{ending}"
+    return "".join(lines)
+
+
+def repair_overrides(plan: Plan, triple: Triple, machine: Machine, *, fails: Mapping[str, str],
+                     variables: tuple[str, ...] | None = None) -> None:
+    """Start-up lines that give new shells another OPENAI_API_KEY / OPENAI_BASE_URL than env.sh (an old key exported
+    below the line that loads it): where env.sh is loaded in that shell and the line is one plain assignment, the
+    plan comments it out (marked; init --undo puts it back), in the text this plan already leaves there; any other
+    is named by file and line, as a failure for the clients in `fails` (variable -> the client it stops).
+    `variables`: only these of env.sh's (default: all)."""
+    if system.current().windows:
+        return  # the user environment and PowerShell's profiles (winshell) have no later lines
+    planned = {change.path: change.after.decode("utf-8", errors="replace") for change in plan.changes
+               if change.after is not None}
+    off: dict[Path, dict[int, str]] = {}
+    for variable, wanted in exports(triple).items():
+        if variables is not None and variable not in variables:
+            continue
+        for found in overrides(machine, variable, wanted, planned):
+            where, shown = found.shown(machine.home), _shown(variable, found.value)
+            if variable == "OPENAI_API_KEY" and found.value:
+                plan.secrets.append(found.value)
+            if found.sourced and found.simple:
+                off.setdefault(found.path, {})[found.line] = _(
+                    "commented out {where} ({name}={value}): new shells would use it instead of env.sh's "
+                    "value; `taotoken init --undo` puts it back").format(where=where, name=variable, value=shown)
+                continue
+            how = (_("delete that line, or change it to the value env.sh exports") if found.sourced else
+                   _("delete that line and add --target shell (env.sh then exports the value), or change it"))
+            problem = _("{where} exports {name}={value}, which new shells use instead of TaoToken's; fix: {how}")
+            problem = problem.format(where=where, name=variable, value=shown, how=how)
+            if variable in fails:
+                plan.broken.append(_("{client} started from a new terminal fails: {problem}").format(
+                    client=fails[variable], problem=problem))
+            else:
+                plan.warnings.append(problem)
+    for path, lines in off.items():
+        text = planned.get(path)
+        if text is None:
+            current = read_text(path)
+            text = current.text or ""
+            plan.add(text_change(current, text, target=NAME, summary=[]))
+        change = next(change for change in plan.changes if change.path == path)
+        change.after = comment_out(text, set(lines), "OPENAI_* from env.sh").encode("utf-8")
+        change.summary.extend(lines[number] for number in sorted(lines))
+
+
+def _shown(variable: str, value: str | None) -> str:
+    if value is None:
+        return "…"  # a $reference or a command substitution: only the shell can tell
+    return mask_key(value) if variable == "OPENAI_API_KEY" else repr(value)

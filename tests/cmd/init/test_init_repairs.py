@@ -3,6 +3,7 @@ plan (shown, applied with --yes, undone by --undo); one that cannot be moved is 
 
 from __future__ import annotations
 
+from taotoken_cli.core.base.masking import mask_key
 from tests.conftest import SENTINEL_KEY, write
 
 LEGACY = 'model = "o3"\nprofile = "work"  # the one I use\n\n[profiles.work]\nmodel = "gpt-5"  # fast\n'
@@ -100,3 +101,69 @@ def test_a_provider_switch_in_this_shell_is_named_with_its_fix(cli, home):
     text = " ".join(result.output.split())
     assert result.returncode == 1 and "Claude Code talks to Microsoft Foundry, not the gateway" in text
     assert "`unset CLAUDE_CODE_USE_FOUNDRY` in the shell that starts Claude Code" in text
+
+
+# ------------------------------------------------------- start-up lines that outvote env.sh (Codex reads its key there)
+
+OLD_KEY = "sk-OLDkeyFROMbashrc0123456789abcdEF"
+
+
+def init_codex_shell(cli, *targets: str):
+    return cli("init", "--yes", "--base-url", LOOPBACK, "--model", "gpt-4o-mini", "--key-stdin",
+               *(arg for target in targets for arg in ("--target", target)), input=SENTINEL_KEY,
+               env={"SHELL": "/bin/bash"}).assert_clean(OLD_KEY)
+
+
+def test_a_later_bashrc_export_of_an_old_key_is_commented_out_and_undo_puts_it_back(cli, home):
+    """The marked line an earlier init added, then the user's old export below it: every new shell would give Codex
+    the old key. init comments that one line out (named by file and line), keeps every other byte, and the undo
+    brings it back."""
+    rc = home / ".bashrc"
+    assert init_codex_shell(cli, "codex", "shell").returncode == 0
+    mine = rc.read_text() + f"alias ll='ls -l'\nexport OPENAI_API_KEY={OLD_KEY}  # work\n"
+    write(rc, mine, 0o644)
+    number = mine.splitlines().index(f"export OPENAI_API_KEY={OLD_KEY}  # work") + 1
+    result = init_codex_shell(cli, "codex", "shell")
+    text = " ".join(result.output.split())
+    assert result.returncode == 0 and "next: taotoken check" in result.stdout, text
+    assert f"commented out ~/.bashrc:{number} (OPENAI_API_KEY={mask_key(OLD_KEY)})" in text, text
+    lines = rc.read_text().splitlines()
+    assert lines[number - 1].startswith(f"# export OPENAI_API_KEY={OLD_KEY}  # work  # taotoken-off")
+    assert lines[:number - 1] == mine.splitlines()[:number - 1]
+    assert cli("init", "--undo").assert_clean(OLD_KEY).returncode == 0
+    assert rc.read_text() == mine
+
+
+def test_an_export_init_cannot_comment_out_is_a_failure_for_codex_named_by_file_and_line(cli, home):
+    """A key computed by the shell (`$(…)`) below the line that loads env.sh: init leaves it, and says that Codex
+    started from a new terminal fails, where, and how to fix it; no "next: check", exit 1."""
+    rc = home / ".bashrc"
+    assert init_codex_shell(cli, "codex", "shell").returncode == 0
+    write(rc, rc.read_text() + 'export OPENAI_API_KEY="$(cat ~/.openai-key)"\n', 0o644)
+    number = len(rc.read_text().splitlines())
+    before = rc.read_bytes()
+    result = init_codex_shell(cli, "codex", "shell")
+    text = " ".join(result.output.split())
+    assert result.returncode == 1 and "next: taotoken check" not in result.output, text
+    assert (f"Codex started from a new terminal fails: ~/.bashrc:{number} exports OPENAI_API_KEY=…, which new shells "
+            "use instead of TaoToken's; fix: delete that line") in text, text
+    assert rc.read_bytes() == before
+
+
+def test_an_export_before_the_line_that_loads_env_sh_is_left_alone(cli, home):
+    """Above init's line the old value is replaced by env.sh's in every new shell: nothing to say or do."""
+    rc = write(home / ".bashrc", f"export OPENAI_API_KEY={OLD_KEY}\nexport OPENAI_BASE_URL=https://api.openai.com/v1\n",
+               0o644)
+    result = init_codex_shell(cli, "codex", "shell")
+    assert result.returncode == 0 and "~/.bashrc:1" not in result.output and "~/.bashrc:2" not in result.output
+    assert rc.read_text().startswith(f"export OPENAI_API_KEY={OLD_KEY}\n")
+
+
+def test_a_later_base_url_export_is_commented_out_too(cli, home):
+    rc = home / ".bashrc"
+    assert init_codex_shell(cli, "shell").returncode == 0
+    write(rc, rc.read_text() + "export OPENAI_BASE_URL=https://api.openai.com/v1\n", 0o644)
+    result = init_codex_shell(cli, "shell")
+    assert result.returncode == 0, result.output
+    assert "OPENAI_BASE_URL='https://api.openai.com/v1'" in " ".join(result.output.split())
+    assert rc.read_text().splitlines()[-1].startswith("# export OPENAI_BASE_URL=https://api.openai.com/v1  # taotoken")
