@@ -99,3 +99,39 @@ def test_an_anthropic_key_exported_in_bashrc_reaches_the_gateway_until_init_hide
     assert after["ok"] and sent and all("x-api-key" not in r["headers"] for r in sent), sent
     assert {(r["auth_kind"], r["key_masked"]) for r in sent} == {("bearer", mask_key(SENTINEL_KEY))}
     assert USER_ANTHROPIC_KEY not in after["stdout"] + after["stderr"] + repaired.output
+
+
+# ------------------------------------------------- Codex and Cline: a shell proxy and a gateway on this machine
+
+def _without_exemption(env_sh) -> None:
+    """env.sh as init wrote it before it exempted a loopback gateway: the two OPENAI_* exports only."""
+    text = env_sh.read_text()
+    write(env_sh, text[:text.index("# The gateway is on this machine")], 0o600)
+
+
+@pytest.mark.parametrize("client", ["codex", "cline"])
+def test_a_shell_proxy_carries_the_loopback_gateway_unless_env_sh_exempts_it(cli, home, tmp_path, client):
+    """HTTP_PROXY exported in ~/.bashrc (a local proxy, as Clash users have): Codex and Cline started from bash send
+    their requests for the gateway on 127.0.0.1 to it (their real rule: loopback is not exempt). init says so, and
+    env.sh adds the host to NO_PROXY; the same client then goes direct. The control run, with env.sh's exemption cut
+    out, goes to the proxy."""
+    require(client)
+    write(home / ".bashrc", f"export HTTP_PROXY=http://127.0.0.1:{PROXY_PORT}\nexport NO_PROXY=corp.example\n", 0o644)
+    result = init(cli, client, "shell")
+    label = {"codex": "Codex", "cline": "Cline"}[client]
+    assert (f"{label}: HTTP_PROXY=http://127.0.0.1:{PROXY_PORT} (~/.bashrc:1) would carry its requests to the "
+            "gateway on this machine") in " ".join(result.output.split()), result.output
+    env_sh = home / ".config" / "taotoken" / "env.sh"
+
+    def from_bash(**extra) -> dict:
+        return run_in_netns(tmp_path, client, base_env(home, SHELL="/bin/bash"), cwd=home, use_shell=True,
+                            proxy_port=PROXY_PORT, timeout_s=45, **extra)
+
+    after = from_bash()
+    assert after["ok"] and after["outcome"] == "answered", after
+    assert not [hit for hit in after["proxy_hits"] if MOCK_HOST in hit], after["proxy_hits"]
+    assert after["env"].get("NO_PROXY") == "corp.example,127.0.0.1", after["env"]  # the user's entry kept
+
+    _without_exemption(env_sh)
+    before = from_bash(stop_on_request=True)
+    assert any(MOCK_HOST in hit for hit in before["proxy_hits"]), before["proxy_hits"]

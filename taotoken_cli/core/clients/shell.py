@@ -35,6 +35,7 @@ from taotoken_cli.core.clients.base import (
 )
 from taotoken_cli.core.files.fileplan import Plan
 from taotoken_cli.core.files.fsutil import newline_of
+from taotoken_cli.core.net.urlform import OPENAI_V1
 from taotoken_cli.core.platform import shells, system
 from taotoken_cli.core.settings.origins import export_pattern, line_value, tilde
 
@@ -95,8 +96,37 @@ _HEADER = ("# Written by `taotoken init`: the TaoToken base URL (root + /v1) and
            "# which updates this file too (taotoken itself reads config.toml, not these variables).\n")
 
 
+def loopback_host(triple: Triple) -> str | None:
+    """The gateway's host when it is on this machine (127.0.0.1, localhost, ::1), else None."""
+    from urllib.parse import urlsplit
+
+    from taotoken_cli.core.clients.proxy_rules import is_loopback
+
+    host = (urlsplit(triple.base_url).hostname or "").lower()
+    return host if host and is_loopback(host) else None
+
+
+# Codex and Cline send even a loopback gateway's requests through a shell proxy (core.clients.proxy_rules, checked
+# against the real clients): for a gateway on this machine env.sh adds its host to NO_PROXY and no_proxy (both
+# spellings, so a client reading either sees the same list), keeping the entries the shell had, once.
+_EXEMPT_SH = ("# The gateway is on this machine: no proxy may carry requests to it (Codex and Cline do not exempt\n"
+              "# loopback by themselves). Your NO_PROXY entries are kept.\n"
+              "taotoken_np=${{NO_PROXY:-${{no_proxy:-}}}}\n"
+              'case ",$taotoken_np," in *,{host},*) ;; *) taotoken_np="${{taotoken_np:+$taotoken_np,}}{host}" ;; esac\n'
+              'export NO_PROXY="$taotoken_np" no_proxy="$taotoken_np"\n'
+              "unset taotoken_np\n")
+_EXEMPT_FISH = ("# The gateway is on this machine: no proxy may carry requests to it. Your NO_PROXY entries are kept.\n"
+                "set -l taotoken_np $NO_PROXY\n"
+                'test -n "$taotoken_np"; or set taotoken_np $no_proxy\n'
+                'contains -- {host} (string split , -- "$taotoken_np"); or set taotoken_np (string join , -- '
+                "$taotoken_np {host})\n"
+                'set -gx NO_PROXY "$taotoken_np"; set -gx no_proxy "$taotoken_np"\n')
+
+
 def env_sh_text(triple: Triple) -> str:
-    return _HEADER + "".join(f"export {k}={shlex.quote(v)}\n" for k, v in exports(triple).items())
+    host = loopback_host(triple)
+    return _HEADER + "".join(f"export {k}={shlex.quote(v)}\n" for k, v in exports(triple).items()) + (
+        _EXEMPT_SH.format(host=host) if host else "")
 
 
 def _fish_quote(value: str) -> str:
@@ -104,7 +134,9 @@ def _fish_quote(value: str) -> str:
 
 
 def env_fish_text(triple: Triple) -> str:
-    return _HEADER + "".join(f"set -gx {k} {_fish_quote(v)}\n" for k, v in exports(triple).items())
+    host = loopback_host(triple)
+    return _HEADER + "".join(f"set -gx {k} {_fish_quote(v)}\n" for k, v in exports(triple).items()) + (
+        _EXEMPT_FISH.format(host=host) if host else "")
 
 
 def _posix_path(path: Path) -> str:
@@ -192,7 +224,8 @@ def plan(triple: Triple, machine: Machine, options: PlanOptions = PlanOptions())
     result.add(text_change(env_file, env_sh_text(triple), target=NAME, secret=True,
                            summary=[_("the same variables for Git Bash and other POSIX shells (readable by you "
                                       "alone)") if windows else
-                                    _("export OPENAI_BASE_URL (root + /v1) and OPENAI_API_KEY (mode 0600)")]))
+                                    _("export OPENAI_BASE_URL (root + /v1) and OPENAI_API_KEY (mode 0600)"),
+                                    *_exempt_summary(triple)]))
     for rc in rc_files(where, env):
         current = read_text(rc)
         if commented_out(current.text or ""):
@@ -414,3 +447,51 @@ def _shown(variable: str, value: str | None) -> str:
     if value is None:
         return "…"  # a $reference or a command substitution: only the shell can tell
     return mask_key(value) if variable == "OPENAI_API_KEY" else repr(value)
+
+
+def _exempt_summary(triple: Triple) -> list[str]:
+    host = loopback_host(triple)
+    return [_("add {host} to NO_PROXY and no_proxy (kept: the entries your shell has): the gateway is on this "
+              "machine, and Codex and Cline do not exempt loopback from a proxy").format(host=host)] if host else []
+
+
+PROXIED_CLIENTS = {"codex": "Codex", "cline": "Cline"}  # started from a shell, they take its proxy variables
+
+
+def proxied_gateway(triple: Triple, machine: Machine, targets: list[str]) -> list[str]:
+    """For each of Codex and Cline among `targets` whose real proxy rule (core.clients.proxy_rules) would send its
+    requests to a gateway on this machine through a proxy a new shell has (this one's, or a start-up file's export):
+    a line that says so, where that proxy is set, and what init does about it (env.sh exempts the host) or, without
+    the shell target, what to do."""
+    from taotoken_cli.core.clients.claude_code import shell_value
+    from taotoken_cli.core.clients.proxy_rules import RULES
+
+    host = loopback_host(triple)
+    if host is None or system.current().windows:
+        return []
+    lines = []
+    for name, label in PROXIED_CLIENTS.items():
+        if name not in targets:
+            continue
+        rule, url = RULES[name], triple.url_for(OPENAI_V1)
+        shell_env = {}
+        places: dict[str, list[str]] = {}
+        for variable in (*rule.http, *rule.https, *rule.no_proxy):
+            value, where = shell_value(variable, machine)
+            if value:
+                shell_env[variable], places[variable] = value, where
+        variable = rule.variable_for(url, shell_env)
+        if variable is None:
+            continue
+        where = ", ".join(places[variable]) or _("this shell")
+        if NAME in targets:
+            lines.append(_("{client}: {variable}={proxy} ({where}) would carry its requests to the gateway on this "
+                           "machine ({client} does not exempt loopback): env.sh now adds {host} to NO_PROXY").format(
+                client=label, variable=variable, proxy=shell_env[variable], where=where, host=host))
+        else:
+            lines.append(_("warning: {client}: {variable}={proxy} ({where}) carries its requests to the gateway on "
+                           "this machine ({client} does not exempt loopback); fix: add --target shell (env.sh then "
+                           "adds {host} to NO_PROXY), or {command} in your shell start-up file").format(
+                client=label, variable=variable, proxy=shell_env[variable], where=where, host=host,
+                command=f"`export NO_PROXY={host}`"))
+    return lines

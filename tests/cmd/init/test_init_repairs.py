@@ -167,3 +167,41 @@ def test_a_later_base_url_export_is_commented_out_too(cli, home):
     assert result.returncode == 0, result.output
     assert "OPENAI_BASE_URL='https://api.openai.com/v1'" in " ".join(result.output.split())
     assert rc.read_text().splitlines()[-1].startswith("# export OPENAI_BASE_URL=https://api.openai.com/v1  # taotoken")
+
+
+# ------------------------------------------------------- Codex and Cline: a shell proxy and a gateway on this machine
+
+def test_env_sh_exempts_a_loopback_gateway_and_keeps_the_shells_entries(cli, home):
+    """Sourced by the real bash (twice, as a user who reruns it): NO_PROXY and no_proxy both hold the user's entries
+    and the gateway's host once."""
+    import subprocess
+
+    write(home / ".bashrc", "export HTTPS_PROXY=http://127.0.0.1:7890\n", 0o644)
+    result = init_codex_shell(cli, "codex", "shell")
+    text = " ".join(result.output.split())
+    assert result.returncode == 0, text
+    assert ("Codex: HTTPS_PROXY=http://127.0.0.1:7890 (~/.bashrc:1) would carry its requests") not in text  # http://
+    env_sh = home / ".config" / "taotoken" / "env.sh"
+    shown = subprocess.run(["bash", "-c", '. "$1"; . "$1"; echo "$NO_PROXY|$no_proxy"', "-", str(env_sh)],
+                           env={"PATH": "/usr/bin:/bin", "no_proxy": "corp.example"}, capture_output=True, text=True)
+    assert shown.stdout.strip() == "corp.example,127.0.0.1|corp.example,127.0.0.1", shown
+
+
+def test_without_the_shell_target_a_proxy_that_would_carry_clines_requests_is_a_warning_with_the_fix(cli, home):
+    write(home / ".bashrc", "export HTTP_PROXY=http://127.0.0.1:7890\n", 0o644)
+    result = cli("init", "--yes", "--base-url", LOOPBACK, "--model", "gpt-4o-mini", "--key-stdin", "--target", "cline",
+                 input=SENTINEL_KEY).assert_clean()
+    text = " ".join(result.output.split())
+    assert result.returncode == 0, text
+    assert ("warning: Cline: HTTP_PROXY=http://127.0.0.1:7890 (~/.bashrc:1) carries its requests to the gateway on this "
+            "machine (Cline does not exempt loopback); fix: add --target shell (env.sh then adds 127.0.0.1 to "
+            "NO_PROXY), or `export NO_PROXY=127.0.0.1` in your shell start-up file") in text, text
+
+
+def test_a_remote_gateway_through_a_proxy_is_the_users_choice(cli, home):
+    write(home / ".bashrc", "export HTTPS_PROXY=http://127.0.0.1:7890\n", 0o644)
+    result = cli("init", "--yes", "--base-url", "https://gateway.example/api", "--model", "gpt-4o-mini",
+                 "--key-stdin", "--target", "cline", "--target", "shell", "--allow-unlisted", input=SENTINEL_KEY,
+                 env={"TAOTOKEN_OFFLINE": "1"})
+    assert result.returncode == 0, result.output
+    assert "NO_PROXY" not in result.output and "NO_PROXY" not in (home / ".config/taotoken/env.sh").read_text()
