@@ -458,40 +458,60 @@ def _exempt_summary(triple: Triple) -> list[str]:
 PROXIED_CLIENTS = {"codex": "Codex", "cline": "Cline"}  # started from a shell, they take its proxy variables
 
 
-def proxied_gateway(triple: Triple, machine: Machine, targets: list[str]) -> list[str]:
-    """For each of Codex and Cline among `targets` whose real proxy rule (core.clients.proxy_rules) would send its
-    requests to a gateway on this machine through a proxy a new shell has (this one's, or a start-up file's export):
-    a line that says so, where that proxy is set, and what init does about it (env.sh exempts the host) or, without
-    the shell target, what to do."""
+def shell_proxy(url: str, machine: Machine, client: str) -> tuple[str, str, str] | None:
+    """(variable, proxy, where it is set) when `client`'s real proxy rule (core.clients.proxy_rules) sends a request
+    to `url` through a proxy a new shell has (a start-up file's export, else this shell's), before env.sh; else
+    None."""
     from taotoken_cli.core.clients.claude_code import shell_value
     from taotoken_cli.core.clients.proxy_rules import RULES
 
+    rule = RULES[client]
+    shell_env: dict[str, str] = {}
+    places: dict[str, list[str]] = {}
+    for variable in (*rule.http, *rule.https, *rule.no_proxy):
+        value, where = shell_value(variable, machine)
+        if value:
+            shell_env[variable], places[variable] = value, where
+    variable = rule.variable_for(url, shell_env)
+    if variable is None:
+        return None
+    return variable, shell_env[variable], ", ".join(places[variable]) or _("this shell")
+
+
+def exempted(text: str, host: str) -> bool:
+    """Does an env.sh/env.fish text add `host` to NO_PROXY (what env_sh_text writes for a gateway on this machine)?"""
+    return f"*,{host},*" in text or f"contains -- {host} " in text
+
+
+def with_exemption(text: str, host: str, *, fish: bool) -> str:
+    """An env.sh/env.fish written before the exemption, with it added at the end (every other byte kept)."""
+    if exempted(text, host):
+        return text
+    return text + ("" if not text or text.endswith("\n") else "\n") + (_EXEMPT_FISH if fish else _EXEMPT_SH).format(
+        host=host)
+
+
+def proxied_gateway(triple: Triple, machine: Machine, targets: list[str]) -> list[str]:
+    """For each of Codex and Cline among `targets` whose real proxy rule would send its requests to a gateway on this
+    machine through a proxy a new shell has: a line that says so, where that proxy is set, and what init does about
+    it (env.sh exempts the host) or, without the shell target, what to do."""
     host = loopback_host(triple)
     if host is None or system.current().windows:
         return []
     lines = []
     for name, label in PROXIED_CLIENTS.items():
-        if name not in targets:
+        found = shell_proxy(triple.url_for(OPENAI_V1), machine, name) if name in targets else None
+        if found is None:
             continue
-        rule, url = RULES[name], triple.url_for(OPENAI_V1)
-        shell_env = {}
-        places: dict[str, list[str]] = {}
-        for variable in (*rule.http, *rule.https, *rule.no_proxy):
-            value, where = shell_value(variable, machine)
-            if value:
-                shell_env[variable], places[variable] = value, where
-        variable = rule.variable_for(url, shell_env)
-        if variable is None:
-            continue
-        where = ", ".join(places[variable]) or _("this shell")
+        variable, proxy, where = found
         if NAME in targets:
             lines.append(_("{client}: {variable}={proxy} ({where}) would carry its requests to the gateway on this "
                            "machine ({client} does not exempt loopback): env.sh now adds {host} to NO_PROXY").format(
-                client=label, variable=variable, proxy=shell_env[variable], where=where, host=host))
+                client=label, variable=variable, proxy=proxy, where=where, host=host))
         else:
             lines.append(_("warning: {client}: {variable}={proxy} ({where}) carries its requests to the gateway on "
                            "this machine ({client} does not exempt loopback); fix: add --target shell (env.sh then "
                            "adds {host} to NO_PROXY), or {command} in your shell start-up file").format(
-                client=label, variable=variable, proxy=shell_env[variable], where=where, host=host,
+                client=label, variable=variable, proxy=proxy, where=where, host=host,
                 command=f"`export NO_PROXY={host}`"))
     return lines

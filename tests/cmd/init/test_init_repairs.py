@@ -193,8 +193,8 @@ def test_without_the_shell_target_a_proxy_that_would_carry_clines_requests_is_a_
                  input=SENTINEL_KEY).assert_clean()
     text = " ".join(result.output.split())
     assert result.returncode == 0, text
-    assert ("warning: Cline: HTTP_PROXY=http://127.0.0.1:7890 (~/.bashrc:1) carries its requests to the gateway on this "
-            "machine (Cline does not exempt loopback); fix: add --target shell (env.sh then adds 127.0.0.1 to "
+    assert ("warning: Cline: HTTP_PROXY=http://127.0.0.1:7890 (~/.bashrc:1) carries its requests to the gateway on "
+            "this machine (Cline does not exempt loopback); fix: add --target shell (env.sh then adds 127.0.0.1 to "
             "NO_PROXY), or `export NO_PROXY=127.0.0.1` in your shell start-up file") in text, text
 
 
