@@ -156,7 +156,8 @@ def address_taken(exc: OSError) -> bool:
     excludedportrange protocol=tcp`)."""
     if exc.errno == errno.EADDRINUSE:
         return True
-    return current().windows and getattr(exc, "winerror", None) in (10013, 10048)
+    # asyncio's create_server re-raises bind's error as a plain OSError(errno, text): winerror is gone, EACCES stays
+    return current().windows and (exc.errno == errno.EACCES or getattr(exc, "winerror", None) in (10013, 10048))
 
 
 def under_wine() -> bool:

@@ -412,3 +412,6 @@ def test_a_port_another_socket_holds_is_taken_on_each_os(on) -> None:
     assert not system.address_taken(denied)
     on("windows")
     assert system.address_taken(denied)
+    # what the mock sees: asyncio's create_server re-raises it with the errno alone
+    assert system.address_taken(OSError(errno.EACCES, "error while attempting to bind on address: access denied"))
+    assert not system.address_taken(OSError(errno.EADDRNOTAVAIL, "cannot assign requested address"))
