@@ -140,6 +140,15 @@ def _no_network(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.Mo
 _NETGUARD: dict = {}
 
 
+@pytest.fixture(autouse=True)
+def _secrets_of_this_test_only():
+    """Each test starts with no remembered secret, as each run of the real CLI is a process of its own: what a
+    test's output masks (and how) never depends on the keys earlier tests in this worker remembered."""
+    from taotoken_cli.core.base.masking import SECRETS
+
+    SECRETS.clear()
+
+
 @pytest.fixture
 def chinese():
     """This process speaks Chinese for one test (messages are translated when they are produced), then the
@@ -472,11 +481,6 @@ def libcuda_standin(tmp_path_factory: pytest.TempPathFactory) -> Path:
 # main for the reason given, and is reported as xfail (not strict: a fixed one shows as XPASS) until fixed. The
 # next session removes entries as it fixes them; nothing may be added here without an issue naming it.
 KNOWN_FAILURES = {
-    "tests/core/files/test_fileplan.py::test_diff_masks_known_and_unknown_keys":
-        "issue 22 item 3: order-dependent; keys earlier tests remembered share 12-character runs with this test's "
-        "old key, so the partial-echo rule shows it under another key's mask (still masked, not the expected one)",
-    "tests/sweeps/test_sweep_secrets.py::test_every_command_against_a_working_gateway":
-        "issue 22: the sweep's list of key-holding files lags the merged targets",
 }
 
 

@@ -37,7 +37,7 @@ env_before=$(user_env)
 
 tests="tests/core/platform tests/core/files/test_fileplan.py tests/core/term/test_encoding.py tests/core/clients/test_winshell.py
        tests/cmd/check/test_check.py tests/cmd/check/test_check_gateway_answers.py tests/core/diagnosis/test_proxy_answers.py
-       tests/cmd/models/test_models.py tests/core/base/test_fix.py"
+       tests/cmd/models/test_models.py tests/core/base/test_fix.py tests/cmd/mock/test_mock_cli.py"
 echo "== tests under Wine, Python 3.13 (budget $(left) s)"
 # shellcheck disable=SC2086
 : | timeout $(( $(left) / 3 )) /tmp/win/bin/wpy -m pytest -q -p no:cacheprovider --timeout 180 --tb=short $tests \

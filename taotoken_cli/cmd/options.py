@@ -35,13 +35,23 @@ def io():
     return IOStreams.system()
 
 
+# The longest wait any time limit may ask for (a day): larger ones (`inf`, `1e308`) overflow the clocks they are
+# handed to, and no check or probe is meant to wait longer.
+MAX_SECONDS = 86_400.0
+
+
 def in_range(low: float, high: float | None = None, *, seconds: bool = False) -> Any:
     """A callback refusing numbers outside [low, high] (`seconds`: a duration) as a usage error. (Typer's
     min=/max= would print `<float range> [x>=0.1]` in the help; the help says the range in words instead.)"""
 
+    top = high if high is not None else (MAX_SECONDS if seconds else None)
+
     def check(value: float | None) -> float | None:
         if value is None:
             return value
+        if seconds and high is None and value == value and value > top:  # inf, 1e308: no clock counts that far
+            raise typer.BadParameter(_("{value} is too large: give at most {high} seconds").format(
+                value=f"{value:g}", high=f"{top:g}"))
         if not value >= low:  # also refuses nan
             text = (_("{value} is too small: give at least {low} seconds") if seconds
                     else _("{value} is too small: give at least {low}"))

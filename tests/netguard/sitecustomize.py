@@ -6,7 +6,10 @@ start-up too; it is active only where NETGUARD_LOG names the log file of the run
 A name lookup is the door: loopback (127.0.0.0/8, ::1, localhost) and the RFC 5737 documentation addresses (where
 nothing answers) pass; the names RFC 2606/6761 reserve (.invalid, .test, .example, .localhost) never resolve
 anywhere, so they fail here at once as a resolver answers them (tests of DNS failures use them); any other host is
-refused, and written to the log, which fails the test. Hosts named in NETGUARD_OFFLINE fail the same way without
+refused, and written to the log, which fails the test. One name is this machine's, as a hosts-file entry would make
+it: GATEWAY_NAME (gateway.test) is 127.0.0.1, so tests of proxy behaviour name the mock by it (taotoken never sends a
+loopback target through a proxy; a name is not loopback, wherever it resolves) and it is still reachable directly.
+Hosts named in NETGUARD_OFFLINE fail the same way without
 being logged: the docs' examples show the default gateway's URL, taotoken.net, and what a machine without network
 prints for it (tests/doc_setups.py).
 """
@@ -18,6 +21,7 @@ import os
 import socket
 
 RESERVED = (".invalid", ".test", ".example", ".localhost")
+GATEWAY_NAME = "gateway.test"  # this machine's, as in a hosts file (tests/proxyserver.py resolves it alike)
 _real_getaddrinfo = socket.getaddrinfo
 
 
@@ -40,6 +44,8 @@ def _guarded(host, port, *args, **kwargs):
     name = host.decode() if isinstance(host, bytes) else (host or "")
     if not log or _loopback(name):
         return _real_getaddrinfo(host, port, *args, **kwargs)
+    if name.lower().rstrip(".") == GATEWAY_NAME:
+        return _real_getaddrinfo("127.0.0.1", port, *args, **kwargs)
     offline = {h.strip().lower() for h in os.environ.get("NETGUARD_OFFLINE", "").split(",") if h.strip()}
     if not ("." + name.lower().rstrip(".")).endswith(RESERVED) and name.lower().rstrip(".") not in offline:
         try:

@@ -62,6 +62,15 @@ def test_codex_sends_the_stale_key_a_later_bashrc_line_exports(cli, home, tmp_pa
     assert (result["outcome"], result["status"]) == ("reached", 401), result
     assert OLD_KEY not in result["stdout"] + result["stderr"] + (result["error"] or "")
 
+    # init again: it names ~/.bashrc and that line, and comments it out; the same Codex then sends TaoToken's key
+    number = len(rc.read_text().splitlines())
+    repaired = init(cli, "codex", "shell")
+    assert f"commented out ~/.bashrc:{number} (OPENAI_API_KEY={mask_key(OLD_KEY)})" in " ".join(
+        repaired.output.split()), repaired.output
+    after = run_in_netns(tmp_path, "codex", base_env(home, SHELL="/bin/bash"), cwd=home, use_shell=True)
+    assert after["ok"] and after["outcome"] == "answered", after
+    assert {r["key_masked"] for r in generation(after)} == {mask_key(SENTINEL_KEY)}
+
 
 def test_cline_sends_chat_completions_with_the_key_and_model(cli, home, tmp_path):
     require("cline")

@@ -42,6 +42,16 @@ def test_the_redactor_masks_pieces_but_not_other_words() -> None:
     assert "USERSownANTHR" not in other("echo: USERSownANTHROPICkey01")  # the long vendor prefix is skipped
 
 
+def test_another_whole_key_sharing_a_run_is_shown_as_itself_whatever_else_is_known() -> None:
+    """The masking of an output depends on that output, not on which keys this process happened to remember: a
+    whole `sk-` key that merely shares PARTIAL_RUN characters with a known key is masked as itself, while a piece
+    of the known key (cut short, with its prefix) is still shown as the known key."""
+    other = "sk-oldKEY" + PART[4:4 + PARTIAL_RUN] + "tail99"
+    assert Redactor(SENTINEL_KEY)(f"KEY={other}") == "KEY=sk-ol…il99"
+    assert Redactor()(f"KEY={other}") == f"KEY={other}"  # nothing known: left to mask_unknown_keys, which agrees
+    assert Redactor(SENTINEL_KEY)(SENTINEL_KEY[:3 + PARTIAL_RUN + 2]) == "sk-SE…WXYZ"
+
+
 @pytest.fixture(params=sorted(ECHOES))
 def echo_server(request, httpserver, monkeypatch):
     echo = ECHOES[request.param]

@@ -21,16 +21,14 @@ from pathlib import Path
 
 import httpx
 import pytest
-import typer
 from werkzeug import Request, Response
 
-from taotoken_cli.app import app
 from taotoken_cli.cmd.demo.steps import DEMO_KEY
 from taotoken_cli.cmd.mock import FAULTS, NAMED_FAILURES, MockOptions
+from tests.app_commands import command_paths
 from tests.conftest import SENTINEL_KEY, Result, python_path
 
 MODEL = "gpt-4o-mini"
-ROOT = typer.main.get_command(app)
 
 # Command path -> scenarios (argument lists). "{url}" is replaced by the gateway under test.
 # `network` scenarios are also run against every failure mode; the others once per target.
@@ -40,7 +38,7 @@ SCENARIOS: dict[str, dict[str, list[list[str]]]] = {
         ["init", "--key-stdin", "--model", MODEL, "--base-url", "{url}", "--all", "--yes"],
         ["init", "--key-stdin", "--model", MODEL, "--base-url", "{url}/v1?utm=x", "--all", "--dry-run"],
         ["init", "--key", SENTINEL_KEY, "--model", "other-model", "--base-url", "{url}", "--all", "--yes",
-         "--codex-auth", "inline"],
+         "--codex-auth", "inline", "--allow-unlisted"],  # a model the mock does not list: written all the same
         ["init", "--key-stdin", "--model", MODEL, "--base-url", "{url}", "--target", "codex", "--yes",
          "--codex-auth", "auth-json"],
         ["init", "--key-stdin", "--model", MODEL, "--base-url", "{url}", "--target", "cline"],  # no --yes: refused
@@ -59,8 +57,10 @@ SCENARIOS: dict[str, dict[str, list[list[str]]]] = {
     "config": {"local": [["config"], ["config", "--help"]]},
     "config show": {"local": [["config", "show"], ["config", "show", "--origin"]]},
     "config path": {"local": [["config", "path"]]},
-    "config set": {"local": [["config", "set", "api_key", "-"], ["config", "set", "api_key", SENTINEL_KEY],
-                             ["config", "set", "model", MODEL], ["config", "set", "base_url", "{url}"],
+    # base_url first: the undo scenarios above may have taken the whole setup back, and `config set model` asks the
+    # configured gateway's model list (the default one is the real gateway)
+    "config set": {"local": [["config", "set", "base_url", "{url}"], ["config", "set", "api_key", "-"],
+                             ["config", "set", "api_key", SENTINEL_KEY], ["config", "set", "model", MODEL],
                              ["config", "set", "api_key", "Bearer " + SENTINEL_KEY]]},
     "config profiles": {"local": [["config", "profiles"]]},
     "config sync": {"local": [["config", "sync"], ["config", "sync", "--yes"]]},
@@ -76,19 +76,6 @@ SCENARIOS: dict[str, dict[str, list[list[str]]]] = {
                "local": [["doctor", "--list"], ["doctor", "--fix", "--yes", "--offline"]]},
 }
 VARIANT_FLAGS = (("--json",), ("--verbose", "-v"), ("--dry-run",))
-
-
-def command_paths() -> dict[str, object]:
-    """Every command and subcommand of the real app: 'route devices' -> its click command."""
-    found: dict[str, object] = {}
-
-    def walk(command, path: list[str]) -> None:
-        found[" ".join(path)] = command
-        for name, sub in (getattr(command, "commands", None) or {}).items():
-            walk(sub, [*path, name])
-
-    walk(ROOT, [])
-    return found
 
 
 COMMANDS = command_paths()

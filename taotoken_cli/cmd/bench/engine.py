@@ -42,6 +42,9 @@ LATE_TOLERANCE_S = 0.005  # an open-loop start later than this past its schedule
 RETRY_CODES = ("rate.limited", "rate.concurrency", "upstream.saturated")
 MAX_RETRY_WAIT_S = 60.0
 
+# How often a worker whose users are still ramping in looks whether the budget (-n) is spent elsewhere
+_RAMP_WATCH_S = 0.05
+
 
 class Runner:
     """Runs one worker's share on the current event loop."""
@@ -279,6 +282,7 @@ class Runner:
             g = tally.claim()
             if g is None:
                 leave()
+                release_waiting()
             elif wait:
                 self.stats.deferred += 1
                 loop.call_later(wait if deadline is None else max(0.0, min(wait, deadline - _perf())),
@@ -292,12 +296,35 @@ class Runner:
             except BaseException as exc:  # a bug in a timer callback: end the run with it instead of hanging
                 fail(exc)
 
+        waiting: dict[int, asyncio.TimerHandle] = {}  # users whose ramp-up slot has not come yet
+
+        def arrive(i: int) -> None:
+            waiting.pop(i, None)
+            after(None)
+
+        def release_waiting() -> None:
+            """The budget (-n) is spent, here or by another worker: users not ramped in yet never start, and the
+            run does not wait out their slots."""
+            for handle in waiting.values():
+                handle.cancel()
+                leave()
+            waiting.clear()
+
+        def watch() -> None:
+            if tally.spent:
+                release_waiting()
+            elif waiting:
+                loop.call_later(_RAMP_WATCH_S, guarded, watch)
+
         for i in range(users[0]):
             if ramp:
-                loop.call_at(loop.time() + max(0.0, t0 + (share.first_user + i) * ramp / plan.concurrency - _perf()),
-                             guarded, after, None)
+                waiting[i] = loop.call_at(
+                    loop.time() + max(0.0, t0 + (share.first_user + i) * ramp / plan.concurrency - _perf()),
+                    guarded, arrive, i)
             else:
                 after(None)
+        if waiting:  # an abort or a spent budget elsewhere also ends the wait
+            watch()
         await over
 
     async def open(self, t0: float) -> None:

@@ -162,6 +162,13 @@ class Tally:
             v[0] = g + 1
         return g
 
+    @property
+    def spent(self) -> bool:
+        """No request is left to claim (the budget is used up, or the series aborted): read without the lock, as a
+        hint for a worker whose users have not started yet (claim() stays the one that decides)."""
+        v = self.values
+        return bool(v[3]) or (self.limit is not None and v[0] >= self.limit)
+
     def finish(self, failed: bool, hinted: bool = False, index: int | None = None) -> None:
         """Request number `index` ended. The error limits are judged on the requests started, not on the first
         to finish (fast failures come back first, while slow successes are still under way): the default

@@ -58,6 +58,9 @@ class BenchOptions:
 _DURATION_PART = re.compile(r"([0-9]*\.?[0-9]+)(ms|h|m|s)")
 
 
+MAX_DURATION_S = 7 * 86_400.0
+
+
 def parse_duration(text: str, option: str = "-z/--duration") -> float:
     """Durations: 30s, 2m, 1h, 500ms, compound ones as Go writes them (1m30s, 1h30m), or plain seconds."""
     raw = text.strip().lower().replace(" ", "")
@@ -69,10 +72,13 @@ def parse_duration(text: str, option: str = "-z/--duration") -> float:
         parts = _DURATION_PART.findall(raw)
         if parts and "".join(number + unit for number, unit in parts) == raw:
             value = sum(float(number) * units[unit] for number, unit in parts)
+    flag = option.split("/")[-1]
     if not value > 0 or value == float("inf"):  # also refuses nan
-        flag = option.split("/")[-1]
         raise InputError(_("{option} {text!r} is not a positive duration").format(option=option, text=text),
                          _("use e.g. {flag} 30s, {flag} 2m, {flag} 1m30s or {flag} 45").format(flag=flag))
+    if value > MAX_DURATION_S:  # 1e308 s: no clock counts that far (the engine's sleeps overflow)
+        raise InputError(_("{option} {text!r} is longer than a week").format(option=option, text=text),
+                         _("use at most {flag} 168h").format(flag=flag))
     return value
 
 

@@ -46,7 +46,7 @@ def parse_fast(argv: list[str]) -> dict | None:
         options["timeout_s"] = float(options["timeout_s"])
     except ValueError:
         return None
-    if not options["timeout_s"] >= 0.1:  # also rejects nan
+    if not 0.1 <= options["timeout_s"] <= 86_400:  # also rejects nan and inf: Typer says why (cmd.options)
         return None
     return options
 

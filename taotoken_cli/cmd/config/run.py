@@ -20,7 +20,13 @@ from taotoken_cli.core.clients.copies import OWN, SYNC_COMMAND, Sync, plan_sync,
 from taotoken_cli.core.files import applyflow
 from taotoken_cli.core.files.fileplan import FileChange, Plan, read_current
 from taotoken_cli.core.platform import system
-from taotoken_cli.core.settings.edit import SETTABLE_KEYS, TOP_LEVEL_KEYS, render_config_update, validate_profile_name
+from taotoken_cli.core.settings.edit import (
+    OWN_MERGE,
+    SETTABLE_KEYS,
+    TOP_LEVEL_KEYS,
+    render_config_update,
+    validate_profile_name,
+)
 from taotoken_cli.core.settings.loader import FIELDS, Overrides, clean_value, config_path, load_settings
 from taotoken_cli.core.settings.origins import describe, fix_at_source, tilde
 from taotoken_cli.core.term.iostreams import IOStreams
@@ -75,13 +81,17 @@ def set_value(io: IOStreams, key: str, value: str, profile: str | None, *, yes: 
         shown = mask_key(cleaned.value) if key == "api_key" else cleaned.value
     setting = (_("set {key} = {value}") if key in TOP_LEVEL_KEYS else _("set {key} = {value} in profile {profile}"))
     setting = setting.format(key=key, value=shown, profile=repr(settings.profile))
-    own = FileChange(path, before, new_text.encode("utf-8"), secret=True, target=OWN, summary=[setting])
+    own = FileChange(path, before, new_text.encode("utf-8"), secret=True, target=OWN, summary=[setting],
+                     merge=OWN_MERGE)
     copies = Sync(None, None, Plan())
     if key in FIELDS and sync:
         after = load_settings(Overrides(profile=profile), io.env, text=new_text)
-        copies = plan_sync(triple_of(after), after.profile, Machine.of(io.env, io.cwd), admit=_gemini_rule(io))
+        copies = plan_sync(triple_of(after), after.profile, Machine.of(io.env, io.cwd), admit=_gemini_rule(io),
+                           before=triple_of(settings))
         if settings.value(key).origin.kind == "env":
             out.error_wrapped(fix_at_source(settings, key, shown, io.env), _("warning: "))
+        for line in copies.foreign:  # copies taotoken does not write: named, never silently left behind
+            out.error_wrapped(line, _("warning: "))
     _name_held(out, copies)
     if not copies.stale or not (yes or io.prompter.interactive):
         # taotoken's own file alone, or a script without --yes: only the own file, as before; say what is stale
@@ -125,11 +135,13 @@ def sync(io: IOStreams, profile: str | None, *, yes: bool = False, dry_run: bool
     settings = load_settings(Overrides(profile=profile), io.env)
     settings.require("base_url", "api_key", "model")
     copies = plan_sync(triple_of(settings), settings.profile, Machine.of(io.env, io.cwd), admit=_gemini_rule(io))
-    if copies.record is None:
+    for line in copies.foreign:
+        out.error_wrapped(line, _("warning: "))
+    if copies.record is None and not copies.stale:
         out.wrapped(_("nothing to sync: no client holds a copy written by taotoken (run `taotoken init` to write "
                       "them)"), hang="  ")
         return Exit.OK
-    if copies.record.profile != settings.profile:
+    if copies.record is not None and copies.record.profile != settings.profile:
         raise InputError(_("the clients hold profile {recorded}, not {profile}").format(
                              recorded=repr(copies.record.profile), profile=repr(settings.profile)),
                          _("{command}   (or write profile {profile} into them: {init})").format(
@@ -141,7 +153,7 @@ def sync(io: IOStreams, profile: str | None, *, yes: bool = False, dry_run: bool
                 name=name, origin=describe(settings.value(name), io.env)))
     _name_held(out, copies)
     if not copies.stale:
-        targets = listed(copies.record.targets) or _("no clients")
+        targets = listed(copies.record.targets if copies.record else ()) or _("no clients")
         out.wrapped(_("every copy already holds the values of profile {profile} ({targets}); nothing to do").format(
             profile=repr(settings.profile), targets=targets), hang="  ")
         _name_gone(out, copies, io.env)

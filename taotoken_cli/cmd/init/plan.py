@@ -9,12 +9,30 @@ from dataclasses import dataclass, field, replace
 
 from taotoken_cli.cmd.init import wizard
 from taotoken_cli.core.base.errors import InputError
-from taotoken_cli.core.base.i18n import _, listed
+from taotoken_cli.core.base.i18n import N_, _, listed
 from taotoken_cli.core.base.masking import remember_secret
-from taotoken_cli.core.clients import CLIENTS, ON_REQUEST, ccswitch, ccswitch_cli, codex, gemini_cli, mcp, project_env
+from taotoken_cli.core.clients import (
+    CLIENTS,
+    ON_REQUEST,
+    ccswitch,
+    ccswitch_cli,
+    codex,
+    gemini_cli,
+    mcp,
+    project_env,
+    shell,
+)
 from taotoken_cli.core.clients.base import Machine, PlanOptions, Triple
-from taotoken_cli.core.clients.copies import OWN, Record, plan_copies, read_record, record_change, written_keys
-from taotoken_cli.core.clients.envvars import host_key, key_mark
+from taotoken_cli.core.clients.copies import (
+    OWN,
+    Record,
+    claimed_targets,
+    plan_copies,
+    read_record,
+    record_change,
+    written_keys,
+)
+from taotoken_cli.core.clients.envvars import host_key, key_mark, taotoken_hosts
 from taotoken_cli.core.diagnosis import gemini_api
 from taotoken_cli.core.files import fileplan
 from taotoken_cli.core.files.fileplan import Plan
@@ -142,6 +160,8 @@ def _refuse_unlisted(io: IOStreams, base_url: str, api_key: str, model: str) -> 
 
 # ------------------------------------------------------------------------------------------ targets
 
+_KEPT = N_("{target}: written by an earlier init, kept in step")
+
 def choose_targets(request: InitRequest, machine: Machine, profile: str, prompter: Prompter | None = None, *,
                    assume_yes: bool = False,
                    key_exported: bool = False) -> tuple[list[str], list[str], list[str], InputError | None]:
@@ -173,7 +193,7 @@ def choose_targets(request: InitRequest, machine: Machine, profile: str, prompte
     if recorded is not None and recorded.profile == profile:
         kept = [t for t in recorded.targets if t not in chosen]
         chosen += kept  # one truth: every copy an earlier init wrote gets the new values too
-        reasons.extend(_("{target}: written by an earlier init, kept in step").format(target=name) for name in kept)
+        reasons.extend(_(_KEPT).format(target=name) for name in kept)
     elif recorded is not None:
         notes.append(_("the copies of profile {old} ({targets}) are no longer kept in step: from now on they follow "
                        "profile {new} wherever this run writes them").format(
@@ -260,6 +280,16 @@ def build(request: InitRequest, io: IOStreams, *, assume_yes: bool = False) -> I
         key_exported=io.env.get(codex.ENV_KEY) == triple.api_key)
     options = PlanOptions(scope=request.scope, codex_auth=request.codex_auth,
                           **recorded_places(request, triple, profile, machine))
+    # Gemini CLI's and OpenClaw's files: one pointing at TaoToken is a copy whoever wrote it; one holding another
+    # service's values is written only when named (--target, --all), else left alone and named
+    named = [*request.targets, *(TARGETS if request.all_targets else ())]
+    targets, added, left = claimed_targets(targets, machine, taotoken_hosts(triple.base_url, options.taotoken_hosts),
+                                           written_keys(options, machine, profile), named=named)
+    dropped = {name for name, _why in left}
+    reasons[:] = [why for why in reasons if why not in {_(_KEPT).format(target=name) for name in dropped}]
+    reasons.extend(_("{target}: added: its file points at TaoToken").format(target=name) for name in added)
+    target_notes.extend(_("warning: {target} not written: {reason} (point it at TaoToken anyway: {command})").format(
+        target=name, reason=why, command=f"taotoken init --target {name}") for name, why in left)
     # Gemini CLI only where the gateway serves the Gemini API (asked only when it is a target; named: a "no" stops)
     gemini = gemini_api.gate(triple, targets, options, gemini_api.probe_for(io.env),
                              named=gemini_cli.NAME in request.targets)
@@ -273,6 +303,15 @@ def build(request: InitRequest, io: IOStreams, *, assume_yes: bool = False) -> I
             target_notes.append(_("{target}: added: MCP servers pointing at TaoToken hold other values ({servers})")
                                 .format(target=mcp.NAME, servers=_("; ").join(behind)))
     plan = plan_copies(triple, targets, options, machine, own_profile=profile)
+    # A later start-up line exporting another OPENAI_API_KEY/OPENAI_BASE_URL outvotes env.sh in every new shell
+    codex_env = codex.NAME in targets and options.codex_auth == "env"
+    if shell.NAME in targets or codex_env:
+        shell.repair_overrides(plan, triple, machine, fails={codex.ENV_KEY: "Codex"} if codex_env else {},
+                               variables=None if shell.NAME in targets else (codex.ENV_KEY,))
+    target_notes.extend(shell.proxied_gateway(triple, machine, targets))  # Codex, Cline: a shell proxy for loopback
+    plan.warnings.extend(project_env.stale_copies(  # the project's own .env: named, never written
+        triple, machine, taotoken_hosts(triple.base_url, options.taotoken_hosts),
+        written_keys(options, machine, profile)))
     plan.add(record_change(Record(profile, tuple(targets), options), machine))
     fileplan.add_git_warnings(plan)
     links = (ccswitch.import_links(triple, ccswitch.apps(triple, options, ccswitch.store(machine)))

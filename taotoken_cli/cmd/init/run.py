@@ -32,7 +32,10 @@ def run(options: InitOptions, io: IOStreams) -> int:
     if options.undo:
         machine = Machine.of(io.env, io.cwd, own_dir)
         before = shell.before_undo(machine)  # the Windows user environment that run replaced, the macOS agent
-        view.render_undo(out, fileplan.undo_last(own_dir, force=options.force, env=io.env))
+        from taotoken_cli.core.settings.edit import OWN_MERGE, revert_own_change
+
+        view.render_undo(out, fileplan.undo_last(own_dir, force=options.force, env=io.env,
+                                                 mergers={OWN_MERGE: revert_own_change}))
         _warn(out, shell.after_undo(machine, before))
         return Exit.OK
     compact = not (options.verbose or options.dry_run)

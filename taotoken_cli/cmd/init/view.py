@@ -82,6 +82,9 @@ def render_undo(out: Output, result: fileplan.UndoResult) -> None:
         out.wrapped(label, _("removed "))
     for problem in result.not_reverted:
         out.error_wrapped(problem, _("warning: not undone: "))
+    for path in result.kept:
+        out.wrapped(_("{path}: that run's values put back; what changed there since (routes, other settings) "
+                      "kept").format(path=path), _("restored "))
     out.wrapped(str(result.backup_dir), _("undid the run saved in "), "  ")
 
 

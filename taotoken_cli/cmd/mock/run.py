@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import errno
 from collections.abc import Mapping
 
 from taotoken_cli.cmd.mock.options import MockOptions
@@ -12,6 +11,7 @@ from taotoken_cli.core.base.exitcodes import Exit
 from taotoken_cli.core.base.fix import Command, Fix
 from taotoken_cli.core.base.i18n import _
 from taotoken_cli.core.base.oserrors import os_error_text
+from taotoken_cli.core.platform import system
 from taotoken_cli.core.term.iostreams import IOStreams
 from taotoken_cli.core.term.output import json_line
 
@@ -91,7 +91,7 @@ def run(options: MockOptions, io: IOStreams, *, key_flag: str | None, quiet: boo
     try:
         summary = serve(options, on_ready, on_request)
     except OSError as exc:
-        if exc.errno == errno.EADDRINUSE:
+        if system.address_taken(exc):
             raise TaotokenError(_("port {port} on {host} is already in use").format(port=options.port,
                                                                                      host=options.host),
                                 _("pick another --port, or --port 0 for a free one"), Exit.USAGE,

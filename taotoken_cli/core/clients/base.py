@@ -107,6 +107,16 @@ class PlanOptions:
     gemini_root: str = ""
 
 
+@dataclass(frozen=True)
+class Claim:
+    """Whether a client's own file holds a copy of the triple, by the one rule for key variables (clients.envvars):
+    `ours` True when it points at TaoToken or holds a key taotoken wrote, False when it holds another service's
+    values (`why`: what is left alone, and why), None when it holds neither (no file, nothing set)."""
+
+    ours: bool | None
+    why: tuple[str, ...] = ()
+
+
 @dataclass
 class ConfigFile:
     """One client file as found on disk. `data` is the parsed content (None when absent or broken)."""

@@ -20,6 +20,7 @@ from taotoken_cli.core.base.i18n import _, listed
 from taotoken_cli.core.base.masking import mask_key, unquoted_key
 from taotoken_cli.core.clients.base import (
     ClientState,
+    ConfigFile,
     Detection,
     Machine,
     PlanOptions,
@@ -44,6 +45,14 @@ MODEL = "ANTHROPIC_MODEL"
 HAIKU_MODEL = "ANTHROPIC_DEFAULT_HAIKU_MODEL"
 SMALL_FAST_MODEL = "ANTHROPIC_SMALL_FAST_MODEL"  # deprecated alias of the haiku slot
 ONBOARDING = "hasCompletedOnboarding"
+NO_PROXY = "NO_PROXY"
+# Switches that send Claude Code to a cloud provider instead of ANTHROPIC_BASE_URL (2.1.332 reads each as on when it
+# is 1, true, yes or on, in any case): with one on, the gateway is never asked.
+PROVIDER_SWITCHES = {"CLAUDE_CODE_USE_BEDROCK": "Amazon Bedrock", "CLAUDE_CODE_USE_VERTEX": "Google Vertex AI",
+                     "CLAUDE_CODE_USE_FOUNDRY": "Microsoft Foundry",
+                     "CLAUDE_CODE_USE_ANTHROPIC_AWS": "Anthropic on AWS",
+                     "CLAUDE_CODE_USE_ANTHROPIC_GOOGLE_CLOUD": "Anthropic on Google Cloud",
+                     "CLAUDE_CODE_USE_MANTLE": "Mantle"}
 
 
 # The settings files by role, highest precedence first (reference §1.2; `--settings` on Claude Code's command
@@ -160,6 +169,49 @@ def environment(effective: Mapping[str, EnvValue]) -> dict[str, str]:
     return {name: item.value for name, item in effective.items()}
 
 
+def switched_on(value: str | None) -> bool:
+    """Claude Code's reading of a switch variable: on for 1, true, yes or on (any case, spaces around)."""
+    return value is not None and value.strip().lower() in ("1", "true", "yes", "on")
+
+
+def provider_switches(effective: Mapping[str, EnvValue]) -> list[EnvValue]:
+    """The cloud-provider switches that are on where Claude Code reads them (each with its file or the shell)."""
+    return [effective[name] for name in PROVIDER_SWITCHES if name in effective and switched_on(effective[name].value)]
+
+
+def startup_exports(name: str, machine: Machine) -> list[tuple[str, str | None]]:
+    """(`~/.bashrc:4`, the value it exports or None when only the shell can tell) for each line of a shell start-up
+    file that exports `name`: what every new terminal, and Claude Code started from it, gets."""
+    from taotoken_cli.core.settings.origins import exported_value, find_exports
+
+    return [(export.shown(machine.home), exported_value(export)) for export in find_exports(name, machine.env)
+            if export.path.parent != machine.config_dir]  # taotoken's own env.sh exports only OPENAI_*
+
+
+def shell_value(name: str, machine: Machine) -> tuple[str | None, list[str]]:
+    """What a new terminal gives `name`: the value (the last start-up line that exports one, else this shell's),
+    and where it is exported (`~/.bashrc:4`)."""
+    exports = startup_exports(name, machine)
+    readable = [value for _place, value in exports if value is not None]
+    value = readable[-1] if readable else machine.env.get(name)
+    return value, [place for place, _value in exports]
+
+
+def proxy_for_gateway(url: str, env: Mapping[str, str]) -> str | None:
+    """The variable whose proxy Claude Code sends its requests to `url` through, under `env` (its real rule:
+    core.clients.proxy_rules), or None: direct."""
+    from taotoken_cli.core.clients.proxy_rules import RULES
+
+    return RULES[NAME].variable_for(url, env)
+
+
+def no_proxy_with(env: Mapping[str, str], host: str) -> str:
+    """A NO_PROXY value that exempts `host` and keeps every entry Claude Code reads now (NO_PROXY, else no_proxy)."""
+    current = next((env[name] for name in (NO_PROXY, NO_PROXY.lower()) if env.get(name, "").strip()), "")
+    entries = [entry for entry in current.replace(" ", ",").split(",") if entry.strip()]
+    return ",".join(dict.fromkeys([*entries, host]))
+
+
 def same_value(name: str, a: str, b: str) -> bool:
     """Do two settings of `name` mean the same thing (one base URL root, one key, one model)?"""
     from taotoken_cli.core.net.hygiene import clean_base_url
@@ -182,7 +234,7 @@ def overridden(effective: Mapping[str, EnvValue], names: Iterable[str], above: s
 
 
 def plan(triple: Triple, machine: Machine, options: PlanOptions = PlanOptions()) -> Plan:
-    env, scope = machine.env, options.scope
+    scope = options.scope
     where = paths(machine)
     result = Plan()
     if scope == "project":
@@ -225,21 +277,21 @@ def plan(triple: Triple, machine: Machine, options: PlanOptions = PlanOptions())
         else:
             summary.append(_("set {name} = {value}").format(name=f"env.{name}", value=repr(value)))
         block[name] = value
-    if API_KEY in block:
+    if block.get(API_KEY, "") != "":
         old_key = block.pop(API_KEY)
         if isinstance(old_key, str):
             result.secrets.append(old_key)
         summary.append(_("removed {name} ({value}): with {other} also set, requests may carry two different "
                          "credentials (X-Api-Key and Bearer)").format(name=f"env.{API_KEY}",
                                                                        value=mask_key(str(old_key)), other=AUTH_TOKEN))
+    written = "project_local" if scope == "project" else "settings"
+    _hide_shell_key(block, machine, summary, result)
+    _switch_off_providers(block, machine, written, summary, result)
+    _exempt_loopback_gateway(block, triple, machine, written, summary, result)
     if SMALL_FAST_MODEL in block:
         result.warnings.append(_("{path}: {old} is deprecated; {new} (now set) replaces it — remove the old one "
                                  "when convenient").format(path=settings_path, old=f"env.{SMALL_FAST_MODEL}",
                                                            new=HAIKU_MODEL))
-    if env.get(API_KEY):
-        result.warnings.append(_("{variable} is exported in your shell: Claude Code would send it as X-Api-Key next "
-                                 "to the Bearer token from settings.json — {command} and remove it from your shell "
-                                 "start-up files").format(variable=API_KEY, command=f"`unset {API_KEY}`"))
     result.warnings.extend(_overrides(machine, "project_local" if scope == "project" else "settings", wanted))
     result.add(json_change(settings, data, target=NAME, summary=summary, secret=True))
 
@@ -253,6 +305,101 @@ def plan(triple: Triple, machine: Machine, options: PlanOptions = PlanOptions())
                                     "and ignores the gateway)").format(name=ONBOARDING))
     result.add(json_change(onboarding, state, target=NAME, summary=onboarding_summary, new_mode=0o600))
     return result
+
+
+def _hide_shell_key(block: dict, machine: Machine, summary: list[str], result: Plan) -> None:
+    """ANTHROPIC_API_KEY from the shell (this one, or a start-up file's export): Claude Code would send it as
+    X-Api-Key beside the Bearer token, and a gateway that reads X-Api-Key first rejects the request (and the user's
+    own Anthropic key goes to the gateway). An empty value in the env block hides it from Claude Code alone: Claude
+    Code treats "" as unset (checked with the real client: only the Bearer token is sent)."""
+    value, places = shell_value(API_KEY, machine)
+    if not value or block.get(API_KEY) == "":
+        return
+    result.secrets.append(value)
+    where = ", ".join(places) if places else _("this shell")
+    block[API_KEY] = ""
+    summary.append(_('set {name} = "" ({variable} is exported in {where}: Claude Code would send it as X-Api-Key '
+                     'beside the Bearer token; an empty value here hides it from Claude Code only)').format(
+        name=f"env.{API_KEY}", variable=API_KEY, where=where))
+
+
+def _switch_off_providers(block: dict, machine: Machine, written: str, summary: list[str], result: Plan) -> None:
+    """A cloud-provider switch (CLAUDE_CODE_USE_BEDROCK=1, …) makes Claude Code ignore the gateway: removed from the
+    env block init writes; set elsewhere (the shell, a start-up file, a file that outranks this one) it is named,
+    with the line, and the run says that Claude Code does not work yet."""
+    for name, provider in PROVIDER_SWITCHES.items():
+        if switched_on(block.get(name)):
+            old = block.pop(name)
+            summary.append(_("removed {name} ({value}): with it Claude Code talks to {provider} and ignores "
+                             "ANTHROPIC_BASE_URL").format(name=f"env.{name}", value=repr(old), provider=provider))
+    effective = _effective_with(machine, written, block)  # as Claude Code will see it once this block is written
+    for item in provider_switches(effective):
+        provider = PROVIDER_SWITCHES[item.name]
+        if item.path is None:
+            _value, places = shell_value(item.name, machine)
+            where = ", ".join(places) if places else _("this shell")
+            if places:
+                fix = _("delete the line {places} (export {name}=…), then open a new terminal").format(
+                    places=where, name=item.name)
+            else:
+                fix = _("{command} in the shell that starts Claude Code").format(command=f"`unset {item.name}`")
+        else:
+            where = str(item.path)
+            fix = _('ask the administrator who manages {path} to remove "{name}"').format(path=item.path,
+                                                                                        name=item.name) \
+                if item.role == "managed" else _('remove "{name}" from the env block of {path}').format(
+                    name=item.name, path=item.path)
+        result.broken.append(_("Claude Code talks to {provider}, not the gateway: {name}={value} is set in {where}; "
+                               "fix: {fix}").format(provider=provider, name=item.name, value=item.value, where=where,
+                                                    fix=fix))
+    for name in PROVIDER_SWITCHES:  # a start-up file the current shell did not read (a new terminal will)
+        if name in effective:
+            continue
+        value, places = shell_value(name, machine)
+        if places and switched_on(value):
+            result.broken.append(_("Claude Code started from a new terminal talks to {provider}, not the gateway: "
+                                   "{name}={value} is exported in {places}; fix: delete that line").format(
+                provider=PROVIDER_SWITCHES[name], name=name, value=value, places=", ".join(places)))
+
+
+def _exempt_loopback_gateway(block: dict, triple: Triple, machine: Machine, written: str, summary: list[str],
+                             result: Plan) -> None:
+    """A gateway on this machine reached through a proxy: Claude Code's rule does not exempt loopback, so a proxy in
+    its env block or the shell (a dead one hangs every request until Claude Code's own timeout) carries the requests.
+    NO_PROXY in the env block init writes exempts the gateway's host (keeping the entries NO_PROXY had)."""
+    from urllib.parse import urlsplit
+
+    from taotoken_cli.core.net.proxies import is_loopback
+
+    url = triple.url_for(URL_FORM)
+    host = (urlsplit(url).hostname or "").lower()
+    if not is_loopback(host):
+        return  # a remote gateway through a proxy is the user's choice
+    env = environment(_effective_with(machine, written, block))
+    variable = proxy_for_gateway(url, env)
+    if variable is None:
+        return
+    block[NO_PROXY] = no_proxy_with(env, host)
+    summary.append(_("set {name} = {value} ({variable}={proxy} would carry Claude Code's requests to the gateway on "
+                     "this machine: Claude Code does not exempt loopback)").format(
+        name=f"env.{NO_PROXY}", value=repr(block[NO_PROXY]), variable=variable, proxy=env[variable]))
+    still = proxy_for_gateway(url, environment(_effective_with(machine, written, block)))
+    if still is not None:  # a file that outranks the one written sets NO_PROXY without the host
+        result.broken.append(_("Claude Code's requests to {host} still go through {proxy}: a settings file that "
+                               "outranks {written} sets {name}; add {host} to it there").format(
+            host=host, proxy=env[still], written=written, name=NO_PROXY))
+
+
+def _effective_with(machine: Machine, role: str, block: Mapping[str, object]) -> dict[str, EnvValue]:
+    """effective_env with the env block of the `role` file replaced by `block` (what init is about to write)."""
+    state = read(machine)
+    files = dict(state.files)
+    current = files.get(role)
+    path = current.path if current is not None else paths(machine).settings
+    data = copy.deepcopy(current.data) if current is not None and isinstance(current.data, dict) else {}
+    data["env"] = dict(block)
+    files[role] = ConfigFile(path, "json", raw=b"{}", data=data)  # as if written: only its env block is read
+    return effective_env(machine, ClientState(NAME, state.detection, files))
 
 
 def _overrides(machine: Machine, written: str, wanted: Mapping[str, str]) -> list[str]:

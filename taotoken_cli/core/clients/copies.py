@@ -19,14 +19,14 @@ from taotoken_cli.core.base.errors import ConfigFileError, TaotokenError
 from taotoken_cli.core.base.exitcodes import Exit
 from taotoken_cli.core.base.i18n import _, listed, ngettext
 from taotoken_cli.core.base.masking import mask_key, remember_secret
-from taotoken_cli.core.clients import CLIENTS
+from taotoken_cli.core.clients import CLIENTS, project_env
 from taotoken_cli.core.clients.base import LayeredClient, Machine, PlanOptions, Triple, read_text, text_change
-from taotoken_cli.core.clients.envvars import key_mark
+from taotoken_cli.core.clients.envvars import host_key, key_mark, taotoken_hosts
 from taotoken_cli.core.files import fileplan
 from taotoken_cli.core.files.fileplan import FileChange, Plan
 from taotoken_cli.core.files.fsutil import resolve_target
 from taotoken_cli.core.settings import Settings, config_path, profile_table, read_config_file
-from taotoken_cli.core.settings.edit import render_config_update
+from taotoken_cli.core.settings.edit import OWN_MERGE, render_config_update
 from taotoken_cli.core.settings.origins import tilde
 
 RECORD_FILE = "copies.json"
@@ -91,7 +91,9 @@ def own_config_change(triple: Triple, profile: str, machine: Machine) -> FileCha
     summary = [_("profile {profile}: {values}").format(
         profile=repr(profile), values=f"base_url = {triple.base_url!r}, api_key = {mask_key(triple.api_key)}, "
                                       f"model = {triple.model!r}")]
-    return text_change(current, new_text, target=OWN, summary=summary, secret=True)
+    change = text_change(current, new_text, target=OWN, summary=summary, secret=True)
+    change.merge = OWN_MERGE  # an undo keeps later edits (route set, config set lang): only these values go back
+    return change
 
 
 def written_keys(options: PlanOptions, machine: Machine, profile: str | None) -> tuple[str, ...]:
@@ -183,6 +185,7 @@ class Sync:
     plan: Plan
     gone: list[FileChange] = field(default_factory=list)
     held: list[str] = field(default_factory=list)  # copies `admit` left out of this sync, and why
+    foreign: list[str] = field(default_factory=list)  # copies taotoken does not write that hold other values
 
     @property
     def stale(self) -> list[FileChange]:
@@ -190,28 +193,66 @@ class Sync:
         return [change for change in self.plan.pending if change.target != OWN]
 
 
+# Clients whose own file is a copy of the triple only while it points at TaoToken (their module's `claim`): a sync
+# adds such a file nobody recorded, and leaves one that now holds another service's values alone, naming it.
+CLAIMED = ("gemini-cli", "openclaw")
+
+
+def claimed_targets(targets: Iterable[str], machine: Machine, hosts: frozenset[str], written: tuple[str, ...], *,
+                    named: Iterable[str] = ()) -> tuple[list[str], list[str], list[tuple[str, str]]]:
+    """`targets` with each CLAIMED client whose file points at TaoToken added and each whose file holds another
+    service's values dropped (unless `named`: the user asked for it in this run); also the names added, and for
+    each one left alone (target, why)."""
+    chosen: list[str] = list(targets)
+    added: list[str] = []
+    left: list[tuple[str, str]] = []
+    for name in CLAIMED:
+        found = CLIENTS[name].claim(machine, hosts, written)  # type: ignore[attr-defined]
+        if found.ours and name not in chosen:
+            chosen.append(name)
+            added.append(name)
+        elif found.ours is False and name in chosen and name not in named:
+            chosen.remove(name)
+            left.extend((name, why) for why in found.why)
+    return chosen, added, left
+
+
 # Decides which recorded targets a sync writes, and with which options (diagnosis.gemini_api.admit: Gemini CLI only
 # where the gateway answers the Gemini API); returns them and the warnings to show.
 Admit = Callable[[Triple, tuple[str, ...], PlanOptions], tuple[list[str], PlanOptions, list[str]]]
 
 
-def plan_sync(triple: Triple | None, profile: str, machine: Machine, *, admit: Admit | None = None) -> Sync:
-    """Re-plan every copy recorded for `profile` from `triple` (an empty plan when nothing is recorded). What
-    `admit` learns (PlanOptions.gemini_root) goes into the record through the same plan."""
+def plan_sync(triple: Triple | None, profile: str, machine: Machine, *, admit: Admit | None = None,
+              before: Triple | None = None) -> Sync:
+    """Re-plan every copy recorded for `profile` from `triple`, and the MCP servers pointing at TaoToken even when no
+    init recorded them (mcp.stale: a copy is a copy whoever wrote it). What `admit` learns (PlanOptions.gemini_root)
+    goes into the record through the same plan. `before` is the triple taotoken used until now: a server still on
+    its host is found (and moved) too. Copies taotoken does not write (a project's .env) are named in `foreign`."""
     record = read_record(machine)
-    if record is None or triple is None or record.profile != profile:
+    if triple is None or (record is not None and record.profile != profile):
         return Sync(record, triple, Plan())
-    # MCP servers pointing at TaoToken are copies even when init was not asked to write them (mcp.stale)
-    targets = record.targets if "mcp" in record.targets else (*record.targets, "mcp")
-    options, held = record.options, []
+    recorded = record.targets if record is not None else ()
+    options = record.options if record is not None else PlanOptions()
+    # The host taotoken used until now counts as TaoToken's for this re-plan only (never recorded: once moved, it
+    # is no longer ours)
+    old_host = host_key(before.base_url) if before is not None else None
+    moved = (*options.taotoken_hosts, old_host) if old_host and old_host not in options.taotoken_hosts else ()
+    hosts, written = taotoken_hosts(triple.base_url, moved or options.taotoken_hosts), written_keys(options, machine,
+                                                                                                    profile)
+    targets: Iterable[str] = recorded if "mcp" in recorded else (*recorded, "mcp")
+    targets, _added, left = claimed_targets(targets, machine, hosts, written)
+    foreign = [why for _name, why in left]
+    held: list[str] = []
     if admit is not None:
-        targets, options, held = admit(triple, tuple(targets), record.options)
-    plan = plan_copies(triple, targets, options, machine, profile=record.profile)
-    gone = [change for change in plan.changes if change.creates]
+        targets, options, held = admit(triple, tuple(targets), options)
+    planned = dataclasses.replace(options, taotoken_hosts=moved) if moved else options
+    plan = plan_copies(triple, targets, planned, machine, profile=profile)
+    gone = [change for change in plan.changes if change.creates and change.target in recorded]
     plan.changes = [change for change in plan.changes if not change.creates]
-    if options != record.options:
+    if record is not None and options != record.options:
         plan.add(record_change(dataclasses.replace(record, options=options), machine))
-    return Sync(record, triple, plan, gone, held)
+    foreign += project_env.stale_copies(triple, machine, hosts, written)
+    return Sync(record, triple, plan, gone, held, foreign)
 
 
 SYNC_COMMAND = "taotoken config sync"

@@ -58,13 +58,16 @@ VARIABLES: dict[str, GatewayVar] = {v.name: v for v in (
     GatewayVar("ANTHROPIC_BASE_URL", URL, BARE_ROOT.suffix, N_("the Anthropic SDK"),
                N_("the Anthropic SDK appends /v1/messages")),
     GatewayVar("TAOTOKEN_BASE_URL", URL, BARE_ROOT.suffix, "taotoken", N_("taotoken takes the API root")),
+    GatewayVar("GOOGLE_GEMINI_BASE_URL", URL, BARE_ROOT.suffix, N_("Gemini CLI and Google's GenAI SDK"),
+               N_("Google's GenAI SDK appends /v1beta/models/…")),
     GatewayVar("OPENAI_API_KEY", KEY),
     GatewayVar("ANTHROPIC_AUTH_TOKEN", KEY),
     GatewayVar("ANTHROPIC_API_KEY", KEY),
     GatewayVar("TAOTOKEN_API_KEY", KEY),
+    GatewayVar("GEMINI_API_KEY", KEY),
     GatewayVar("TAOTOKEN_MODEL", MODEL),
     *(GatewayVar(name, MODEL, synced=False) for name in (
-        "OPENAI_MODEL", "ANTHROPIC_MODEL", "ANTHROPIC_SMALL_FAST_MODEL", "ANTHROPIC_DEFAULT_OPUS_MODEL",
+        "OPENAI_MODEL", "GEMINI_MODEL", "ANTHROPIC_MODEL", "ANTHROPIC_SMALL_FAST_MODEL", "ANTHROPIC_DEFAULT_OPUS_MODEL",
         "ANTHROPIC_DEFAULT_SONNET_MODEL", "ANTHROPIC_DEFAULT_HAIKU_MODEL", "ANTHROPIC_DEFAULT_FABLE_MODEL")),
 )}
 
@@ -75,11 +78,13 @@ KEY_URLS: dict[str, tuple[str, ...]] = {
     "ANTHROPIC_API_KEY": ("ANTHROPIC_BASE_URL",),
     "ANTHROPIC_AUTH_TOKEN": ("ANTHROPIC_BASE_URL",),
     "TAOTOKEN_API_KEY": ("TAOTOKEN_BASE_URL",),
+    "GEMINI_API_KEY": ("GOOGLE_GEMINI_BASE_URL",),
 }
 # Who sends a key to its vendor when its URL variable is not set (English; shown translated).
 _DEFAULT_READER = {"OPENAI_API_KEY": N_("the OpenAI SDKs send it to api.openai.com"),
                    "ANTHROPIC_API_KEY": N_("the Anthropic SDK sends it to api.anthropic.com"),
-                   "ANTHROPIC_AUTH_TOKEN": N_("the Anthropic SDK sends it to api.anthropic.com")}
+                   "ANTHROPIC_AUTH_TOKEN": N_("the Anthropic SDK sends it to api.anthropic.com"),
+                   "GEMINI_API_KEY": N_("Gemini CLI sends it to generativelanguage.googleapis.com")}
 
 
 def key_mark(key: str) -> str:

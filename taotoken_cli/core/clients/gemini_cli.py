@@ -30,7 +30,9 @@ from pathlib import Path
 from taotoken_cli.core.base.errors import ConfigFileError
 from taotoken_cli.core.base.i18n import _
 from taotoken_cli.core.base.masking import mask_key
+from taotoken_cli.core.clients import envvars
 from taotoken_cli.core.clients.base import (
+    Claim,
     ClientState,
     ConfigFile,
     Detection,
@@ -165,6 +167,22 @@ def effective(machine: Machine, state: ClientState | None = None) -> Effective:
 
     return Effective(variable(BASE_URL), variable(API_KEY), variable(MODEL) or setting("model", "name"),
                      setting("security", "auth", "selectedType"), env_path)
+
+
+def claim(machine: Machine, hosts: frozenset[str], written: frozenset[str] | tuple[str, ...]) -> Claim:
+    """Whether ~/.gemini/.env is a copy of the triple (envvars' rule: GEMINI_API_KEY is TaoToken's only while
+    GOOGLE_GEMINI_BASE_URL beside it points at TaoToken, or when it is a key taotoken wrote)."""
+    file = read_text(paths(machine).env_file)
+    pair = {name: value for name, value in dotenv.values((file.text or "") if file.error is None else "").items()
+            if name in (BASE_URL, API_KEY)}
+    found = envvars.read_env(pair, hosts, written)
+    if found is None or not found.values:
+        return Claim(None)
+    if BASE_URL in found.owned or API_KEY in found.owned:
+        return Claim(True)
+    why = envvars.left_alone(found) or [_("{name} = {value} does not point at TaoToken").format(
+        name=BASE_URL, value=repr(found.values.get(BASE_URL, "")))]
+    return Claim(False, tuple(f"{file.path}: {line}" for line in why))
 
 
 def _object_at(file: ConfigFile, data: dict, key: str) -> dict:

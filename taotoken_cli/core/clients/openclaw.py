@@ -22,6 +22,7 @@ from pathlib import Path
 from taotoken_cli.core.base.errors import ConfigFileError
 from taotoken_cli.core.base.i18n import _
 from taotoken_cli.core.clients.base import (
+    Claim,
     ClientState,
     ConfigFile,
     Detection,
@@ -33,6 +34,7 @@ from taotoken_cli.core.clients.base import (
     read_json,
     set_fields,
 )
+from taotoken_cli.core.clients.envvars import host_key, key_mark
 from taotoken_cli.core.files.fileplan import Plan
 from taotoken_cli.core.net.urlform import OPENAI_V1
 
@@ -98,6 +100,26 @@ def primary(data: object) -> str | None:
     if isinstance(data, dict):
         data = data.get("primary")
     return data if isinstance(data, str) else None
+
+
+def claim(machine: Machine, hosts: frozenset[str], written: frozenset[str] | tuple[str, ...]) -> Claim:
+    """Whether the provider `taotoken` is a copy of the triple (envvars' rule for key variables: its apiKey is
+    TaoToken's only while its baseUrl points at TaoToken, or when it is a key taotoken wrote)."""
+    file = read_config(machine)
+    entry = None
+    if file.error is None and isinstance(file.data, dict):
+        providers = (file.data.get("models") or {}).get("providers") if isinstance(file.data.get("models"), dict) \
+            else None
+        entry = providers.get(PROVIDER_ID) if isinstance(providers, dict) else None
+    if not isinstance(entry, dict) or not (entry.get("baseUrl") or entry.get("apiKey")):
+        return Claim(None)
+    base, key = entry.get("baseUrl"), entry.get("apiKey")
+    ours_key = isinstance(key, str) and key_mark(key) in written
+    if host_key(base if isinstance(base, str) else None) in hosts or ours_key:
+        return Claim(True)
+    return Claim(False, (_("{path}: models.providers.{id}.apiKey is left alone: not TaoToken's key (baseUrl = "
+                           "{value} does not point at TaoToken)").format(path=file.path, id=PROVIDER_ID,
+                                                                          value=repr(base)),))
 
 
 def plan(triple: Triple, machine: Machine, options: PlanOptions = PlanOptions()) -> Plan:

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from taotoken_cli.core.base.errors import TaotokenError
 from taotoken_cli.core.base.exitcodes import Exit
-from taotoken_cli.core.base.i18n import N_, _
+from taotoken_cli.core.base.i18n import N_, _, ngettext
 from taotoken_cli.core.base.masking import mask_key
 from taotoken_cli.core.clients import envvars
 from taotoken_cli.core.clients.base import (
@@ -104,6 +104,28 @@ def plan(triple: Triple, machine: Machine, options: PlanOptions = PlanOptions())
         if exclude is not None:
             result.add(exclude)
     return result
+
+
+def stale_copies(triple: Triple, machine: Machine, hosts: frozenset[str], written: tuple[str, ...]) -> list[str]:
+    """The project's own env files (.env, .env.local: the user's, maybe committed; taotoken never writes them) whose
+    TaoToken variables hold other values than `triple`: named, so a changed key is not left there unsaid."""
+    from taotoken_cli.core.clients.envvars import updates
+
+    found = []
+    for name, path in paths(machine).files.items():
+        if name == FILE:
+            continue  # .env.taotoken is taotoken's: written by the sync itself
+        file = read_text(path)
+        copy = read_env(dotenv.values(file.text or ""), hosts, written) if file.exists and file.error is None else None
+        stale = sorted(updates(copy, triple)) if copy is not None else []
+        if stale:
+            found.append(ngettext(
+                "{path}: {names} still holds the old value; taotoken does not write this file (yours, perhaps "
+                "committed): update it there, or source .env.taotoken instead ({command})",
+                "{path}: {names} still hold the old values; taotoken does not write this file (yours, perhaps "
+                "committed): update them there, or source .env.taotoken instead ({command})", len(stale)).format(
+                path=path, names=", ".join(stale), command="`taotoken init --target project-env`"))
+    return found
 
 
 def _env_change(file: ConfigFile, triple: Triple, options: PlanOptions) -> tuple[FileChange, list[str]]:

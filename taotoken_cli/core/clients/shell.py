@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from taotoken_cli.core.base.i18n import N_, _
+from taotoken_cli.core.base.masking import mask_key
 from taotoken_cli.core.clients import envvars, macshell, winshell
 from taotoken_cli.core.clients.base import (
     ClientState,
@@ -34,7 +35,9 @@ from taotoken_cli.core.clients.base import (
 )
 from taotoken_cli.core.files.fileplan import Plan
 from taotoken_cli.core.files.fsutil import newline_of
+from taotoken_cli.core.net.urlform import OPENAI_V1
 from taotoken_cli.core.platform import shells, system
+from taotoken_cli.core.settings.origins import export_pattern, line_value, tilde
 
 NAME = "shell"
 LABEL = N_("shell start-up files")  # shown as _(LABEL)
@@ -93,8 +96,37 @@ _HEADER = ("# Written by `taotoken init`: the TaoToken base URL (root + /v1) and
            "# which updates this file too (taotoken itself reads config.toml, not these variables).\n")
 
 
+def loopback_host(triple: Triple) -> str | None:
+    """The gateway's host when it is on this machine (127.0.0.1, localhost, ::1), else None."""
+    from urllib.parse import urlsplit
+
+    from taotoken_cli.core.clients.proxy_rules import is_loopback
+
+    host = (urlsplit(triple.base_url).hostname or "").lower()
+    return host if host and is_loopback(host) else None
+
+
+# Codex and Cline send even a loopback gateway's requests through a shell proxy (core.clients.proxy_rules, checked
+# against the real clients): for a gateway on this machine env.sh adds its host to NO_PROXY and no_proxy (both
+# spellings, so a client reading either sees the same list), keeping the entries the shell had, once.
+_EXEMPT_SH = ("# The gateway is on this machine: no proxy may carry requests to it (Codex and Cline do not exempt\n"
+              "# loopback by themselves). Your NO_PROXY entries are kept.\n"
+              "taotoken_np=${{NO_PROXY:-${{no_proxy:-}}}}\n"
+              'case ",$taotoken_np," in *,{host},*) ;; *) taotoken_np="${{taotoken_np:+$taotoken_np,}}{host}" ;; esac\n'
+              'export NO_PROXY="$taotoken_np" no_proxy="$taotoken_np"\n'
+              "unset taotoken_np\n")
+_EXEMPT_FISH = ("# The gateway is on this machine: no proxy may carry requests to it. Your NO_PROXY entries are kept.\n"
+                "set -l taotoken_np $NO_PROXY\n"
+                'test -n "$taotoken_np"; or set taotoken_np $no_proxy\n'
+                'contains -- {host} (string split , -- "$taotoken_np"); or set taotoken_np (string join , -- '
+                "$taotoken_np {host})\n"
+                'set -gx NO_PROXY "$taotoken_np"; set -gx no_proxy "$taotoken_np"\n')
+
+
 def env_sh_text(triple: Triple) -> str:
-    return _HEADER + "".join(f"export {k}={shlex.quote(v)}\n" for k, v in exports(triple).items())
+    host = loopback_host(triple)
+    return _HEADER + "".join(f"export {k}={shlex.quote(v)}\n" for k, v in exports(triple).items()) + (
+        _EXEMPT_SH.format(host=host) if host else "")
 
 
 def _fish_quote(value: str) -> str:
@@ -102,7 +134,9 @@ def _fish_quote(value: str) -> str:
 
 
 def env_fish_text(triple: Triple) -> str:
-    return _HEADER + "".join(f"set -gx {k} {_fish_quote(v)}\n" for k, v in exports(triple).items())
+    host = loopback_host(triple)
+    return _HEADER + "".join(f"set -gx {k} {_fish_quote(v)}\n" for k, v in exports(triple).items()) + (
+        _EXEMPT_FISH.format(host=host) if host else "")
 
 
 def _posix_path(path: Path) -> str:
@@ -190,7 +224,8 @@ def plan(triple: Triple, machine: Machine, options: PlanOptions = PlanOptions())
     result.add(text_change(env_file, env_sh_text(triple), target=NAME, secret=True,
                            summary=[_("the same variables for Git Bash and other POSIX shells (readable by you "
                                       "alone)") if windows else
-                                    _("export OPENAI_BASE_URL (root + /v1) and OPENAI_API_KEY (mode 0600)")]))
+                                    _("export OPENAI_BASE_URL (root + /v1) and OPENAI_API_KEY (mode 0600)"),
+                                    *_exempt_summary(triple)]))
     for rc in rc_files(where, env):
         current = read_text(rc)
         if commented_out(current.text or ""):
@@ -262,3 +297,221 @@ def load_command(machine: Machine) -> str:
     if syntax == shells.FISH:
         return f"source {_posix_path(where.env_fish)}"
     return f". {_posix_path(where.env_sh)}"
+
+
+# ------------------------------------------------------------------ start-up lines that outvote env.sh
+
+OFF_MARKER = "# taotoken-off"  # ends a line init commented out (init --undo puts it back)
+_LOGIN_BASH = (".bash_profile", ".bash_login", ".profile")  # a login bash reads the first of these, not .bashrc
+_SOURCES_BASHRC = re.compile(r"^\s*(?:\.|source)\s+[\"']?(?:\$HOME|\$\{HOME\}|~)/\.bashrc\b")
+
+
+@dataclass(frozen=True)
+class Override:
+    """A start-up line that gives new shells another value of `variable` than env.sh does."""
+
+    path: Path
+    line: int  # 1-based
+    variable: str
+    value: str | None  # None: only the shell can tell (a $reference, a command substitution)
+    sourced: bool  # env.sh is sourced in this shell family (commenting the line out leaves env.sh's value)
+    simple: bool  # one unindented assignment of a literal: commenting it out cannot change what else runs
+
+    def shown(self, home: Path) -> str:
+        return f"{tilde(self.path, home)}:{self.line}"
+
+
+def _simple_assignment(variable: str, fish: bool) -> re.Pattern[str]:
+    """The one form init may comment out: unindented, a literal value, nothing after but a comment."""
+    name = re.escape(variable)
+    if fish:
+        return re.compile(rf"^set\s+(?:-[a-zA-Z]+\s+)*{name}\s+('[^'$]*'|\"[^\"$`\\]*\"|[^\s'\"$`;&|()\\]+)\s*(#.*)?$")
+    return re.compile(rf"^(?:export\s+)?{name}=('[^']*'|\"[^\"$`\\]*\"|[^\s'\"$`;&|()\\]*)\s*(#.*)?$")
+
+
+def _families(machine: Machine) -> list[tuple[str, list[Path], Path]]:
+    """(shell, its start-up files in the order a new shell reads them, the file whose marked line sources env.sh)."""
+    where, home = paths(machine), machine.home
+    conf_d = sorted(p for p in (where.fish_dir / "conf.d").glob("*.fish") if p != where.fish_conf)
+    bash_marked = where.bash_profile if system.current().macos else where.bashrc  # where plan() puts the line
+    return [("bash", [*(home / n for n in _LOGIN_BASH), where.bashrc], bash_marked),
+            ("zsh", [home / ".zshenv", home / ".zprofile", where.zshrc], where.zshrc),
+            ("fish", [*conf_d, where.fish_dir / "config.fish"], where.fish_conf)]
+
+
+def overrides(machine: Machine, variable: str, wanted: str,
+              planned: Mapping[Path, str] | None = None) -> list[Override]:
+    """The start-up lines that give a new shell another `variable` than env.sh's `wanted`: set after the line that
+    sources env.sh, or in a file a new shell reads after it (a login bash's ~/.profile below the line that sources
+    ~/.bashrc, fish's config.fish, a conf.d file named after taotoken.fish), or anywhere in a shell that does not
+    source env.sh at all. `planned`: file -> its text as this run leaves it (others are read from disk). A shell
+    whose marked line the user commented out is left out: their choice stands."""
+    found: list[Override] = []
+    for shell, files, marked in _families(machine):
+        fish = shell == "fish"
+        text = _text(marked, planned)
+        if text is not None and commented_out(text):
+            continue
+        sourced_at = (0 if text else None) if fish else next(
+            (n for n, line in enumerate((text or "").splitlines(), 1) if MARKER in line), None)
+        any_line, simple = export_pattern(variable, fish=fish), _simple_assignment(variable, fish)
+        for path in files:
+            lines = (_text(path, planned) or "").splitlines()
+            bashrc_at = next((n for n, line in enumerate(lines, 1) if _SOURCES_BASHRC.match(line)), None)
+            for number, line in enumerate(lines, 1):
+                if not any_line.match(line):
+                    continue
+                if sourced_at is not None and not _after_env_sh(path, marked, number, sourced_at, bashrc_at):
+                    continue
+                value = line_value(line, fish=fish)
+                if value == wanted:
+                    continue
+                continued = number > 1 and lines[number - 2].rstrip().endswith(("\\", "&&", "||", "|"))
+                found.append(Override(path, number, variable, value, sourced_at is not None,
+                                      bool(simple.match(line)) and not continued and value is not None))
+    return found
+
+
+def _after_env_sh(path: Path, marked: Path, number: int, sourced_at: int, bashrc_at: int | None) -> bool:
+    if path == marked:
+        return number > sourced_at
+    if path.name in _LOGIN_BASH:  # read instead of ~/.bashrc by a login bash, which sources it where it says
+        return bashrc_at is None or number > bashrc_at
+    if path.suffix == ".fish":  # conf.d in name order, then config.fish
+        return path.name == "config.fish" or path.name > marked.name
+    return False  # ~/.zshenv and ~/.zprofile come before ~/.zshrc
+
+
+def _text(path: Path, planned: Mapping[Path, str] | None) -> str | None:
+    if planned is not None and path in planned:
+        return planned[path]
+    file = read_text(path)
+    return file.text if file.error is None else None
+
+
+def comment_out(text: str, numbers: set[int], why: str) -> str:
+    """`text` with each line in `numbers` (1-based) commented out and marked; every other byte kept."""
+    lines = text.splitlines(keepends=True)
+    for number in numbers:
+        line = lines[number - 1]
+        body, ending = line.rstrip("\r\n"), line[len(line.rstrip("\r\n")):]
+        lines[number - 1] = f"# {body}  {OFF_MARKER}: {why}{ending}"
+    return "".join(lines)
+
+
+def repair_overrides(plan: Plan, triple: Triple, machine: Machine, *, fails: Mapping[str, str],
+                     variables: tuple[str, ...] | None = None) -> None:
+    """Start-up lines that give new shells another OPENAI_API_KEY / OPENAI_BASE_URL than env.sh (an old key exported
+    below the line that loads it): where env.sh is loaded in that shell and the line is one plain assignment, the
+    plan comments it out (marked; init --undo puts it back), in the text this plan already leaves there; any other
+    is named by file and line, as a failure for the clients in `fails` (variable -> the client it stops).
+    `variables`: only these of env.sh's (default: all)."""
+    if system.current().windows:
+        return  # the user environment and PowerShell's profiles (winshell) have no later lines
+    planned = {change.path: change.after.decode("utf-8", errors="replace") for change in plan.changes
+               if change.after is not None}
+    off: dict[Path, dict[int, str]] = {}
+    for variable, wanted in exports(triple).items():
+        if variables is not None and variable not in variables:
+            continue
+        for found in overrides(machine, variable, wanted, planned):
+            where, shown = found.shown(machine.home), _shown(variable, found.value)
+            if variable == "OPENAI_API_KEY" and found.value:
+                plan.secrets.append(found.value)
+            if found.sourced and found.simple:
+                off.setdefault(found.path, {})[found.line] = _(
+                    "commented out {where} ({name}={value}): new shells would use it instead of env.sh's "
+                    "value; `taotoken init --undo` puts it back").format(where=where, name=variable, value=shown)
+                continue
+            how = (_("delete that line, or change it to the value env.sh exports") if found.sourced else
+                   _("delete that line and add --target shell (env.sh then exports the value), or change it"))
+            problem = _("{where} exports {name}={value}, which new shells use instead of TaoToken's; fix: {how}")
+            problem = problem.format(where=where, name=variable, value=shown, how=how)
+            if variable in fails:
+                plan.broken.append(_("{client} started from a new terminal fails: {problem}").format(
+                    client=fails[variable], problem=problem))
+            else:
+                plan.warnings.append(problem)
+    for path, lines in off.items():
+        text = planned.get(path)
+        if text is None:
+            current = read_text(path)
+            text = current.text or ""
+            plan.add(text_change(current, text, target=NAME, summary=[]))
+        change = next(change for change in plan.changes if change.path == path)
+        change.after = comment_out(text, set(lines), "OPENAI_* from env.sh").encode("utf-8")
+        change.summary.extend(lines[number] for number in sorted(lines))
+
+
+def _shown(variable: str, value: str | None) -> str:
+    if value is None:
+        return "…"  # a $reference or a command substitution: only the shell can tell
+    return mask_key(value) if variable == "OPENAI_API_KEY" else repr(value)
+
+
+def _exempt_summary(triple: Triple) -> list[str]:
+    host = loopback_host(triple)
+    return [_("add {host} to NO_PROXY and no_proxy (kept: the entries your shell has): the gateway is on this "
+              "machine, and Codex and Cline do not exempt loopback from a proxy").format(host=host)] if host else []
+
+
+PROXIED_CLIENTS = {"codex": "Codex", "cline": "Cline"}  # started from a shell, they take its proxy variables
+
+
+def shell_proxy(url: str, machine: Machine, client: str) -> tuple[str, str, str] | None:
+    """(variable, proxy, where it is set) when `client`'s real proxy rule (core.clients.proxy_rules) sends a request
+    to `url` through a proxy a new shell has (a start-up file's export, else this shell's), before env.sh; else
+    None."""
+    from taotoken_cli.core.clients.claude_code import shell_value
+    from taotoken_cli.core.clients.proxy_rules import RULES
+
+    rule = RULES[client]
+    shell_env: dict[str, str] = {}
+    places: dict[str, list[str]] = {}
+    for variable in (*rule.http, *rule.https, *rule.no_proxy):
+        value, where = shell_value(variable, machine)
+        if value:
+            shell_env[variable], places[variable] = value, where
+    variable = rule.variable_for(url, shell_env)
+    if variable is None:
+        return None
+    return variable, shell_env[variable], ", ".join(places[variable]) or _("this shell")
+
+
+def exempted(text: str, host: str) -> bool:
+    """Does an env.sh/env.fish text add `host` to NO_PROXY (what env_sh_text writes for a gateway on this machine)?"""
+    return f"*,{host},*" in text or f"contains -- {host} " in text
+
+
+def with_exemption(text: str, host: str, *, fish: bool) -> str:
+    """An env.sh/env.fish written before the exemption, with it added at the end (every other byte kept)."""
+    if exempted(text, host):
+        return text
+    return text + ("" if not text or text.endswith("\n") else "\n") + (_EXEMPT_FISH if fish else _EXEMPT_SH).format(
+        host=host)
+
+
+def proxied_gateway(triple: Triple, machine: Machine, targets: list[str]) -> list[str]:
+    """For each of Codex and Cline among `targets` whose real proxy rule would send its requests to a gateway on this
+    machine through a proxy a new shell has: a line that says so, where that proxy is set, and what init does about
+    it (env.sh exempts the host) or, without the shell target, what to do."""
+    host = loopback_host(triple)
+    if host is None or system.current().windows:
+        return []
+    lines = []
+    for name, label in PROXIED_CLIENTS.items():
+        found = shell_proxy(triple.url_for(OPENAI_V1), machine, name) if name in targets else None
+        if found is None:
+            continue
+        variable, proxy, where = found
+        if NAME in targets:
+            lines.append(_("{client}: {variable}={proxy} ({where}) would carry its requests to the gateway on this "
+                           "machine ({client} does not exempt loopback): env.sh now adds {host} to NO_PROXY").format(
+                client=label, variable=variable, proxy=proxy, where=where, host=host))
+        else:
+            lines.append(_("warning: {client}: {variable}={proxy} ({where}) carries its requests to the gateway on "
+                           "this machine ({client} does not exempt loopback); fix: add --target shell (env.sh then "
+                           "adds {host} to NO_PROXY), or {command} in your shell start-up file").format(
+                client=label, variable=variable, proxy=proxy, where=where, host=host,
+                command=f"`export NO_PROXY={host}`"))
+    return lines

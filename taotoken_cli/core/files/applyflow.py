@@ -127,6 +127,8 @@ def show(out: Output, plan: Plan, flow: Flow, home: str | None = None) -> None:
         for note in plan.notes + ([] if flow.compact else plan.details):
             out.wrapped(note, _("note: "))
     show_warnings(out, plan)
+    for line in plan.broken:  # known before anything is written: said before the question too
+        out.error_wrapped(line, _("not working yet: "))
     if flow.dry_run or flow.diff:
         out.line(fileplan.plan_diff(plan).rstrip("\n"))
 

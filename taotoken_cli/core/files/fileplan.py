@@ -60,6 +60,9 @@ class FileChange:
     summary: list[str] = field(default_factory=list)  # human lines: "set env.ANTHROPIC_MODEL = …"
     target: str = ""  # which init target produced it ("claude-code", "own", …)
     new_mode: int | None = None  # mode for a new non-secret file (default 0644)
+    # A merger `undo_last` may use on this file when it was edited after the run (a name in its `mergers`): the
+    # run's content is kept in the backup for it
+    merge: str | None = None
 
     @property
     def changed(self) -> bool:
@@ -335,6 +338,9 @@ def apply(plan: Plan, config_dir: Path, *, lock_timeout: float = LOCK_TIMEOUT_S,
                     _write_private(backup_dir / entry["backup"], change.before)
                 else:
                     entry["created_dirs"] = [str(d) for d in _missing_dirs(real)]
+                if change.merge:
+                    entry["merge"], entry["after"] = change.merge, f"{index:03d}-{real.name}.after"
+                    _write_private(backup_dir / entry["after"], change.after)
                 entries.append(entry)
             manifest = {"version": 1, "command": command, "created": datetime.now(timezone.utc).isoformat(),
                         "complete": False, "undone": False, "files": entries}
@@ -415,6 +421,7 @@ class UndoResult:
     deleted: list[Path]
     reverted: list[str] = field(default_factory=list)  # the programs' steps undone (their labels)
     not_reverted: list[str] = field(default_factory=list)  # steps that could not be: label, why, the command to type
+    kept: list[Path] = field(default_factory=list)  # edited since the run: only the run's own values reverted
 
 
 @dataclass(frozen=True)
@@ -466,6 +473,11 @@ def _revert_steps(entries: list[dict], env: Mapping[str, str]) -> tuple[list[str
     return reverted, failed
 
 
+# (before the run or None, what the run wrote, what the file holds now) -> the file with only the run's change undone,
+# b"" for "remove it", or None when that cannot be worked out
+Merger = Callable[[bytes | None, bytes, bytes | None], bytes | None]
+
+
 def runs(config_dir: Path) -> list[tuple[Path, dict]]:
     """Completed, not yet undone runs, oldest first."""
     root = config_dir / BACKUPS_DIR
@@ -492,10 +504,25 @@ def _already_undone(entry: dict, backup_dir: Path) -> bool:
         return False
 
 
+def _merged(entry: dict, backup_dir: Path, mergers: dict[str, Merger]) -> bytes | None:
+    """The file of `entry`, edited since the run, with only the run's change undone (its merger), or None."""
+    merger = mergers.get(entry.get("merge") or "")
+    if merger is None or not entry.get("after"):
+        return None
+    try:
+        before = (backup_dir / entry["backup"]).read_bytes() if entry["existed"] else None
+        after = (backup_dir / entry["after"]).read_bytes()
+    except OSError:
+        return None
+    return merger(before, after, read_current(Path(entry["target"])))
+
+
 def undo_last(config_dir: Path, *, force: bool = False, lock_timeout: float = LOCK_TIMEOUT_S,
-              env: Mapping[str, str] | None = None) -> UndoResult:
+              mergers: dict[str, Merger] | None = None, env: Mapping[str, str] | None = None) -> UndoResult:
     """Restore every file of the last run exactly: old contents and modes back, created files removed; then revert
-    the programs' steps it recorded (record_steps), running their commands under `env`."""
+    the programs' steps it recorded (record_steps), running their commands under `env`. A file edited since the run
+    whose change has a merger (taotoken's own config: `route set` wrote it since) keeps those edits, and only the
+    run's values go back."""
     GIVEN.clear()
     with run_lock(config_dir, lock_timeout):
         history = runs(config_dir)
@@ -506,15 +533,19 @@ def undo_last(config_dir: Path, *, force: bool = False, lock_timeout: float = LO
         backup_dir, manifest = history[-1]
         entries = manifest["files"]
         # A file already back as it was (an earlier undo was killed part way) is not an edit: this undo resumes it.
-        edited = [e["target"] for e in entries if _sha(read_current(Path(e["target"]))) != e["after_sha256"]
+        edited = [e for e in entries if _sha(read_current(Path(e["target"]))) != e["after_sha256"]
                   and not _already_undone(e, backup_dir)]
+        merged = {e["target"]: data for e in edited if not force
+                  and (data := _merged(e, backup_dir, mergers or {})) is not None}
+        edited = [e["target"] for e in edited if e["target"] not in merged]
         if edited and not force:
             raise TaotokenError(
                 _("these files were changed after the last run, undo would discard those edits: {files}").format(
                     files=listed(edited)),
                 _("save your edits elsewhere and run `taotoken init --undo --force`"), Exit.FAILURE,
                 code="init.undo_conflict")
-        problems = _restore(entries, backup_dir)
+        problems = _restore([e for e in entries if e["target"] not in merged], backup_dir)
+        problems += _write_merged(entries, merged)
         if problems:
             raise TaotokenError(_("undo could not restore: {problems}").format(problems=_("; ").join(problems)),
                                 _("the originals are in {directory}").format(directory=backup_dir), Exit.FAILURE,
@@ -523,6 +554,25 @@ def undo_last(config_dir: Path, *, force: bool = False, lock_timeout: float = LO
         manifest["undone"] = True
         manifest["undone_at"] = datetime.now(timezone.utc).isoformat()
         _write_manifest(backup_dir, manifest)
-    restored = [Path(e["path"]) for e in entries if e["existed"]]
-    deleted = [Path(e["path"]) for e in entries if not e["existed"]]
-    return UndoResult(backup_dir, manifest.get("command", ""), restored, deleted, reverted, not_reverted)
+    kept = [Path(e["path"]) for e in entries if merged.get(e["target"])]
+    restored = [Path(e["path"]) for e in entries if e["existed"] and e["target"] not in merged]
+    deleted = [Path(e["path"]) for e in entries if not e["existed"] and merged.get(e["target"], b"") == b""]
+    return UndoResult(backup_dir, manifest.get("command", ""), restored, deleted, reverted, not_reverted, kept)
+
+
+def _write_merged(entries: list[dict], merged: dict[str, bytes]) -> list[str]:
+    """Write each merged file (b"": remove it, the run created it and nothing else is in it now)."""
+    problems = []
+    for entry in entries:
+        data = merged.get(entry["target"])
+        if data is None:
+            continue
+        target = Path(entry["target"])
+        try:
+            if data == b"" and not entry["existed"]:
+                target.unlink(missing_ok=True)
+            else:
+                atomic_write(target, data)  # keeps the file's mode and owner
+        except OSError as exc:
+            problems.append(f"{target}: {exc.strerror or exc}")
+    return problems

@@ -9,11 +9,12 @@ patterns of its own (not `urllib.request.proxy_bypass`): `example.com` exempts e
 subdomains, `.example.com` only the subdomains, an IP address or `localhost` only itself, `host:port` only
 that port, `*` everything; CIDR ranges are not understood. The most specific pattern wins.
 
-One rule is taotoken's own: a loopback target (`localhost`, `*.localhost`, 127.0.0.0/8, ::1) never goes through
-a proxy on another machine. Such a proxy would carry the key in clear across the network (a plain-http loopback
-gateway is allowed without opting in precisely because the key never leaves the machine), and would connect to
-*its own* loopback, not the user's. A proxy on this machine (Clash, mitmproxy on 127.0.0.1) is still used, as
-httpx would: the request then stays on this machine's loopback.
+One rule is taotoken's own, as browsers have it: a loopback target (`localhost`, `*.localhost`, 127.0.0.0/8, ::1)
+never goes through a proxy. A proxy on another machine would carry the key in clear across the network (a
+plain-http loopback gateway is allowed without opting in precisely because the key never leaves the machine), and
+would connect to *its own* loopback, not the user's; one on this machine (Clash, mitmproxy) only adds a hop that can
+be down, and the key in clear still reaches another program. Tests of proxy behaviour use a gateway name under
+`.test` that the test proxy resolves to the mock (tests/proxyserver.py), never loopback through a proxy.
 """
 
 from __future__ import annotations
@@ -139,8 +140,11 @@ def is_loopback(host: str) -> bool:
 
 def proxy_for(url: str, env: Mapping[str, str] | None = None) -> str | None:
     """The proxy URL a request to `url` goes through under `env` (None: direct), as httpx would choose it — except
-    that a loopback target never goes through a proxy on another machine (is_loopback)."""
-    parts = urlsplit(url)
+    that a loopback target never goes through a proxy (is_loopback)."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:  # not a URL (`http://[::1`): nothing is sent to it, through a proxy or not
+        return None
     scheme = parts.scheme.lower()
     try:
         port = parts.port
@@ -151,14 +155,19 @@ def proxy_for(url: str, env: Mapping[str, str] | None = None) -> str | None:
     host = (parts.hostname or "").lower()
     for pattern in _patterns(environment_proxies(env)):
         if pattern.matches(scheme, host, port):
-            if pattern.proxy is not None and is_loopback(host) and not is_loopback(_proxy_host(pattern.proxy)):
+            if pattern.proxy is not None and is_loopback(host):
                 return None
             return pattern.proxy
     return None
 
 
 def _proxy_host(proxy: str) -> str:
-    return (urlsplit(proxy if "://" in proxy else "http://" + proxy).hostname or "").lower()
+    """The proxy's host ("" for a value that is no URL, `http://[::1`: httpx refuses it when the client is made,
+    and the failure is reported there)."""
+    try:
+        return (urlsplit(proxy if "://" in proxy else "http://" + proxy).hostname or "").lower()
+    except ValueError:
+        return ""
 
 
 def proxy_variables(env: Mapping[str, str]) -> list[tuple[str, str]]:

@@ -10,6 +10,7 @@ processes are found, where system-wide managed files live, and which multiproces
 
 from __future__ import annotations
 
+import errno
 import functools
 import os
 import sys
@@ -146,6 +147,17 @@ def sandbox_env(home: Path) -> dict[str, str]:
                     # redirects: this one does
                     ENV_DOCUMENTS: str(home / "Documents")})
     return env
+
+
+def address_taken(exc: OSError) -> bool:
+    """Did binding a listening socket fail because the port is held? EADDRINUSE everywhere; on Windows also
+    WSAEACCES (10013), what bind gives for a port another socket holds exclusively (SO_EXCLUSIVEADDRUSE, as
+    asyncio's servers do there) or one in a range the system reserved (Hyper-V, WSL: `netsh interface ipv4 show
+    excludedportrange protocol=tcp`)."""
+    if exc.errno == errno.EADDRINUSE:
+        return True
+    # asyncio's create_server re-raises bind's error as a plain OSError(errno, text): winerror is gone, EACCES stays
+    return current().windows and (exc.errno == errno.EACCES or getattr(exc, "winerror", None) in (10013, 10048))
 
 
 def under_wine() -> bool:

@@ -77,3 +77,68 @@ def render_config_update(current_text: str, path: Path, profile: str, updates: M
     if routes:
         _apply(doc, ("profiles", profile, "routes"), routes)
     return tomledit.dumps(doc, current_text)
+
+
+_MISSING = object()
+
+
+def _leaves(data: Mapping, prefix: tuple[str, ...] = ()) -> dict[tuple[str, ...], object]:
+    """Every value of a parsed TOML document by its path of keys (a table is walked into; a list is one value)."""
+    found: dict[tuple[str, ...], object] = {}
+    for key, value in data.items():
+        if isinstance(value, Mapping):
+            found.update(_leaves(value, (*prefix, key)) or {(*prefix, key): {}})
+        else:
+            found[(*prefix, key)] = value
+    return found
+
+
+OWN_MERGE = "taotoken-config"  # the name fileplan.undo_last knows revert_own_change by (FileChange.merge)
+
+
+def revert_own_change(before: bytes | None, after: bytes, current: bytes | None) -> bytes | None:
+    """Undo one run's change to taotoken's own config on a file edited since (`route set`, `config set lang`, a hand
+    edit): each value the run changed goes back to what it was, where it still holds what the run wrote; every
+    other value stays as it is now, comments and layout too. None when the three cannot be read as TOML (the undo
+    then reports the file as edited, as before)."""
+    import tomlkit
+
+    from taotoken_cli.core.formats import tomledit
+    from taotoken_cli.core.settings import tomllib
+
+    try:
+        old, new = (tomllib.loads(text.decode("utf-8").removeprefix("\ufeff")) if text else {}
+                    for text in (before, after))
+        now_text = (current or b"").decode("utf-8")
+        now = tomllib.loads(now_text.removeprefix("\ufeff"))
+        doc = tomlkit.parse(now_text.removeprefix("\ufeff")) if now_text.strip() else tomlkit.document()
+    except (UnicodeDecodeError, ValueError, tomlkit.exceptions.ParseError):
+        return None
+    old_leaves, new_leaves, now_leaves = _leaves(old), _leaves(new), _leaves(now)
+    for path in sorted(set(old_leaves) | set(new_leaves), key=len, reverse=True):
+        was, wrote = old_leaves.get(path, _MISSING), new_leaves.get(path, _MISSING)
+        if was == wrote or now_leaves.get(path, _MISSING) != wrote:
+            continue  # not the run's change, or changed again since: what is there now stays
+        if was is _MISSING:
+            tomledit.remove_in(doc, path)
+            _drop_empty_tables(doc, path[:-1], old)
+        else:
+            tomledit.set_in(doc, path, was)
+    text = tomledit.dumps(doc, now_text)
+    if not tomllib.loads(text.removeprefix("\ufeff")) and before is None:
+        return b""  # nothing is left of a file the run created: the undo removes it
+    return text.encode("utf-8")
+
+
+def _drop_empty_tables(doc, path: tuple[str, ...], old: Mapping) -> None:
+    """Remove the tables on `path` the run created and that are empty now (innermost first)."""
+    from taotoken_cli.core.formats import tomledit
+
+    for depth in range(len(path), 0, -1):
+        table, existed = doc, old
+        for key in path[:depth]:
+            table = table.get(key) if hasattr(table, "get") else None
+            existed = existed.get(key) if isinstance(existed, Mapping) else None
+        if table is None or existed is not None or len(table) > 0:
+            return
+        tomledit.remove_in(doc, path[:depth])

@@ -40,8 +40,7 @@ def _candidates(env: Mapping[str, str]) -> list[Path]:
 
 def find_exports(variable: str, env: Mapping[str, str]) -> list[Export]:
     """Every line that sets `variable` for the shell: `export VAR=…`, `VAR=…; export VAR`, fish `set -x VAR …`."""
-    sh = re.compile(rf"^\s*(?:export\s+)?{re.escape(variable)}=")
-    fish = re.compile(rf"^\s*set\s+(?:-\w+\s+)*{re.escape(variable)}\b")
+    sh, fish = export_pattern(variable, fish=False), export_pattern(variable, fish=True)
     found = []
     for path in _candidates(env):
         try:
@@ -51,6 +50,40 @@ def find_exports(variable: str, env: Mapping[str, str]) -> list[Export]:
         pattern = fish if path.suffix == ".fish" else sh
         found += [Export(path, number) for number, line in enumerate(lines, 1) if pattern.match(line)]
     return found
+
+
+def export_pattern(variable: str, *, fish: bool) -> re.Pattern[str]:
+    """A line that sets `variable`: `export VAR=…` / `VAR=…` (sh), `set [-gx] VAR …` (fish)."""
+    if fish:
+        return re.compile(rf"^\s*set\s+(?:-\w+\s+)*{re.escape(variable)}\b")
+    return re.compile(rf"^\s*(?:export\s+)?{re.escape(variable)}=")
+
+
+def exported_value(export: Export) -> str | None:
+    """The value the line of `export` gives its variable (`export VAR='x'` -> x; fish `set -gx VAR x`), or None
+    when it cannot be read without running the shell (a `$OTHER` reference, a command substitution)."""
+    try:
+        line = export.path.read_text(encoding="utf-8", errors="replace").splitlines()[export.line - 1]
+    except (OSError, IndexError):
+        return None
+    return line_value(line, fish=export.path.suffix == ".fish")
+
+
+def line_value(line: str, *, fish: bool) -> str | None:
+    """The value one start-up line assigns (see exported_value), or None when only the shell can tell."""
+    import shlex
+
+    try:
+        words = shlex.split(line, comments=True)
+    except ValueError:
+        return None
+    if fish:
+        values = [w for w in words[1:] if not w.startswith("-")][1:]
+        value = " ".join(values)
+    else:
+        assignment = next((w for w in words if "=" in w and not w.startswith("-")), "")
+        value = assignment.partition("=")[2]
+    return None if "$" in value or "`" in value else value
 
 
 def describe(item: Value, env: Mapping[str, str]) -> str:

@@ -124,7 +124,10 @@ def run_guarded(body: Callable[[], object]) -> None:
     An int returned by `body` is the exit status (the fast path); SystemExit passes through. Closed streams, a full
     stdout, a deleted working directory and input nested too deep to read are reported like any other failure.
     """
+    from taotoken_cli.core.term.layout import ignore_odd_columns
+
     _ensure_streams()
+    ignore_odd_columns(os.environ)
     try:
         _current_directory()
         status = body()

@@ -22,7 +22,7 @@ from __future__ import annotations
 import os
 import re
 import unicodedata
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, MutableMapping, Sequence
 from functools import lru_cache
 from typing import NamedTuple
 
@@ -93,14 +93,32 @@ def pad(text: str, width: int, align: str = "l") -> str:
     return room + text if align == "r" else text + room
 
 
-def terminal_width(env: Mapping[str, str] | None = None, stream: object = None) -> int:
-    """COLUMNS when it is a positive number, else the width of the terminal `stream` is, else 80."""
-    env = os.environ if env is None else env
+# No terminal is wider; a larger COLUMNS (`99999999999999999999`) is a mistake, and Rich, which renders the usage
+# errors, cannot even pad a line to it.
+MAX_WIDTH = 10_000
+
+
+def columns_setting(env: Mapping[str, str]) -> int | None:
+    """COLUMNS when it is a width a terminal can have (1 to MAX_WIDTH), else None."""
     try:
         columns = int(env.get("COLUMNS", ""))
     except ValueError:
-        columns = 0
-    if columns > 0:
+        return None
+    return columns if 0 < columns <= MAX_WIDTH else None
+
+
+def ignore_odd_columns(env: MutableMapping[str, str]) -> None:
+    """Drop a COLUMNS no terminal has (0, negative, not a number, absurdly wide) from the process's environment,
+    so nothing that reads it on its own (Rich, for the usage errors) fails on it."""
+    if "COLUMNS" in env and columns_setting(env) is None:
+        del env["COLUMNS"]
+
+
+def terminal_width(env: Mapping[str, str] | None = None, stream: object = None) -> int:
+    """COLUMNS when it is a width a terminal can have, else the width of the terminal `stream` is, else 80."""
+    env = os.environ if env is None else env
+    columns = columns_setting(env)
+    if columns is not None:
         return columns
     try:
         if stream is not None and stream.isatty():  # type: ignore[attr-defined]

@@ -394,3 +394,17 @@ def test_ctrl_c_in_a_real_terminal_clears_the_live_line_and_prints_the_partial_r
     data = drawn.read_bytes()
     hidden = data.rfind(b"\x1b[?25l")
     assert hidden >= 0 and data.find(b"\x1b[?25h", hidden) > hidden  # the cursor the live view hid is back
+
+
+def test_a_spent_request_budget_ends_the_run_without_waiting_out_the_ramp_up(bench):
+    """-n 2 with 8 users ramped up over 30 s: the first user spends the budget at once, so the users still waiting
+    for their start are not waited for (before, the run lasted until the last one's slot, ~26 s). Judged against the
+    same run without a ramp-up, timed beside it."""
+    from tests.timing import assert_within, timed
+
+    _reference, reference_s = timed(bench, "-m", "fixed30", "-n", "2", "-c", "8", "--json")
+    result, elapsed_s = timed(bench, "-m", "fixed30", "-n", "2", "-c", "8", "--ramp-up", "30", "--json")
+    assert result.returncode == 0, result.output
+    data = as_json(result)
+    assert data["series"][0]["requests"] == 2 and data["series"][0]["ok"] == 2, data["series"][0]
+    assert_within(elapsed_s, 0, reference_s)

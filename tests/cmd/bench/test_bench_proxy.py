@@ -12,7 +12,7 @@ import pytest
 
 from taotoken_cli.cmd.mock import MockOptions, ModelTiming
 from tests.conftest import REPO, SENTINEL_KEY
-from tests.proxyserver import ProxyServer, ServerThread, TLSFront, make_certificate
+from tests.proxyserver import GATEWAY_NAME, ProxyServer, ServerThread, TLSFront, make_certificate
 
 
 @pytest.fixture(scope="module")
@@ -43,9 +43,18 @@ def bench_json(cli, base_url: str, *args: str, env: dict[str, str] | None = None
     return result.returncode, json.loads(result.stdout)
 
 
+def named(url: str) -> str:
+    """The mock under a name only the test proxy resolves: a loopback gateway never goes through a proxy."""
+    return url.replace("127.0.0.1", GATEWAY_NAME)
+
+
+ALLOW_HTTP = {"TAOTOKEN_ALLOW_HTTP": "1"}  # plain http to a name that is not loopback
+
+
 def test_http_gateway_through_the_environments_proxy(cli, gateway, servers):
     proxy = servers.start(ProxyServer())
-    code, data = bench_json(cli, gateway.url, "-n", "12", "-c", "3", "--stream", env={"HTTP_PROXY": proxy.url})
+    code, data = bench_json(cli, named(gateway.url), "-n", "12", "-c", "3", "--stream",
+                            env={"HTTP_PROXY": proxy.url, **ALLOW_HTTP})
     s = data["series"][0]
     assert code == 0 and s["ok"] == 12, s["errors"]
     assert proxy.forwarded == 12  # every request went through the proxy, in absolute form
@@ -95,7 +104,8 @@ def test_the_proxys_own_failures_are_proxy_problems(cli, gateway, tls, servers):
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
-    code, data = bench_json(cli, gateway.url, "-n", "2", env={"HTTP_PROXY": f"http://127.0.0.1:{port}"})
+    code, data = bench_json(cli, named(gateway.url), "-n", "2", env={"HTTP_PROXY": f"http://127.0.0.1:{port}",
+                                                                     **ALLOW_HTTP})
     error = data["series"][0]["errors"][0]
     assert code == 7 and error["code"] == "proxy.unreachable"
     assert any(f"127.0.0.1:{port}" in fix for fix in error["fixes"])
@@ -110,7 +120,8 @@ def test_no_proxy_and_unusable_proxies(cli, gateway):
         result = cli("bench", "--base-url", gateway.url, "-m", "x", "--proxy", proxy, env=env)
         result.assert_clean()
         assert result.returncode == 2 and message in result.stderr and "fix:" in result.stderr, result.output
-    result = cli("bench", "--base-url", gateway.url, "-m", "x", env={**env, "HTTP_PROXY": "socks5://127.0.0.1:7890"})
+    result = cli("bench", "--base-url", named(gateway.url), "-m", "x",
+                 env={**env, "HTTP_PROXY": "socks5://127.0.0.1:7890", **ALLOW_HTTP})
     assert result.returncode == 2 and "the proxy set in the environment is a SOCKS proxy" in result.stderr
     result = cli("bench", "--base-url", gateway.url, "-m", "x", "--proxy", "http://a:1", "--no-proxy", env=env)
     assert result.returncode == 2 and "--proxy and --no-proxy both given" in result.stderr

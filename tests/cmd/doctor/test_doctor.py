@@ -221,16 +221,19 @@ def test_base_url_on_localhost_with_nothing_listening(cli, home):
 
 
 def test_http_proxy_on_a_closed_port(cli, home, gateway):
-    own_config(home, gateway)
+    from tests.proxyserver import GATEWAY_NAME
+
+    own_config(home, gateway.replace("127.0.0.1", GATEWAY_NAME))  # a loopback gateway never goes through a proxy
     proxy = f"http://127.0.0.1:{closed_port()}"
-    result = cli("doctor", "--check", "net", "--check", "env.proxy", env={"HTTP_PROXY": proxy}).assert_clean()
+    env = {"HTTP_PROXY": proxy, "TAOTOKEN_ALLOW_HTTP": "1"}
+    result = cli("doctor", "--check", "net", "--check", "env.proxy", env=env).assert_clean()
     text = assert_finding(result, "net.proxy", "fail",
-                          "or bypass it for the gateway: " + in_users_shell("export NO_PROXY=127.0.0.1"))
+                          "or bypass it for the gateway: " + in_users_shell(f"export NO_PROXY={GATEWAY_NAME}"))
     assert "local proxy failed" in text
     assert_finding(result, "net.via_proxy", "fail",
-                   in_users_shell("export NO_PROXY=127.0.0.1") + "   (bypass the proxy for the gateway)")
+                   in_users_shell(f"export NO_PROXY={GATEWAY_NAME}") + "   (bypass the proxy for the gateway)")
     assert result.returncode == 1
-    gateway_only = cli("doctor", "--check", "gateway", env={"HTTP_PROXY": proxy}).assert_clean()
+    gateway_only = cli("doctor", "--check", "gateway", env=env).assert_clean()
     text = assert_finding(gateway_only, "gateway.layout", "fail")
     assert "the proxy " + proxy + " refuses connections (see net.proxy)" in text
     assert gateway_only.returncode == 1
@@ -242,8 +245,11 @@ def test_socks_proxy_without_socksio(cli, home, gateway):
 
     if importlib.util.find_spec("socksio") is not None:
         pytest.skip("socksio is installed here")
-    own_config(home, gateway)
-    result = cli("doctor", "--check", "env.proxy", env={"ALL_PROXY": "socks5://127.0.0.1:7890"}).assert_clean()
+    from tests.proxyserver import GATEWAY_NAME
+
+    own_config(home, gateway.replace("127.0.0.1", GATEWAY_NAME))  # a loopback gateway never goes through a proxy
+    result = cli("doctor", "--check", "env.proxy", env={"ALL_PROXY": "socks5://127.0.0.1:7890",
+                                                        "TAOTOKEN_ALLOW_HTTP": "1"}).assert_clean()
     # the command for the installer taotoken runs under: here this virtual environment's pip
     assert_finding(result, "env.proxy", "fail", f"{sys.executable} -m pip install 'httpx[socks]'   (in the Python "
                    "environment that runs the client)")

@@ -51,3 +51,47 @@ def test_claude_settings_proxy_used_for_a_loopback_gateway_is_a_failure(cli, hom
     assert finding["status"] == "fail", finding
     assert f"127.0.0.1:{port}" in finding["message"] and "local proxy failed" in finding["message"]
     assert any('"NO_PROXY": "127.0.0.1"' in fix for fix in finding["fixes"])
+
+
+def _checks(result) -> dict:
+    return {f["id"]: f for f in json.loads(result.stdout)["checks"]}
+
+
+def test_a_bashrc_proxy_for_a_loopback_gateway_is_said_for_codex_and_cline_and_fix_exempts_it_in_env_sh(cli, home,
+                                                                                                   mock_gateway):
+    """env.sh written before init exempted a gateway on this machine (the two OPENAI_* exports only), and
+    HTTP_PROXY in ~/.bashrc: Codex's and Cline's real rules send the requests to the proxy. doctor says so, for
+    each, with the line; --fix adds the exemption to env.sh (the key line untouched); then both go direct."""
+    mock = mock_gateway()
+    own_config(home, mock.url)
+    (home / ".codex").mkdir()
+    (home / ".cline" / "data" / "settings").mkdir(parents=True)
+    write(home / ".bashrc", "export HTTP_PROXY=http://127.0.0.1:7890\n"
+                            "[ -f ~/.config/taotoken/env.sh ] && . ~/.config/taotoken/env.sh  # taotoken-env\n", 0o644)
+    old = "export OPENAI_BASE_URL=http://127.0.0.1:9/v1\nexport OPENAI_API_KEY=sk-envSHkey0123456789abcdef\n"
+    env_sh = write(home / ".config" / "taotoken" / "env.sh", old, 0o600)
+    found = _checks(cli("doctor", "--check", "codex.proxy", "--check", "cline.proxy", "--json").assert_clean())
+    for check, label in (("codex.proxy", "Codex"), ("cline.proxy", "Cline")):
+        assert found[check]["status"] == "warn", found[check]
+        assert (f"{label} sends its requests to the gateway on this machine through http://127.0.0.1:7890 "
+                "(HTTP_PROXY, ~/.bashrc:1)") in found[check]["message"], found[check]
+    fixed = cli("doctor", "--check", "codex.proxy", "--check", "cline.proxy", "--fix", "--yes").assert_clean()
+    assert fixed.returncode in (0, 1), fixed.output
+    text = env_sh.read_text()
+    assert text.startswith(old) and "*,127.0.0.1,*" in text, text
+    assert text.count("# The gateway is on this machine") == 1, text  # both repairs: added once
+    found = _checks(cli("doctor", "--check", "codex.proxy", "--check", "cline.proxy", "--json").assert_clean())
+    assert {found[c]["status"] for c in ("codex.proxy", "cline.proxy")} == {"ok"}, found
+    assert "env.sh adds 127.0.0.1 to NO_PROXY" in found["codex.proxy"]["message"]
+
+
+def test_no_shell_proxy_codex_goes_direct_and_a_remote_gateway_is_skipped(cli, home, mock_gateway):
+    mock = mock_gateway()
+    own_config(home, mock.url)
+    (home / ".codex").mkdir()
+    found = _checks(cli("doctor", "--check", "codex.proxy", "--json").assert_clean())["codex.proxy"]
+    assert found["status"] == "ok" and "go direct" in found["message"], found
+    own_config(home, "https://gateway.example/api")
+    found = _checks(cli("doctor", "--check", "codex.proxy", "--json", "--offline",
+                        env={"HTTP_PROXY": "http://127.0.0.1:7890"}).assert_clean())["codex.proxy"]
+    assert found["status"] == "skipped", found

@@ -103,18 +103,26 @@ def test_a_rate_limited_model_list_sends_no_completion(cli, home, mock_gateway):
 
 # -- a proxy answering itself -------------------------------------------------------------------------------
 
+def named(url: str) -> str:
+    """The mock by a name (tests/netguard maps it to loopback): a loopback gateway never goes through a proxy."""
+    return url.replace("127.0.0.1", "gateway.test")
+
+
+ALLOW_HTTP = {"TAOTOKEN_ALLOW_HTTP": "1"}  # plain http to a name that is not loopback
+
+
 def test_a_proxy_answering_403_itself_is_a_proxy_problem(cli, home, mock_gateway):
     mock = mock_gateway()
-    configured_home(home, mock.url, claude=False, codex=False)
+    configured_home(home, named(mock.url), claude=False, codex=False)
     with RawServer("proxy_403") as proxy:
-        env = {"HTTP_PROXY": proxy.url}
+        env = {"HTTP_PROXY": proxy.url, **ALLOW_HTTP}
         result = cli("doctor", "--json", "--check", "net", "--check", "gateway", env=env).assert_clean()
     checks = findings(result)
     via = checks["net.via_proxy"]
     assert via["status"] == "fail" and via["code"] == "proxy.refused", via
-    assert via["message"] == (f"the proxy {proxy.url} answered HTTP 403 itself: 127.0.0.1 never saw the request; "
+    assert via["message"] == (f"the proxy {proxy.url} answered HTTP 403 itself: gateway.test never saw the request; "
                               "direct access works")
-    assert via["fixes"][0] == in_users_shell("export NO_PROXY=127.0.0.1") + "   (bypass the proxy for the gateway)"
+    assert via["fixes"][0] == in_users_shell("export NO_PROXY=gateway.test") + "   (bypass the proxy for the gateway)"
     assert any("X-Squid-Error: ERR_ACCESS_DENIED 0" in d for d in via["details"]), via["details"]
     layout = checks["gateway.layout"]
     assert layout["status"] == "fail" and layout["code"] == "proxy.refused", layout
@@ -128,9 +136,9 @@ def test_a_proxy_answering_403_itself_is_a_proxy_problem(cli, home, mock_gateway
 def test_the_gateways_own_403_through_a_forwarding_proxy_stays_the_gateways(cli, home, mock_gateway):
     """A forwarding proxy adds Via to what it relays: the gateway's JSON 401 is still the key's problem."""
     mock = mock_gateway()
-    configured_home(home, mock.url, claude=False, codex=False)
+    configured_home(home, named(mock.url), claude=False, codex=False)
     with RawServer("forward") as proxy:
-        env = {"HTTP_PROXY": proxy.url, "TAOTOKEN_API_KEY": "sk-wrongWRONGwrong0123456789"}
+        env = {"HTTP_PROXY": proxy.url, "TAOTOKEN_API_KEY": "sk-wrongWRONGwrong0123456789", **ALLOW_HTTP}
         result = cli("doctor", "--json", "--check", "net.via_proxy", "--check", "gateway", env=env).assert_clean()
     checks = findings(result)
     assert checks["net.via_proxy"]["status"] == "ok", checks["net.via_proxy"]
@@ -144,8 +152,8 @@ def test_via_proxy_called_directly_with_its_context(home, mock_gateway):
 
     mock = mock_gateway()
     with RawServer("proxy_403") as proxy:
-        env = {"HOME": str(home), "HTTP_PROXY": proxy.url, "PATH": "/usr/bin:/bin"}
-        ctx = DoctorContext(env=env, cwd=home, overrides=Overrides(base_url=mock.url, api_key=SENTINEL_KEY))
+        env = {"HOME": str(home), "HTTP_PROXY": proxy.url, "PATH": "/usr/bin:/bin", **ALLOW_HTTP}
+        ctx = DoctorContext(env=env, cwd=home, overrides=Overrides(base_url=named(mock.url), api_key=SENTINEL_KEY))
         result = via_proxy(ctx)
     assert result.status is Status.FAIL and result.code == "proxy.refused"
     assert "Server: squid/5.7" in " ".join(result.details)

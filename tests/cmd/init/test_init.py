@@ -594,12 +594,16 @@ def test_project_scope_writes_the_repository_local_settings(cli, home: Path) -> 
     assert outside.returncode == 2 and "git repository" in outside.stderr
 
 
-def test_claude_warns_about_an_exported_api_key(home: Path) -> None:
+def test_claude_hides_an_exported_api_key_from_claude_code(home: Path) -> None:
+    """The shell's ANTHROPIC_API_KEY would go to the gateway as X-Api-Key beside the Bearer token: "" in the env block
+    hides it from Claude Code alone (tests/real_clients/test_init_repairs.py proves it with the real client)."""
     from taotoken_cli.core.clients.base import Triple
 
-    machine = Machine.of({"HOME": str(home), "ANTHROPIC_API_KEY": "sk-x"})
+    machine = Machine.of({"HOME": str(home), "ANTHROPIC_API_KEY": "sk-userANTHROPICkey0123456789"})
     plan = claude_code.plan(Triple(ROOT, SENTINEL_KEY, MODEL), machine)
-    assert any("unset ANTHROPIC_API_KEY" in w for w in plan.warnings)
+    settings = json.loads(next(c for c in plan.changes if c.path.name == "settings.json").after)
+    assert settings["env"]["ANTHROPIC_API_KEY"] == "" and not plan.broken
+    assert any('ANTHROPIC_API_KEY = ""' in line and "this shell" in line for c in plan.changes for line in c.summary)
 
 
 def test_read_functions_report_state_and_parse_errors_for_doctor(home: Path, existing) -> None:

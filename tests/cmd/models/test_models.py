@@ -173,9 +173,13 @@ def test_profile_base_url_and_no_proxy_options(run, home, mock_gateway, monkeypa
     served = mock_gateway(models=("only-model",)).url
     own_config(home, f"http://127.0.0.1:{closed_port()}/api")
     assert run("models", "--base-url", served + "/v1").stdout == "only-model\n"
+    from tests.proxyserver import GATEWAY_NAME
+
     monkeypatch.setenv("HTTP_PROXY", f"http://127.0.0.1:{closed_port()}")
     monkeypatch.setenv("NO_PROXY", "")
-    blocked = run("models", "--base-url", served).assert_clean()
+    assert run("models", "--base-url", served).stdout == "only-model\n"  # a loopback gateway: never proxied
+    monkeypatch.setenv("TAOTOKEN_ALLOW_HTTP", "1")
+    blocked = run("models", "--base-url", served.replace("127.0.0.1", GATEWAY_NAME)).assert_clean()
     assert blocked.returncode == Exit.NETWORK and "proxy" in blocked.stderr
     assert run("models", "--base-url", served, "--no-proxy").stdout == "only-model\n"
     path = home / ".config/taotoken/config.toml"

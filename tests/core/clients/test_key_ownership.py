@@ -124,3 +124,132 @@ def test_a_project_env_variable_pointed_elsewhere_stays_the_users(run, home) -> 
     after = env_file.read_text()
     assert "export OPENAI_API_KEY=sk-proj-USERS0123456789" in after and "https://api.openai.com/v1" in after
     assert f"export TAOTOKEN_API_KEY={NEW_KEY}" in after
+
+
+def test_config_set_keeps_a_taotoken_mcp_server_in_step_when_no_init_recorded_it(run, home) -> None:
+    """No init ever ran (the triple was set with `config set`): a server pointing at TaoToken is a copy all the same,
+    and it follows the key and each base URL change (the host it is on is the one taotoken used until now)."""
+    for name, value in (("base_url", ROOT), ("model", MODEL)):
+        assert clean(run("config", "set", name, value)).returncode == 0
+    assert clean(run("config", "set", "api_key", "-", input=OLD_KEY)).returncode == 0
+    path = write(home / ".claude.json", json.dumps({"mcpServers": {"tt": {"command": "tt-mcp", "env": {
+        "TAOTOKEN_BASE_URL": ROOT, "TAOTOKEN_API_KEY": OLD_KEY}}}}, indent=2) + "\n")
+    assert not (home / ".config" / "taotoken" / "copies.json").exists()
+    result = clean(run("config", "set", "api_key", "-", "--yes", input=NEW_KEY))
+    assert result.returncode == 0 and env_of(path, "tt")["TAOTOKEN_API_KEY"] == NEW_KEY, result.output
+    for root in ("https://gw-b.example/api", "https://gw-c.example/api"):  # each change moves it on
+        assert clean(run("config", "set", "base_url", root, "--yes")).returncode == 0
+        assert env_of(path, "tt")["TAOTOKEN_BASE_URL"] == root
+    # without a terminal and without --yes only taotoken's own file changes, and the stale copy is named
+    result = clean(run("config", "set", "api_key", "-", input=SENTINEL_KEY))
+    assert env_of(path, "tt")["TAOTOKEN_API_KEY"] == NEW_KEY
+    assert "1 copy still holds the old values: ~/.claude.json" in " ".join(result.stderr.split())
+
+
+def test_a_projects_own_env_file_is_named_as_stale_never_written(run, home) -> None:
+    """.env is the user's (often committed): init and `config set` never write it, but a TaoToken key left there is
+    named in the run's output."""
+    import subprocess
+
+    subprocess.run(["git", "init", "-q", str(home)], check=True)
+    dotenv = write(home / ".env", f"OPENAI_BASE_URL={ROOT}/v1\nOPENAI_API_KEY={OLD_KEY}\nDEBUG=1\n", 0o644)
+    before = dotenv.read_bytes()
+    result = clean(run("init", "--allow-unlisted", "--target", "claude-code", "--yes", "--base-url", ROOT,
+                       "--model", MODEL, "--key-stdin", input=OLD_KEY))
+    assert result.returncode == 0 and ".env:" not in result.output  # it holds the key init writes: in step
+    result = clean(run("config", "set", "api_key", "-", "--yes", input=NEW_KEY))
+    text = " ".join(result.output.split())
+    assert f"{dotenv}: OPENAI_API_KEY still holds the old value; taotoken does not write this file" in text, text
+    result = clean(run("init", "--allow-unlisted", "--target", "claude-code", "--yes", "--base-url", ROOT,
+                       "--model", MODEL, "--key-stdin", input=NEW_KEY))
+    assert f"{dotenv}: OPENAI_API_KEY still holds the old value" in " ".join(result.output.split())
+    assert dotenv.read_bytes() == before
+
+
+# ------------------------------------------------------------------ Gemini CLI and OpenClaw follow the same rule
+
+USERS_GOOGLE = "AIzaSyUSERSownGOOGLEkey0123456789abcdefgh"  # the user's own Gemini API key for Google
+
+
+def _gemini_and_openclaw(home: Path, base: str, key: str, *, openclaw_base: str | None = None) -> tuple[Path, Path]:
+    gemini = write(home / ".gemini" / ".env", f"# mine\nGOOGLE_GEMINI_BASE_URL={base}\nGEMINI_API_KEY={key}\n", 0o600)
+    write(home / ".gemini" / "settings.json", json.dumps({"security": {"auth": {"selectedType": "gemini-api-key"}},
+                                                          "model": {"name": MODEL}}) + "\n")
+    openclaw = write(home / ".openclaw" / "openclaw.json", json.dumps({"models": {"providers": {
+        "taotoken": {"baseUrl": openclaw_base or base + "/v1", "apiKey": key, "api": "openai-completions",
+                     "models": [{"id": MODEL, "name": MODEL}]},
+        "openai": {"baseUrl": "https://api.openai.com/v1", "apiKey": "sk-proj-USERS0123456789"}}},
+        "agents": {"defaults": {"model": {"primary": f"taotoken/{MODEL}"}}}}, indent=2) + "\n", 0o600)
+    return gemini, openclaw
+
+
+def _gemini_key(path: Path) -> str | None:
+    from taotoken_cli.core.formats import dotenv
+
+    return dotenv.values(path.read_text()).get("GEMINI_API_KEY")
+
+
+def _openclaw_provider(path: Path, name: str = "taotoken") -> dict:
+    return json.loads(path.read_text())["models"]["providers"][name]
+
+
+def test_gemini_cli_and_openclaw_files_pointing_at_taotoken_are_kept_in_step_with_no_init_record(run, home,
+                                                                                                mock_gateway):
+    """Written by hand from the guides (no init ever ran): a file pointing at TaoToken is a copy all the same, and a
+    key change reaches it; the user's other provider and lines stay as they were."""
+    from taotoken_cli.cmd.mock import MockOptions
+
+    mock = mock_gateway(MockOptions(any_key=True))
+    for name, value in (("base_url", mock.url), ("model", MODEL)):
+        assert clean(run("config", "set", name, value)).returncode == 0
+    assert clean(run("config", "set", "api_key", "-", input=OLD_KEY)).returncode == 0
+    gemini, openclaw = _gemini_and_openclaw(home, mock.url, OLD_KEY)
+    assert not (home / ".config" / "taotoken" / "copies.json").exists()
+    result = clean(run("config", "set", "api_key", "-", "--yes", input=NEW_KEY))
+    assert result.returncode == 0, result.output
+    assert _gemini_key(gemini) == NEW_KEY and gemini.read_text().startswith("# mine\n")
+    assert _openclaw_provider(openclaw)["apiKey"] == NEW_KEY
+    assert _openclaw_provider(openclaw, "openai")["apiKey"] == "sk-proj-USERS0123456789"
+
+
+def test_gemini_cli_and_openclaw_pointed_elsewhere_since_init_are_left_alone_and_named(run, home, mock_gateway):
+    """init wrote both; then the user pointed Gemini CLI at Google with their own key and OpenClaw's provider at
+    another service. config set, config sync and an init of other targets leave those keys alone (replacing them
+    would destroy the user's key and send TaoToken's to that service) and say so; naming the target writes it."""
+    from taotoken_cli.cmd.mock import MockOptions
+
+    mock = mock_gateway(MockOptions(any_key=True))
+    result = clean(run("init", "--yes", "--target", "gemini-cli", "--target", "openclaw", "--base-url", mock.url,
+                       "--model", MODEL, "--key-stdin", input=OLD_KEY))
+    assert result.returncode == 0, result.output
+    gemini = write(home / ".gemini" / ".env", f"GEMINI_API_KEY={USERS_GOOGLE}\n", 0o600)  # Google's own endpoint
+    openclaw = home / ".openclaw" / "openclaw.json"
+    data = json.loads(openclaw.read_text())
+    data["models"]["providers"]["taotoken"].update(baseUrl="https://api.other.example/v1", apiKey=USERS_ANTHROPIC)
+    openclaw.write_text(json.dumps(data, indent=2) + "\n")
+    before = gemini.read_bytes(), openclaw.read_bytes()
+    for argv, stdin in ((("config", "set", "api_key", "-", "--yes"), NEW_KEY), (("config", "sync", "--yes"), ""),
+                        (("init", "--yes", "--target", "claude-code", "--base-url", mock.url, "--model", MODEL,
+                          "--key-stdin"), NEW_KEY)):
+        result = clean(run(*argv, input=stdin), USERS_GOOGLE)
+        text = " ".join(result.output.split())
+        assert result.returncode == 0, text
+        assert (gemini.read_bytes(), openclaw.read_bytes()) == before, argv
+        assert (f"{gemini}: GEMINI_API_KEY is left alone: not TaoToken's key (no GOOGLE_GEMINI_BASE_URL is set, so "
+                "Gemini CLI sends it to generativelanguage.googleapis.com)") in text, (argv, text)
+        assert (f"{openclaw}: models.providers.taotoken.apiKey is left alone: not TaoToken's key (baseUrl = "
+                "'https://api.other.example/v1' does not point at TaoToken)") in text, (argv, text)
+    # named: the user asks for TaoToken there again
+    result = clean(run("init", "--yes", "--target", "gemini-cli", "--base-url", mock.url, "--model", MODEL,
+                       "--key-stdin", input=NEW_KEY), USERS_GOOGLE)
+    assert result.returncode == 0 and _gemini_key(gemini) == NEW_KEY, result.output
+
+
+def test_gemini_variables_in_an_mcp_server_follow_the_rule() -> None:
+    hosts = taotoken_hosts(ROOT)
+    triple = Triple(ROOT, SENTINEL_KEY, MODEL)
+    ours = read_env({"GOOGLE_GEMINI_BASE_URL": ROOT, "GEMINI_API_KEY": OLD_KEY}, hosts)
+    assert updates(ours, triple) == {"GEMINI_API_KEY": SENTINEL_KEY}
+    theirs = read_env({"OPENAI_BASE_URL": ROOT + "/v1", "OPENAI_API_KEY": OLD_KEY, "GEMINI_API_KEY": USERS_GOOGLE},
+                      hosts)
+    assert updates(theirs, triple) == {"OPENAI_API_KEY": SENTINEL_KEY} and set(theirs.foreign) == {"GEMINI_API_KEY"}

@@ -84,7 +84,7 @@ def test_claude_code_plan_changes_only_its_variables(data, env, with_env, onboar
         assert_faithful(global_text, after[global_path], [(claude_code.ONBOARDING,)])
         block = json.loads(after[settings_path].lstrip("\ufeff"))["env"]
         assert block[claude_code.BASE_URL] == ROOT and block[claude_code.AUTH_TOKEN] == KEY
-        assert claude_code.API_KEY not in block
+        assert block.get(claude_code.API_KEY, "") == ""  # no second credential ("" is unset to Claude Code: kept)
         assert json.loads(after[global_path].lstrip("\ufeff"))[claude_code.ONBOARDING] is True
         if onboarding is True:
             assert after[global_path] == global_text  # nothing to change: the same bytes

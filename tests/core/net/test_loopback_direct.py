@@ -1,7 +1,7 @@
 """Loopback never through a proxy on another machine (issue 22, item 2): with HTTP_PROXY set and a plain-http gateway
 on this machine, the key went to the proxy in clear (a LAN proxy carries it across the network, and connects to its
-own loopback, not the user's). taotoken sends a request to a loopback target directly unless the proxy is on this
-machine too (then the request stays on loopback).
+own loopback, not the user's). taotoken sends a request to a loopback target directly, whatever proxy is set (one on
+this machine too, as browsers do).
 
 Real parts: the mock gateway on 127.0.0.1, a real forwarding proxy (tests/proxyserver.py) that counts what it
 carried, the real CLI in-process. The LAN proxy is a TEST-NET address (192.0.2.1, RFC 5737: nothing answers there):
@@ -30,10 +30,9 @@ def test_a_loopback_target_goes_direct_whatever_the_variables_say(url: str) -> N
     assert proxy_for(url, env) is None
 
 
-def test_a_proxy_on_this_machine_is_still_used_for_loopback() -> None:
+def test_a_proxy_on_this_machine_is_not_used_for_loopback_either() -> None:
     for proxy in ("http://127.0.0.1:7890", "http://localhost:7890", "127.0.0.1:7890"):
-        assert proxy_for("http://127.0.0.1:8080/api", {"HTTP_PROXY": proxy}) == (
-            proxy if "://" in proxy else "http://" + proxy)
+        assert proxy_for("http://127.0.0.1:8080/api", {"HTTP_PROXY": proxy}) is None
 
 
 @pytest.mark.parametrize("url", ["http://10.0.0.5:3000/api", "https://taotoken.net/api", "http://localhost.example/api",
@@ -59,7 +58,13 @@ def test_check_models_and_doctor_never_hand_the_key_to_a_lan_proxy(run, home, mo
     assert [r.endpoint for r in mock.requests].count("models") >= 3  # every request reached the gateway direct
 
 
-def test_a_proxy_on_this_machine_still_carries_loopback_requests(run, home, monkeypatch, mock_gateway) -> None:
+def test_a_proxy_on_this_machine_is_passed_by_for_loopback_and_carries_a_named_gateway(run, home, monkeypatch,
+                                                                                        mock_gateway) -> None:
+    """As browsers do: the gateway on 127.0.0.1 goes direct even with a proxy on this machine (it adds a hop that can
+    be down, and hands the key in clear to another program); the same mock named gateway.test (a name the test
+    suite maps to it) goes through the proxy, as any remote gateway does."""
+    from tests.proxyserver import GATEWAY_NAME
+
     thread = ServerThread()
     proxy = thread.start(ProxyServer())
     try:
@@ -69,6 +74,10 @@ def test_a_proxy_on_this_machine_still_carries_loopback_requests(run, home, monk
         monkeypatch.setenv("TAOTOKEN_MODEL", "gpt-4o-mini")
         monkeypatch.setenv("HTTP_PROXY", proxy.url)
         assert run("check").assert_clean().returncode == 0
-        assert proxy.forwarded == 1  # the request stayed on this machine's loopback
+        assert proxy.forwarded == 0 and proxy.connects == 0
+        monkeypatch.setenv("TAOTOKEN_BASE_URL", mock.url.replace("127.0.0.1", GATEWAY_NAME))
+        monkeypatch.setenv("TAOTOKEN_ALLOW_HTTP", "1")  # plain http to a name that is not loopback
+        assert run("check").assert_clean().returncode == 0
+        assert proxy.forwarded == 1
     finally:
         thread.close()

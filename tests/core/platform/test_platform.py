@@ -390,3 +390,28 @@ def test_macos_paths_of_every_client_through_the_platform_table(on, home: Path) 
     assert ccswitch.paths(machine).home == home / ".cc-switch"
     assert shell.rc_files(shell.paths(machine), env) == [home / ".zshrc"]
     assert macshell.agent_path(machine) == home / "Library" / "LaunchAgents" / "net.taotoken.env.plist"
+
+
+def test_a_port_another_socket_holds_is_taken_on_each_os(on) -> None:
+    """A real bind on a held port gives EADDRINUSE here; Windows says WSAEACCES (10013) for a port held exclusively
+    or reserved by the system, which Wine showed for the mock's busy-port test: the same "already in use"."""
+    import errno
+    import socket
+
+    with socket.socket() as held, socket.socket() as second:
+        held.bind(("127.0.0.1", 0))
+        held.listen()
+        with pytest.raises(OSError) as refused:
+            second.bind(held.getsockname())
+    assert system.address_taken(refused.value)
+    on("linux")
+    assert not system.address_taken(OSError(errno.EACCES, "Permission denied"))
+    denied = OSError(errno.EACCES, "An attempt was made to access a socket in a way forbidden by its access "
+                     "permissions")
+    denied.winerror = 10013  # type: ignore[attr-defined]  # what Windows' socket module sets beside errno
+    assert not system.address_taken(denied)
+    on("windows")
+    assert system.address_taken(denied)
+    # what the mock sees: asyncio's create_server re-raises it with the errno alone
+    assert system.address_taken(OSError(errno.EACCES, "error while attempting to bind on address: access denied"))
+    assert not system.address_taken(OSError(errno.EADDRNOTAVAIL, "cannot assign requested address"))

@@ -345,8 +345,10 @@ def proxy_vars(ctx: DoctorContext) -> Result:
                                "requests go {route})").format(client=label, host=host, proxy=proxy, var=name,
                                                              route=_("through {proxy}").format(proxy=used) if used
                                                              else _("direct")))
-                fixes.append(Fix.of(_("{command}   (every client exempts the gateway then)"),
-                                    command=Command(f"export NO_PROXY={host}")))
+                exempt = Fix.of(_("{command}   (every client exempts the gateway then)"),
+                                command=Command(f"export NO_PROXY={host}"))
+                if exempt not in fixes:  # one fix serves every client
+                    fixes.append(exempt)
     if fails or warns:
         return problems_result(fails, warns, details, fixes)
     if used:

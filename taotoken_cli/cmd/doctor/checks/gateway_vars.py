@@ -39,6 +39,17 @@ def written(ctx: DoctorContext) -> tuple[str, ...]:
     return tuple(dict.fromkeys(marks))
 
 
+def gateway_label(ctx: DoctorContext) -> str:
+    """How a message names the gateway copies should point at: "TaoToken" for taotoken.net, else "the configured
+    gateway HOST" (with a local relay or the mock, "points at taotoken.net, not TaoToken" would say nonsense)."""
+    from taotoken_cli.core.clients.envvars import host_key, shown_host
+
+    host = host_key(ctx.base_url)
+    if host is None or host.split(":")[0] == "taotoken.net" or host.split(":")[0].endswith(".taotoken.net"):
+        return "TaoToken"
+    return _("the configured gateway {host}").format(host=shown_host(host))
+
+
 def owned_values(copy: EnvCopy) -> dict[str, str]:
     """The variables of a copy that are TaoToken's: the only ones checked against the triple (and synced)."""
     return {name: value for name, value in copy.values.items() if name in copy.owned}

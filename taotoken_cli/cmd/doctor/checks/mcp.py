@@ -6,7 +6,14 @@ listed, never changed."""
 from __future__ import annotations
 
 from taotoken_cli.cmd.doctor.checks.clients.common import SECTION
-from taotoken_cli.cmd.doctor.checks.gateway_vars import check_copy, hosts, owned_values, sync_fix, written
+from taotoken_cli.cmd.doctor.checks.gateway_vars import (
+    check_copy,
+    gateway_label,
+    hosts,
+    owned_values,
+    sync_fix,
+    written,
+)
 from taotoken_cli.cmd.doctor.context import DoctorContext
 from taotoken_cli.cmd.doctor.model import Issues, Result
 from taotoken_cli.cmd.doctor.registry import check
@@ -57,8 +64,9 @@ def mcp_servers(ctx: DoctorContext) -> Result:
         copy = server.copy
         names = listed(copy.names)
         if copy.points == TAOTOKEN:
-            issues.details.append(_("{server}: {names} → TaoToken (kept in step by the sync)").format(
-                server=server.label, names=listed(n for n in copy.names if n not in copy.foreign)))
+            issues.details.append(_("{server}: {names} → {gateway} (kept in step by the sync)").format(
+                server=server.label, names=listed(n for n in copy.names if n not in copy.foreign),
+                gateway=gateway_label(ctx)))
             issues.details += [_("{server}: {why}").format(server=server.label, why=why) for why in left_alone(copy)]
         else:
             issues.details.append(_("{server}: {names} — {where}; left alone").format(
@@ -74,15 +82,23 @@ def mcp_servers(ctx: DoctorContext) -> Result:
                             server=server.short, path=server.file.path)])
     count = len(ours(ctx))
     others = len(found.servers) - count
+    gateway = gateway_label(ctx)
     if others:
         # Both counts as "N at X", so no verb has to agree with them.
-        return issues.result(ngettext(
-            "{n} server carries gateway variables: {count} at TaoToken, {others} elsewhere (listed, never changed)",
-            "{n} servers carry gateway variables: {count} at TaoToken, {others} elsewhere (listed, never changed)",
-            len(found.servers)).format(n=len(found.servers), count=count, others=others))
-    return issues.result(ngettext("{n} server carries gateway variables, pointing at TaoToken",
-                                  "{n} servers carry gateway variables, all pointing at TaoToken",
-                                  len(found.servers)).format(n=len(found.servers)))
+        message = ngettext(
+            "{n} server carries gateway variables: {count} at {gateway}, {others} elsewhere (listed, never changed)",
+            "{n} servers carry gateway variables: {count} at {gateway}, {others} elsewhere (listed, never changed)",
+            len(found.servers)).format(n=len(found.servers), count=count, others=others, gateway=gateway)
+    else:
+        message = ngettext("{n} server carries gateway variables, pointing at {gateway}",
+                           "{n} servers carry gateway variables, all pointing at {gateway}",
+                           len(found.servers)).format(n=len(found.servers), gateway=gateway)
+    kept = [f"{name} ({server.short})" for server in ours(ctx) for name in server.copy.foreign]
+    if kept:  # said without -v too: a key the sync will never touch, and why is in the details
+        message = ngettext("{message}; left alone: {keys}, another service's key",
+                           "{message}; left alone: {keys}, other services' keys", len(kept)).format(
+            message=message, keys=", ".join(kept))
+    return issues.result(message)
 
 
 @check("mcp.base_url", SECTION, N_("MCP servers' base URLs"))
@@ -106,6 +122,7 @@ def mcp_key(ctx: DoctorContext) -> Result:
     with_keys = [server for server in found.servers if server.copy.of_role(KEY)]
     if not with_keys:
         return Result.skipped(_("no MCP server holds a key in a gateway variable"))
+    compared = [server for server in with_keys if server.copy.points == TAOTOKEN]
     issues = Issues()
     for server in with_keys:
         keys = server.copy.of_role(KEY)
@@ -125,8 +142,19 @@ def mcp_key(ctx: DoctorContext) -> Result:
                 server=server.label, key=mask_key(ctx.api_key), where=where),
                         fixes=[_("point it at TaoToken ({url}) or give it that service's own key").format(
                             url=ctx.base_url)])
-    return issues.result(ngettext("{n} server: keys in step with taotoken's", "{n} servers: keys in step with "
-                                  "taotoken's", len(with_keys)).format(n=len(with_keys)))
+    elsewhere = len(with_keys) - len(compared)
+    if not compared:  # no "keys in step" for keys that were never compared
+        return issues.result(ngettext("{n} server holds a key, pointing elsewhere: not TaoToken's, not compared",
+                                      "{n} servers hold keys, pointing elsewhere: not TaoToken's, not compared",
+                                      elsewhere).format(n=elsewhere))
+    message = ngettext("{n} server at {gateway}: keys in step with taotoken's",
+                       "{n} servers at {gateway}: keys in step with taotoken's", len(compared)).format(
+        n=len(compared), gateway=gateway_label(ctx))
+    if elsewhere:
+        message = ngettext("{message} ({n} pointing elsewhere: not compared)",
+                           "{message} ({n} pointing elsewhere: not compared)", elsewhere).format(message=message,
+                                                                                              n=elsewhere)
+    return issues.result(message)
 
 
 @check("mcp.model", SECTION, N_("MCP servers' models listed"), network=True)

@@ -12,6 +12,7 @@ from pathlib import Path
 from taotoken_cli.cmd.doctor.checks.clients.common import permissions
 from taotoken_cli.cmd.doctor.checks.gateway_vars import (
     check_copy,
+    gateway_label,
     hosts,
     owned_values,
     recorded,
@@ -114,12 +115,13 @@ def project_files(ctx: DoctorContext) -> Result:
                 path=path, name=name, value=repr(value), model=ctx.model)
                 for name, value in copy.of_role(MODEL).items() if not VARIABLES[name].synced]
         elif copy.points == MIXED:
-            issues.warn(_("{path} points partly at TaoToken and partly at {hosts}").format(
-                path=path, hosts=listed(copy.other_hosts(hosts(ctx)))),
+            issues.warn(_("{path} points partly at {gateway} and partly at {hosts}").format(
+                path=path, gateway=gateway_label(ctx), hosts=listed(copy.other_hosts(hosts(ctx)))),
                         fixes=[_("point every URL in {path} at one gateway").format(path=path)])
         elif copy.points != NO_URL:
-            issues.details.append(_("{path}: {names} — points at {hosts}, not TaoToken; not a copy").format(
-                path=path, names=listed(copy.names), hosts=listed(copy.other_hosts(hosts(ctx)))))
+            issues.details.append(_("{path}: {names} — points at {hosts}, not {gateway}; not a copy").format(
+                path=path, names=listed(copy.names), hosts=listed(copy.other_hosts(hosts(ctx))),
+                gateway=gateway_label(ctx)))
         else:
             issues.details.append(_("{path}: {names} — no base URL").format(path=path, names=listed(copy.names)))
         for name, value in copy.values.items():

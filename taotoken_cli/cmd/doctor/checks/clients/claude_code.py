@@ -255,16 +255,29 @@ def claude_key(ctx: DoctorContext, claude: Claude) -> Result:
                         where=api_key.where),
                     fixes=fixes, repairs=_env_repair(api_key, _("rename env.ANTHROPIC_API_KEY to "
                                                                 "env.ANTHROPIC_AUTH_TOKEN"), rename))
+    shell_key, places = claude_code.shell_value(claude_code.API_KEY, ctx.machine)
+    if api_key is None and token is not None and shell_key and claude_code.API_KEY not in claude.env:
+        api_key = EnvValue(claude_code.API_KEY, shell_key, claude_code.SHELL, None)  # what a new terminal exports
     if api_key is not None and token is not None:
-        fixes = [_('remove "{name}" from the env block of {path}').format(name=claude_code.API_KEY,
-                                                                            path=api_key.path)] \
-            if api_key.editable else [Fix.of(_("{command}   (and remove it from your shell start-up files)"),
-                                             command=Command("unset ANTHROPIC_API_KEY"))]
+        if api_key.editable:
+            fixes: list[Fix | str] = [_('remove "{name}" from the env block of {path}').format(
+                name=claude_code.API_KEY, path=api_key.path)]
+            repairs = _env_repair(api_key, _("remove env.ANTHROPIC_API_KEY (ANTHROPIC_AUTH_TOKEN stays)"),
+                                  lambda env: env.pop(claude_code.API_KEY, None))
+        else:  # the shell's: "" in the user settings hides it from Claude Code alone (as init does)
+            fixes = [_('set "{name}": "" in the env block of {path} (Claude Code treats it as unset; your shell keeps '
+                       'the variable)').format(name=claude_code.API_KEY, path=claude.settings.path)]
+            if places:
+                fixes.append(_("or delete the line {places} (export {name}=…)").format(places=", ".join(places),
+                                                                                      name=claude_code.API_KEY))
+            repairs = [] if api_key.role == "managed" else [json_repair(
+                claude.settings.path, _('set env.ANTHROPIC_API_KEY = "" (hides the shell\'s key from Claude Code)'),
+                lambda data: data.setdefault("env", {}).__setitem__(claude_code.API_KEY, ""), secret=True)]
+        key_where = ", ".join(places) if api_key.path is None and places else api_key.where
         add = issues.fail if strip_key(api_key.value) != strip_key(token.value) else issues.warn
         add(_("both ANTHROPIC_AUTH_TOKEN ({token_where}) and ANTHROPIC_API_KEY ({key_where}) are set: requests may "
-              "carry two credentials").format(token_where=token.where, key_where=api_key.where), fixes=fixes,
-            repairs=_env_repair(api_key, _("remove env.ANTHROPIC_API_KEY (ANTHROPIC_AUTH_TOKEN stays)"),
-                                lambda env: env.pop(claude_code.API_KEY, None)))
+              "carry two credentials").format(token_where=token.where, key_where=key_where), fixes=fixes,
+            repairs=repairs)
     item = token if token is not None else api_key
     assert item is not None
     value, name = item.value, item.name
@@ -402,12 +415,12 @@ def claude_proxy(ctx: DoctorContext, claude: Claude) -> Result:
     from taotoken_cli.cmd.doctor.checks.clients.common import clean_root
     from taotoken_cli.cmd.doctor.checks.network import probe_proxies
     from taotoken_cli.core.clients.proxy_rules import RULES
-    from taotoken_cli.core.net.proxies import proxy_for
+    from taotoken_cli.core.net.proxies import is_loopback, proxy_for
 
     own = [item for name, item in claude.env.items()
            if item.path is not None and name.upper() in ("HTTPS_PROXY", "HTTP_PROXY", "ALL_PROXY", "NO_PROXY")]
     if not own:
-        return Result.ok(_("Claude Code's settings set no proxy variable: it uses the shell's (see net.proxy)"))
+        return _shell_proxy(ctx, claude)
     issues = Issues()
     issues.details.extend(f"{item.name}={item.value} ({item.where})" for item in own)
     base = claude.get(claude_code.BASE_URL)
@@ -441,6 +454,8 @@ def claude_proxy(ctx: DoctorContext, claude: Claude) -> Result:
             fixes.append(_('or exempt the gateway: add "NO_PROXY": "{host}" to the env block of {path}').format(
                 host=host, path=files[0]))
         (issues.fail if endpoint.used else issues.warn)(message, fixes=fixes)
+    if used and host and is_loopback(host):
+        _exempt_repair(issues, claude, host, env)
     if used and used.lower().startswith("socks"):
         issues.fail(_("Claude Code would use the SOCKS proxy {proxy}, which it does not support").format(proxy=used),
                     fixes=[_("use the proxy's HTTP port in HTTPS_PROXY (Clash and mihomo offer both)")])
@@ -449,6 +464,41 @@ def claude_proxy(ctx: DoctorContext, claude: Claude) -> Result:
     if host:
         return issues.result(_("Claude Code's requests to {host} go direct").format(host=host))
     return issues.result(_("Claude Code's requests to the gateway go direct"))
+
+
+def _shell_proxy(ctx: DoctorContext, claude: Claude) -> Result:
+    """No proxy variable in Claude Code's settings: it takes the shell's, and for a gateway on this machine that is a
+    detour Claude Code's rule does not skip (the proxy connects to its own loopback, or hangs when it is down)."""
+    from urllib.parse import urlsplit
+
+    from taotoken_cli.cmd.doctor.checks.clients.common import clean_root
+    from taotoken_cli.core.net.proxies import is_loopback
+
+    base = claude.get(claude_code.BASE_URL)
+    url = (clean_root(base.value)[0] if base else None) or ctx.base_url
+    host = (urlsplit(url).hostname or "") if url else ""
+    env = _proxy_environment(claude)
+    variable = claude_code.proxy_for_gateway(url, env) if url else None
+    if variable is None or not is_loopback(host):
+        return Result.ok(_("Claude Code's settings set no proxy variable: it uses the shell's (see net.proxy)"))
+    issues = Issues()
+    issues.warn(_("Claude Code sends its requests to {host} through {proxy} ({variable} from the shell): it does not "
+                  "exempt a gateway on this machine").format(host=host, proxy=env[variable], variable=variable),
+                fixes=[_('add "NO_PROXY": "{host}" to the env block of {path}').format(host=host,
+                                                                                   path=claude.settings.path)])
+    _exempt_repair(issues, claude, host, env)
+    return issues.result("")
+
+
+def _exempt_repair(issues: Issues, claude: Claude, host: str, env: dict[str, str]) -> None:
+    """A gateway on this machine never needs a proxy: `--fix` puts NO_PROXY (with the entries it had) into the user
+    settings' env block, as init does, and the proxy stays for everything else."""
+    value = claude_code.no_proxy_with(env, host)
+    path = claude.settings.path
+    issues.repairs.append(json_repair(path, _("set env.NO_PROXY = {value} (the gateway on this machine goes direct)")
+                                      .format(value=repr(value)),
+                                      lambda data: data.setdefault("env", {}).__setitem__(claude_code.NO_PROXY, value),
+                                      secret=True))
 
 
 def _routes(host: str | None, used: str | None, in_shell: str | None) -> str:

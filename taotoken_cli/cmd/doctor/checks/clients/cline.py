@@ -265,3 +265,11 @@ def _check_legacy_config(ctx: DoctorContext, issues: Issues, who: str, config) -
                                                                                     ours=ctx.model))
     return _("OpenAI Compatible at {url}, model {model} ({where}, {mode} mode)").format(
         url=base, model=config.model or _("(none)"), where=where, mode=config.mode)
+
+
+@check("cline.proxy", SECTION, N_("Cline and a proxy for a gateway on this machine"))
+def cline_proxy(ctx: DoctorContext) -> Result:
+    from taotoken_cli.cmd.doctor.checks.clients.proxied import loopback_proxy
+
+    found = installed(ctx, cline_client.NAME, "providers", _("no ~/.cline, no extension, no `cline` on PATH"))
+    return found if isinstance(found, Result) else loopback_proxy(ctx, cline_client.NAME, "Cline")

@@ -280,6 +280,13 @@ def codex_env_key(ctx: DoctorContext, codex: Codex) -> Result:
     return Result.ok(_("{name} is set ({value})").format(name=var, value=mask_key(value)))
 
 
+@client_check("codex.proxy", N_("Codex and a proxy for a gateway on this machine"), codex_found)
+def codex_proxy(ctx: DoctorContext, _codex: Codex) -> Result:
+    from taotoken_cli.cmd.doctor.checks.clients.proxied import loopback_proxy
+
+    return loopback_proxy(ctx, codex_client.NAME, "Codex")
+
+
 @check("codex.project", SECTION, N_("Codex project config"))
 def codex_project(ctx: DoctorContext) -> Result:
     from taotoken_cli.core.clients.base import read_toml

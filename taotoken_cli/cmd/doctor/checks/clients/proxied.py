@@ -1,0 +1,59 @@
+"""Codex and Cline started from a shell take its proxy variables, and their real proxy rules
+(core.clients.proxy_rules, checked against the real clients) do not exempt a gateway on this machine: the
+request goes to the proxy, which connects to its own loopback, or hangs when it is down. One body for both
+clients' `<client>.proxy` checks; the repair is what init writes: env.sh (and env.fish) add the host to NO_PROXY."""
+
+from __future__ import annotations
+
+from urllib.parse import urlsplit
+
+from taotoken_cli.cmd.doctor.context import DoctorContext
+from taotoken_cli.cmd.doctor.model import Issues, Repair, Result
+from taotoken_cli.core.base.fix import Fix
+from taotoken_cli.core.base.i18n import _
+from taotoken_cli.core.clients import shell
+from taotoken_cli.core.clients.proxy_rules import is_loopback
+from taotoken_cli.core.net.urlform import OPENAI_V1
+
+
+def loopback_proxy(ctx: DoctorContext, client: str, label: str) -> Result:
+    root = ctx.base_url
+    host = ((urlsplit(root).hostname or "") if root else "").lower()
+    if not root or not is_loopback(host):
+        return Result.skipped(_("the gateway is not on this machine: {client} takes the shell's proxy, like the "
+                                "shell (see net.proxy)").format(client=label))
+    found = shell.shell_proxy(OPENAI_V1.url(root), ctx.machine, client)
+    if found is None:
+        return Result.ok(_("{client}'s requests to {host} go direct").format(client=label, host=host))
+    variable, proxy, where = found
+    where_env = shell.paths(ctx.machine)
+    files = [(path, path.suffix == ".fish") for path in (where_env.env_sh, where_env.env_fish) if path.exists()]
+    if files and all(shell.exempted(path.read_text(encoding="utf-8", errors="replace"), host) for path, _f in files) \
+            and _loaded(ctx):
+        return Result.ok(_("{client}'s requests to {host} go direct: {variable}={proxy} ({where}) is set, and env.sh "
+                           "adds {host} to NO_PROXY").format(client=label, host=host, variable=variable, proxy=proxy,
+                                                             where=where))
+    issues = Issues()
+    fixes: list[Fix | str] = [Fix.run("taotoken config sync")] if files else [
+        Fix.run("taotoken init --target shell"), Fix.run(f"export NO_PROXY={host}")]
+    issues.warn(_("{client} sends its requests to the gateway on this machine through {proxy} ({variable}, {where}): "
+                  "it does not exempt loopback (a dead proxy hangs it; a remote one connects to its own {host})")
+                .format(client=label, proxy=proxy, variable=variable, where=where, host=host), fixes=fixes)
+    for path, fish in files:
+        issues.repairs.append(Repair(path, _("add {host} to NO_PROXY in {path} (the gateway on this machine goes "
+                                             "direct; your entries are kept)").format(host=host, path=path),
+                                     lambda text, fish=fish: shell.with_exemption(text, host, fish=fish), secret=True))
+    return issues.result("")
+
+
+def _loaded(ctx: DoctorContext) -> bool:
+    """Is env.sh loaded by a new shell (a start-up file holds the marked line, not commented out)?"""
+    where = shell.paths(ctx.machine)
+    for path in (*shell.start_up_files(where), where.fish_conf):
+        try:
+            text = path.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        if shell.MARKER in text and not shell.commented_out(text):
+            return True
+    return False
