@@ -84,7 +84,7 @@ async def _reference(host: str, port: int, path: str, n: int, c: int) -> None:
 
 
 def reference_main(spec: dict) -> None:
-    from taotoken_cli.cmd.bench.engine import run_loop  # the same loop choice as bench (uvloop if installed)
+    from taotoken_cli.cmd.bench.loop import run_loop  # the same loop choice as bench (uvloop if installed)
 
     run_loop(_reference(spec["host"], spec["port"], spec["path"], spec["n"], spec["c"]))
     print(json.dumps({"requests": spec["n"]}))

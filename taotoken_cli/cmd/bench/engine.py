@@ -29,11 +29,11 @@ from typing import Any
 from taotoken_cli.cmd.bench import http1
 from taotoken_cli.cmd.bench.advice import in_english
 from taotoken_cli.cmd.bench.exchange import Exchange, as_httpx_error, decoded
+from taotoken_cli.cmd.bench.loop import mp_context, run_loop
 from taotoken_cli.cmd.bench.plan import ACTIVE, BodyTemplate, Plan, Share, Tally, prepare, running, split
 from taotoken_cli.cmd.bench.stats import SeriesStats, window_width
 from taotoken_cli.core.base.i18n import _, current, use
 from taotoken_cli.core.diagnosis.context import context_for
-from taotoken_cli.core.platform import system
 
 _perf = time.perf_counter
 _json_decode = json.JSONDecoder().decode
@@ -498,24 +498,6 @@ async def _unless_abandoned(coro, tally: Tally) -> None:
             raise
 
 
-def run_loop(coro):
-    """asyncio.run, on uvloop when it is installed (the `fast` extra) unless TAOTOKEN_BENCH_LOOP=asyncio."""
-    if os.environ.get("TAOTOKEN_BENCH_LOOP", "").lower() != "asyncio":
-        try:
-            import uvloop
-        except ImportError:
-            pass
-        else:
-            loop = uvloop.new_event_loop()
-            try:
-                asyncio.set_event_loop(loop)
-                return loop.run_until_complete(coro)
-            finally:
-                asyncio.set_event_loop(None)
-                loop.close()
-    return asyncio.run(coro)
-
-
 def _worker_main(plan: Plan, share: Share, tally: Tally, pipe, barrier, lang: str = "en") -> None:
     use(lang)  # a spawned worker (macOS, Windows) starts in English: the catalogue's fixes in the run's language
     import signal
@@ -533,13 +515,6 @@ def _worker_main(plan: Plan, share: Share, tally: Tally, pipe, barrier, lang: st
         pipe.send(("error", f"{type(exc).__name__}: {exc}"))
     finally:
         pipe.close()
-
-
-def _mp_context():
-    import multiprocessing
-
-    # fork is fast and needs no re-import; elsewhere (macOS, Windows) spawn is the safe choice
-    return multiprocessing.get_context(system.current().mp_start)
 
 
 @dataclass
@@ -563,7 +538,7 @@ def run_series(plan: Plan, on_progress=None) -> SeriesResult:
         finally:
             ACTIVE.remove(tally)
         return SeriesResult(stats, tally.counts()[2], 1)
-    ctx = _mp_context()
+    ctx = mp_context()
     tally = running(Tally(plan, ctx))
     barrier = ctx.Barrier(len(shares))
     procs, pipes = [], []

@@ -281,7 +281,8 @@ def plan(triple: Triple, machine: Machine, options: PlanOptions = PlanOptions())
         old_key = block.pop(API_KEY)
         if isinstance(old_key, str):
             result.secrets.append(old_key)
-        summary.append(_("removed {name} ({value}): with {other} also set, requests may carry two different "
+        _repaired(summary, result,
+                  _("removed {name} ({value}): with {other} also set, requests may carry two different "
                          "credentials (X-Api-Key and Bearer)").format(name=f"env.{API_KEY}",
                                                                        value=mask_key(str(old_key)), other=AUTH_TOKEN))
     written = "project_local" if scope == "project" else "settings"
@@ -307,6 +308,12 @@ def plan(triple: Triple, machine: Machine, options: PlanOptions = PlanOptions())
     return result
 
 
+def _repaired(summary: list[str], result: Plan, line: str) -> None:
+    """A line of the change's summary that undoes something the user had set: init's compact output says it too."""
+    summary.append(line)
+    result.repairs.append(line)
+
+
 def _hide_shell_key(block: dict, machine: Machine, summary: list[str], result: Plan) -> None:
     """ANTHROPIC_API_KEY from the shell (this one, or a start-up file's export): Claude Code would send it as
     X-Api-Key beside the Bearer token, and a gateway that reads X-Api-Key first rejects the request (and the user's
@@ -318,7 +325,8 @@ def _hide_shell_key(block: dict, machine: Machine, summary: list[str], result: P
     result.secrets.append(value)
     where = ", ".join(places) if places else _("this shell")
     block[API_KEY] = ""
-    summary.append(_('set {name} = "" ({variable} is exported in {where}: Claude Code would send it as X-Api-Key '
+    _repaired(summary, result,
+              _('set {name} = "" ({variable} is exported in {where}: Claude Code would send it as X-Api-Key '
                      'beside the Bearer token; an empty value here hides it from Claude Code only)').format(
         name=f"env.{API_KEY}", variable=API_KEY, where=where))
 
@@ -330,7 +338,8 @@ def _switch_off_providers(block: dict, machine: Machine, written: str, summary: 
     for name, provider in PROVIDER_SWITCHES.items():
         if switched_on(block.get(name)):
             old = block.pop(name)
-            summary.append(_("removed {name} ({value}): with it Claude Code talks to {provider} and ignores "
+            _repaired(summary, result,
+                      _("removed {name} ({value}): with it Claude Code talks to {provider} and ignores "
                              "ANTHROPIC_BASE_URL").format(name=f"env.{name}", value=repr(old), provider=provider))
     effective = _effective_with(machine, written, block)  # as Claude Code will see it once this block is written
     for item in provider_switches(effective):
@@ -380,7 +389,8 @@ def _exempt_loopback_gateway(block: dict, triple: Triple, machine: Machine, writ
     if variable is None:
         return
     block[NO_PROXY] = no_proxy_with(env, host)
-    summary.append(_("set {name} = {value} ({variable}={proxy} would carry Claude Code's requests to the gateway on "
+    _repaired(summary, result,
+              _("set {name} = {value} ({variable}={proxy} would carry Claude Code's requests to the gateway on "
                      "this machine: Claude Code does not exempt loopback)").format(
         name=f"env.{NO_PROXY}", value=repr(block[NO_PROXY]), variable=variable, proxy=env[variable]))
     still = proxy_for_gateway(url, environment(_effective_with(machine, written, block)))

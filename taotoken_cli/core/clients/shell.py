@@ -441,6 +441,7 @@ def repair_overrides(plan: Plan, triple: Triple, machine: Machine, *, fails: Map
         change = next(change for change in plan.changes if change.path == path)
         change.after = comment_out(text, set(lines), "OPENAI_* from env.sh").encode("utf-8")
         change.summary.extend(lines[number] for number in sorted(lines))
+        plan.repairs.extend(lines[number] for number in sorted(lines))  # said in init's compact output too
 
 
 def _shown(variable: str, value: str | None) -> str:

@@ -124,7 +124,7 @@ def show(out: Output, plan: Plan, flow: Flow, home: str | None = None) -> None:
     else:
         fileplan.render_changes(out, plan)
     if flow.notes:
-        for note in plan.notes + ([] if flow.compact else plan.details):
+        for note in plan.notes + (plan.repairs if flow.compact else plan.details):
             out.wrapped(note, _("note: "))
     show_warnings(out, plan)
     for line in plan.broken:  # known before anything is written: said before the question too

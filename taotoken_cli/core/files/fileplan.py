@@ -89,6 +89,9 @@ class Plan:
     # what every such plan means, the same each time (Codex reads the key from the environment, …): said with
     # -v or --dry-run, left out of init's compact output
     details: list[str] = field(default_factory=list)
+    # the change summaries that repair what the user had set (a proxy, a provider switch, an old export): also
+    # said in init's compact output, which lists files and not their summaries
+    repairs: list[str] = field(default_factory=list)
 
     def add(self, change: FileChange) -> None:
         self.changes.append(change)
@@ -97,6 +100,7 @@ class Plan:
         self.changes.extend(other.changes)
         self.notes.extend(other.notes)
         self.details.extend(other.details)
+        self.repairs.extend(other.repairs)
         self.warnings.extend(other.warnings)
         self.secrets.extend(other.secrets)
         self.broken.extend(other.broken)

@@ -1,0 +1,33 @@
+"""Where bench's event loops and worker processes come from: uvloop when installed, the OS's process start."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+
+from taotoken_cli.core.platform import system
+
+
+def run_loop(coro):
+    """asyncio.run, on uvloop when it is installed (the `fast` extra) unless TAOTOKEN_BENCH_LOOP=asyncio."""
+    if os.environ.get("TAOTOKEN_BENCH_LOOP", "").lower() != "asyncio":
+        try:
+            import uvloop
+        except ImportError:
+            pass
+        else:
+            loop = uvloop.new_event_loop()
+            try:
+                asyncio.set_event_loop(loop)
+                return loop.run_until_complete(coro)
+            finally:
+                asyncio.set_event_loop(None)
+                loop.close()
+    return asyncio.run(coro)
+
+
+def mp_context():
+    import multiprocessing
+
+    # fork is fast and needs no re-import; elsewhere (macOS, Windows) spawn is the safe choice
+    return multiprocessing.get_context(system.current().mp_start)
