@@ -136,7 +136,8 @@ def changed_files(box: Sandbox, before: dict[str, tuple[str, int]],
         if before.get(rel, (None,))[0] == digest:
             continue
         if "/backups/" in f"/{rel}":
-            backups += 1
+            # the previous versions only: not the manifest, nor the run's own version kept for a merging undo
+            backups += not (rel.endswith("/manifest.json") or rel.endswith(".after"))
             continue
         if rel.endswith(".lock"):  # init's lock file: empty, internal
             continue
