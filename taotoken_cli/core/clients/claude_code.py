@@ -281,10 +281,9 @@ def plan(triple: Triple, machine: Machine, options: PlanOptions = PlanOptions())
         old_key = block.pop(API_KEY)
         if isinstance(old_key, str):
             result.secrets.append(old_key)
-        _repaired(summary, result,
-                  _("removed {name} ({value}): with {other} also set, requests may carry two different "
-                         "credentials (X-Api-Key and Bearer)").format(name=f"env.{API_KEY}",
-                                                                       value=mask_key(str(old_key)), other=AUTH_TOKEN))
+        _repaired(summary, result, _("removed {name} ({value}): with {other} also set, requests may carry two "
+                                     "different credentials (X-Api-Key and Bearer)").format(
+            name=f"env.{API_KEY}", value=mask_key(str(old_key)), other=AUTH_TOKEN))
     written = "project_local" if scope == "project" else "settings"
     _hide_shell_key(block, machine, summary, result)
     _switch_off_providers(block, machine, written, summary, result)
@@ -325,10 +324,9 @@ def _hide_shell_key(block: dict, machine: Machine, summary: list[str], result: P
     result.secrets.append(value)
     where = ", ".join(places) if places else _("this shell")
     block[API_KEY] = ""
-    _repaired(summary, result,
-              _('set {name} = "" ({variable} is exported in {where}: Claude Code would send it as X-Api-Key '
-                     'beside the Bearer token; an empty value here hides it from Claude Code only)').format(
-        name=f"env.{API_KEY}", variable=API_KEY, where=where))
+    _repaired(summary, result, _('set {name} = "" ({variable} is exported in {where}: Claude Code would send it as '
+                                 'X-Api-Key beside the Bearer token; an empty value here hides it from Claude Code '
+                                 'only)').format(name=f"env.{API_KEY}", variable=API_KEY, where=where))
 
 
 def _switch_off_providers(block: dict, machine: Machine, written: str, summary: list[str], result: Plan) -> None:
@@ -338,9 +336,9 @@ def _switch_off_providers(block: dict, machine: Machine, written: str, summary: 
     for name, provider in PROVIDER_SWITCHES.items():
         if switched_on(block.get(name)):
             old = block.pop(name)
-            _repaired(summary, result,
-                      _("removed {name} ({value}): with it Claude Code talks to {provider} and ignores "
-                             "ANTHROPIC_BASE_URL").format(name=f"env.{name}", value=repr(old), provider=provider))
+            _repaired(summary, result, _("removed {name} ({value}): with it Claude Code talks to {provider} and "
+                                         "ignores ANTHROPIC_BASE_URL").format(
+                name=f"env.{name}", value=repr(old), provider=provider))
     effective = _effective_with(machine, written, block)  # as Claude Code will see it once this block is written
     for item in provider_switches(effective):
         provider = PROVIDER_SWITCHES[item.name]
@@ -389,9 +387,8 @@ def _exempt_loopback_gateway(block: dict, triple: Triple, machine: Machine, writ
     if variable is None:
         return
     block[NO_PROXY] = no_proxy_with(env, host)
-    _repaired(summary, result,
-              _("set {name} = {value} ({variable}={proxy} would carry Claude Code's requests to the gateway on "
-                     "this machine: Claude Code does not exempt loopback)").format(
+    _repaired(summary, result, _("set {name} = {value} ({variable}={proxy} would carry Claude Code's requests to the "
+                                 "gateway on this machine: Claude Code does not exempt loopback)").format(
         name=f"env.{NO_PROXY}", value=repr(block[NO_PROXY]), variable=variable, proxy=env[variable]))
     still = proxy_for_gateway(url, environment(_effective_with(machine, written, block)))
     if still is not None:  # a file that outranks the one written sets NO_PROXY without the host
