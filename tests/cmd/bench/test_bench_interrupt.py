@@ -50,6 +50,22 @@ def answered(mock, model: str) -> int:
     return sum(1 for record in mock.requests if record.model == model and record.endpoint == "chat")
 
 
+def wait_for_answers(proc: subprocess.Popen, mock, model: str, count: int) -> None:
+    """Until the mock has answered `count` more chat requests for `model` (at most 30 s, or until bench exits)."""
+    before = answered(mock, model)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and answered(mock, model) < before + count and proc.poll() is None:
+        time.sleep(0.02)
+
+
+def interrupt_twice(proc: subprocess.Popen, sig: int) -> tuple[str, str]:
+    """The signal twice, 0.3 s apart (the second abandons the requests in flight), then bench's output."""
+    proc.send_signal(sig)
+    time.sleep(0.3)
+    proc.send_signal(sig)
+    return proc.communicate(timeout=30)
+
+
 def interrupt_after_requests(proc: subprocess.Popen, mock, sig: int) -> tuple[str, str]:
     """Send `sig` once the run is measuring (the mock has answered 8 more requests), then collect its output."""
     seen = len(mock.requests)
@@ -98,15 +114,10 @@ def test_a_second_interrupt_abandons_the_requests_in_flight_and_keeps_what_finis
     raw = tmp_path / "requests.jsonl"
     before = answered(mock, "slower")
     proc = start(server, home, "--raw", str(raw), "--json", model="slower")
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline and answered(mock, "slower") < before + 4 and proc.poll() is None:
-        time.sleep(0.02)
+    wait_for_answers(proc, mock, "slower", 4)
     time.sleep(0.2)  # the batch's records reach the mock's log; the next batch is 2 s away
     finished = answered(mock, "slower") - before
-    proc.send_signal(signal.SIGINT)
-    time.sleep(0.3)
-    proc.send_signal(signal.SIGINT)
-    out, err = proc.communicate(timeout=30)
+    out, err = interrupt_twice(proc, signal.SIGINT)
     assert proc.returncode == 130, err
     data = json.loads(out)
     assert data["interrupted"] == "SIGINT" and data["in_flight"] == "abandoned"
@@ -120,15 +131,9 @@ def test_a_second_interrupt_abandons_the_requests_in_flight_and_keeps_what_finis
 
 
 def test_the_second_interrupt_says_so_in_the_text_report(mock, server, home):
-    before = answered(mock, "slower")
     proc = start(server, home, model="slower")
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline and answered(mock, "slower") < before + 4 and proc.poll() is None:
-        time.sleep(0.02)
-    proc.send_signal(signal.SIGTERM)
-    time.sleep(0.3)
-    proc.send_signal(signal.SIGTERM)
-    out, err = proc.communicate(timeout=30)
+    wait_for_answers(proc, mock, "slower", 4)
+    out, err = interrupt_twice(proc, signal.SIGTERM)
     assert proc.returncode == 143, err
     assert "interrupted twice (SIGTERM)" in out and "abandoned (not counted)" in out and "Traceback" not in err
 
@@ -136,15 +141,12 @@ def test_the_second_interrupt_says_so_in_the_text_report(mock, server, home):
 def test_an_interrupted_sweep_step_neither_bounds_the_knee_nor_stops_the_sweep(mock, server, home):
     """Ctrl-C during the second step of a sweep: the step is shown, marked, and nothing is concluded from it (it
     was reported as "stopped by the error limits", the knee bounded by it)."""
-    before = answered(mock, "slow")
     env = dict(os.environ, PYTHONPATH=str(REPO), TAOTOKEN_API_KEY=SENTINEL_KEY, HOME=str(home))
     proc = subprocess.Popen([sys.executable, "-m", "taotoken_cli", "bench", "--base-url", server, "-m", "slow",
                              "-z", "2s", "--sweep", "c=1,2,4", "--json"], env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, cwd=home)
     # c=1 for 2 s at 150 ms a request: about 13 answers; a few more are from the second step
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline and answered(mock, "slow") < before + 18 and proc.poll() is None:
-        time.sleep(0.02)
+    wait_for_answers(proc, mock, "slow", 18)
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=30)
     assert proc.returncode == 130, err
@@ -189,15 +191,9 @@ def test_a_second_interrupt_in_open_loop_leaves_no_pending_request_behind(mock, 
     """Open loop (--rate), in one process and in two: the requests waiting for their answer are cancelled, not left
     pending when the event loop closes (asyncio would complain on stderr), and what finished is written."""
     raw = tmp_path / "requests.jsonl"
-    before = answered(mock, "slower")
     proc = start(server, home, "--raw", str(raw), "--json", "--rate", "4", "--workers", workers, model="slower")
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline and answered(mock, "slower") < before + 2 and proc.poll() is None:
-        time.sleep(0.02)
-    proc.send_signal(signal.SIGINT)
-    time.sleep(0.3)
-    proc.send_signal(signal.SIGINT)
-    out, err = proc.communicate(timeout=30)
+    wait_for_answers(proc, mock, "slower", 2)
+    out, err = interrupt_twice(proc, signal.SIGINT)
     assert proc.returncode == 130, err
     data = json.loads(out)
     assert data["in_flight"] == "abandoned" and data["series"][0]["requests"] >= 2
