@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 import shlex
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -96,13 +96,13 @@ _HEADER = ("# Written by `taotoken init`: the TaoToken base URL (root + /v1) and
            "# which updates this file too (taotoken itself reads config.toml, not these variables).\n")
 
 
-def loopback_host(triple: Triple) -> str | None:
+def loopback_host(base_url: str | None) -> str | None:
     """The gateway's host when it is on this machine (127.0.0.1, localhost, ::1), else None."""
     from urllib.parse import urlsplit
 
     from taotoken_cli.core.clients.proxy_rules import is_loopback
 
-    host = (urlsplit(triple.base_url).hostname or "").lower()
+    host = (urlsplit(base_url or "").hostname or "").lower()
     return host if host and is_loopback(host) else None
 
 
@@ -124,7 +124,7 @@ _EXEMPT_FISH = ("# The gateway is on this machine: no proxy may carry requests t
 
 
 def env_sh_text(triple: Triple) -> str:
-    host = loopback_host(triple)
+    host = loopback_host(triple.base_url)
     return _HEADER + "".join(f"export {k}={shlex.quote(v)}\n" for k, v in exports(triple).items()) + (
         _EXEMPT_SH.format(host=host) if host else "")
 
@@ -134,7 +134,7 @@ def _fish_quote(value: str) -> str:
 
 
 def env_fish_text(triple: Triple) -> str:
-    host = loopback_host(triple)
+    host = loopback_host(triple.base_url)
     return _HEADER + "".join(f"set -gx {k} {_fish_quote(v)}\n" for k, v in exports(triple).items()) + (
         _EXEMPT_FISH.format(host=host) if host else "")
 
@@ -154,6 +154,22 @@ def commented_out(text: str, marker: str = MARKER) -> bool:
     """Whether the user commented our marked line out (`# [ -f … ] && . …  # taotoken-env`): their choice stands."""
     return any(marker in line and line.lstrip().startswith("#") and not line.lstrip().startswith(marker)
                for line in text.splitlines())
+
+
+def line_states(paths: Iterable[Path], marker: str = MARKER) -> dict[Path, bool]:
+    """Each of `paths` that holds our marked line: True where it is in effect, False where the user commented it out
+    (files that are missing or unreadable, or hold no marked line, are left out)."""
+    states = {}
+    for path in paths:
+        try:
+            text = path.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        if commented_out(text, marker):
+            states[path] = False
+        elif marker in text:
+            states[path] = True
+    return states
 
 
 def without_marked_lines(text: str, marker: str) -> str:
@@ -451,7 +467,7 @@ def _shown(variable: str, value: str | None) -> str:
 
 
 def _exempt_summary(triple: Triple) -> list[str]:
-    host = loopback_host(triple)
+    host = loopback_host(triple.base_url)
     return [_("add {host} to NO_PROXY and no_proxy (kept: the entries your shell has): the gateway is on this "
               "machine, and Codex and Cline do not exempt loopback from a proxy").format(host=host)] if host else []
 
@@ -496,7 +512,7 @@ def proxied_gateway(triple: Triple, machine: Machine, targets: list[str]) -> lis
     """For each of Codex and Cline among `targets` whose real proxy rule would send its requests to a gateway on this
     machine through a proxy a new shell has: a line that says so, where that proxy is set, and what init does about
     it (env.sh exempts the host) or, without the shell target, what to do."""
-    host = loopback_host(triple)
+    host = loopback_host(triple.base_url)
     if host is None or system.current().windows:
         return []
     lines = []

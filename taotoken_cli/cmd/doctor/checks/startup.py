@@ -37,13 +37,13 @@ def startup_line(ctx: DoctorContext) -> Result:
         files = list(shell.start_up_files(shell.paths(ctx.machine)))
     if not env_file.exists():
         return Result.skipped(_("no {path}: `taotoken init --target shell` was not run").format(path=env_file))
-    texts = {path: path.read_text(encoding="utf-8", errors="replace") for path in files if path.exists()}
-    active = [path for path, text in texts.items() if shell.MARKER in text and not shell.commented_out(text)]
+    states = shell.line_states(files)
+    active = [path for path, in_effect in states.items() if in_effect]
     if active:
         shown = listed(str(p) for p in active)
         return Result.ok((_("new PowerShell windows load {env} ({files})") if windows else
                           _("new shells source {env} ({files})")).format(env=env_file, files=shown))
-    off = [path for path, text in texts.items() if shell.commented_out(text)]
+    off = [path for path, in_effect in states.items() if not in_effect]
     if off:
         message = (_("the line that loads {env} is commented out in {files}: new PowerShell windows lack "
                      "OPENAI_BASE_URL and OPENAI_API_KEY") if windows else

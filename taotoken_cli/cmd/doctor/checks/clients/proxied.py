@@ -5,21 +5,18 @@ clients' `<client>.proxy` checks; the repair is what init writes: env.sh (and en
 
 from __future__ import annotations
 
-from urllib.parse import urlsplit
-
 from taotoken_cli.cmd.doctor.context import DoctorContext
 from taotoken_cli.cmd.doctor.model import Issues, Repair, Result
 from taotoken_cli.core.base.fix import Fix
 from taotoken_cli.core.base.i18n import _
 from taotoken_cli.core.clients import shell
-from taotoken_cli.core.clients.proxy_rules import is_loopback
 from taotoken_cli.core.net.urlform import OPENAI_V1
 
 
 def loopback_proxy(ctx: DoctorContext, client: str, label: str) -> Result:
     root = ctx.base_url
-    host = ((urlsplit(root).hostname or "") if root else "").lower()
-    if not root or not is_loopback(host):
+    host = shell.loopback_host(root)
+    if root is None or host is None:
         return Result.skipped(_("the gateway is not on this machine: {client} takes the shell's proxy, like the "
                                 "shell (see net.proxy)").format(client=label))
     found = shell.shell_proxy(OPENAI_V1.url(root), ctx.machine, client)
@@ -46,14 +43,8 @@ def loopback_proxy(ctx: DoctorContext, client: str, label: str) -> Result:
     return issues.result("")
 
 
+
 def _loaded(ctx: DoctorContext) -> bool:
     """Is env.sh loaded by a new shell (a start-up file holds the marked line, not commented out)?"""
     where = shell.paths(ctx.machine)
-    for path in (*shell.start_up_files(where), where.fish_conf):
-        try:
-            text = path.read_text(encoding="utf-8", errors="replace")
-        except OSError:
-            continue
-        if shell.MARKER in text and not shell.commented_out(text):
-            return True
-    return False
+    return any(shell.line_states((*shell.start_up_files(where), where.fish_conf)).values())
