@@ -143,7 +143,7 @@ def gemini(ctx: DoctorContext):
             return gemini_api.GeminiSupport(None, Endpoints(ctx.base_url).gemini_models, None,
                                             _("not asked (--offline)"))
         return gemini_api.probe(ctx.base_url, ctx.api_key, ctx.env, model=ctx.model,
-                                timeout_s=ctx.request_timeouts()[1])
+                                timeout_s=ctx.request_timeouts()[1], ends_at=ctx.deadline)
 
     return ctx.memo("gemini:api", run)
 

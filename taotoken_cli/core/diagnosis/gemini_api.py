@@ -60,10 +60,12 @@ def _listed(data: object) -> list[str] | None:
 
 
 def probe(base_url: str, api_key: str, env: Mapping[str, str], *, model: str | None = None,
-          timeout_s: float = PROBE_TIMEOUT_S) -> GeminiSupport:
+          timeout_s: float = PROBE_TIMEOUT_S, ends_at: float | None = None) -> GeminiSupport:
+    """Does the gateway at `base_url` serve the Gemini API: one free model-list request, within `timeout_s` and, given
+    `ends_at` (time.monotonic(), doctor's run deadline), no later than that."""
     from taotoken_cli.core.net.gateway import budgeted
 
-    with budgeted(base_url, api_key, timeout_s, env=env) as gateway:
+    with budgeted(base_url, api_key, timeout_s, env=env, ends_at=ends_at) as gateway:
         url = gateway.endpoints.gemini_models
         obs = gateway.gemini_models()
     if obs.error is None and obs.ok_status:

@@ -400,11 +400,12 @@ class Gateway:
 
 
 def budgeted(base_url: str, api_key: str | None, timeout_s: float, *, trust_env: bool = True,
-             env: Mapping[str, str] | None = None) -> Gateway:
-    """A Gateway whose requests together end within `timeout_s` seconds (`check --timeout`, `models --timeout`)."""
+             env: Mapping[str, str] | None = None, ends_at: float | None = None) -> Gateway:
+    """A Gateway whose requests together end within `timeout_s` seconds (`check --timeout`, `models --timeout`),
+    and, given `ends_at` (time.monotonic()), no later than that deadline (doctor's run)."""
     timeout = max(0.1, timeout_s)
     return Gateway(base_url, api_key, connect_timeout=min(3.0, timeout), read_timeout=timeout,
-                   trust_env=trust_env, total_timeout=timeout, env=env)
+                   trust_env=trust_env, total_timeout=timeout, ends_at=ends_at, env=env)
 
 
 def absorb_event(summary: StreamSummary, event, arrived_s: float) -> None:

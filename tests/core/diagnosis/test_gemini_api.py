@@ -138,3 +138,18 @@ def test_config_sync_asks_when_the_config_file_moved_the_base_url_by_hand(run, h
     result = run("config", "sync", "--yes").assert_clean()
     assert asked(without) == 1 and "[url.no_gemini_api]" in result.output
     assert first.url in (home / ".gemini" / ".env").read_text()
+
+
+def test_a_stalled_probe_ends_at_the_run_deadline_not_after_its_own_timeout():
+    """doctor hands its run deadline (ends_at) to the probe: a server that never answers is left at that deadline, not
+    after the probe's own, much longer limit (the deadline is 0.5 s away, the limit 60 s)."""
+    import time
+
+    from tests.rawserver import RawServer
+
+    with RawServer("stall") as server:
+        started = time.monotonic()
+        found = gemini_api.probe(server.url, SENTINEL_KEY, {}, model=MODEL, timeout_s=60.0, ends_at=started + 0.5)
+        elapsed = time.monotonic() - started
+    assert found.served is None and found.code == "net.timeout"
+    assert elapsed < 30.0, f"the probe ran {elapsed:.1f} s, past half its own 60 s limit: the deadline was ignored"
