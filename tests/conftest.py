@@ -197,6 +197,7 @@ def run(home: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.Monk
 
     def invoke(*args: str, input: str = "") -> Result:
         monkeypatch.setattr(sys, "stdin", io.StringIO(input))
+        monkeypatch.setattr(sys, "argv", ["taotoken", *args])  # as the entry point sees them (`--json` is read there)
         try:
             cli_run(list(args))
             code = 0

@@ -126,7 +126,7 @@ class _Tidy:
         try:
             return super().parse_args(ctx, args)  # type: ignore[misc]
         except Exception as exc:
-            _raise_in_language(exc)
+            _raise_in_language(exc, ctx)
             raise
 
 
@@ -194,15 +194,26 @@ def _translated_value_error(message: str) -> str:
     return message
 
 
-def _raise_in_language(exc: BaseException) -> None:
-    """Raise Click's usage error `exc` again, in the user's language; return when there is nothing to translate."""
+def _raise_in_language(exc: BaseException, ctx: Any = None) -> None:
+    """Raise Click's usage error `exc` again, in the user's language; return when there is nothing to translate.
+    Under --json the error is also one JSON object on stdout, as every other error is (core.term.guard)."""
     exceptions = _click_exceptions()
     no_args_is_help = getattr(exceptions, "NoArgsIsHelpError", ())  # its message is the help itself
     if not isinstance(exc, exceptions.UsageError) or isinstance(exc, no_args_is_help):
         return
     text = translated_usage_error(exc.format_message())
+    _usage_error_json(text or exc.format_message(), exc.ctx or ctx)
     if text is not None:
         raise exceptions.UsageError(text, exc.ctx) from None  # a usage error still: exit status 2
+
+
+def _usage_error_json(message: str, ctx: Any) -> None:
+    from taotoken_cli.core.base.exitcodes import Exit
+    from taotoken_cli.core.base.fix import Fix
+    from taotoken_cli.core.term.guard import json_error
+
+    command = getattr(ctx, "command_path", None) or "taotoken"
+    json_error("input.invalid", Exit.USAGE, message, Fix.run(f"{command} --help"))
 
 
 def _click_exceptions() -> Any:
@@ -222,7 +233,7 @@ class Group(_Tidy, TyperGroup):
         try:
             return super().resolve_command(ctx, args)
         except Exception as exc:
-            _raise_in_language(exc)
+            _raise_in_language(exc, ctx)
             raise
 
 

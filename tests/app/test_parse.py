@@ -43,3 +43,21 @@ def test_usage_errors_stop_before_the_command_builds_anything(parse, args: list[
     assert parse(*args).options is None
     assert parsed.returncode == Exit.USAGE and parsed.stdout == ""
     assert words in " ".join(parsed.stderr.replace("│", " ").split()), parsed.stderr
+
+
+@pytest.mark.parametrize("args, words", [(["check", "--json", "--timeout", "inf"], "at most 86400 seconds"),
+                                         (["check", "--json", "--timeout", "1e308"], "at most 86400 seconds"),
+                                         (["bench", "--json", "-n"], "Option '-n' requires an argument"),
+                                         (["doctor", "--json", "--qiuet"], "No such option: --qiuet"),
+                                         (["models", "--json", "--timeout", "abc"], "valid number")])
+def test_usage_errors_under_json_are_one_json_object_on_stdout(parse, args: list[str], words: str) -> None:
+    """A script reading `--json` gets an object there for a usage error too (Click prints those on stderr only):
+    exit 2, code input.invalid, the message, and the command's --help as the fix; the text stays on stderr."""
+    import json
+
+    parsed = parse(*args).result.assert_clean()
+    assert parsed.returncode == Exit.USAGE and parse(*args).options is None
+    data = json.loads(parsed.stdout)
+    assert (data["schema"], data["exit_code"], data["ok"], data["code"]) == (1, 2, False, "input.invalid")
+    assert words in data["message"] and data["fix"] == f"taotoken {args[0]} --help"
+    assert words in " ".join(parsed.stderr.replace("│", " ").split()), parsed.stderr

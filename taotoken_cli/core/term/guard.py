@@ -28,7 +28,7 @@ def report_error(exc: TaotokenError) -> None:
     if fix:
         lines += wrap(fix, width, "  " + _("fix: "))
     _write_error(mask_unknown_keys(SECRETS("\n".join(lines))) + "\n")
-    _json_error(exc.code or "error", exc.exit_code, exc.message, fix)
+    json_error(exc.code or "error", exc.exit_code, exc.message, fix)
 
 
 def fix_in_users_shell(fix: Fix | str | None, env: Mapping[str, str]) -> Fix | str | None:
@@ -45,8 +45,9 @@ def _json_wanted() -> bool:
     return "--json" in (args[:args.index("--")] if "--" in args else args)
 
 
-def _json_error(code: str, exit_code: int, message: str, fix: object) -> None:
-    """Under --json, the error as one object on stdout (the same in every language but for message and fix)."""
+def json_error(code: str, exit_code: int, message: str, fix: object) -> None:
+    """Under --json, the error as one object on stdout (the same in every language but for message and fix): a
+    TaotokenError's, and a usage error's (cmd.options: Click prints those itself, on stderr)."""
     if not _json_wanted():
         return
     import json
@@ -188,5 +189,5 @@ def _internal(exc: BaseException) -> None:
     fix = _("run again with TAOTOKEN_DEBUG=1 for the traceback and report it")
     error, fix_label = _("error: "), _("fix: ")
     _write_error(mask_unknown_keys(SECRETS(f"{error}{text}\n  {fix_label}{fix}\n")))
-    _json_error("internal", Exit.FAILURE, text, fix)
+    json_error("internal", Exit.FAILURE, text, fix)
     sys.exit(Exit.FAILURE)
