@@ -180,6 +180,8 @@ def _name_gone(out: Output, copies: Sync, env) -> None:
     for change in copies.gone:
         out.error_note(_("note: {path} no longer exists: not recreated ({command} writes it again)").format(
             path=tilde(change.path, home), command=f"`taotoken init --target {change.target}`"))
+    for why in copies.held_back:
+        out.error_note(_("note: {note}").format(note=why))
 
 
 def _name_stale(out: Output, copies: Sync, env) -> None:

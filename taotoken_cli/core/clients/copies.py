@@ -186,6 +186,8 @@ class Sync:
     gone: list[FileChange] = field(default_factory=list)
     held: list[str] = field(default_factory=list)  # copies `admit` left out of this sync, and why
     foreign: list[str] = field(default_factory=list)  # copies taotoken does not write that hold other values
+    # what the user removed from a copy (FileChange.held_back: a start-up line), left so: why, one line each
+    held_back: list[str] = field(default_factory=list)
 
     @property
     def stale(self) -> list[FileChange]:
@@ -248,11 +250,12 @@ def plan_sync(triple: Triple | None, profile: str, machine: Machine, *, admit: A
     planned = dataclasses.replace(options, taotoken_hosts=moved) if moved else options
     plan = plan_copies(triple, targets, planned, machine, profile=profile)
     gone = [change for change in plan.changes if change.creates and change.target in recorded]
-    plan.changes = [change for change in plan.changes if not change.creates]
+    held_back = [change.held_back for change in plan.changes if change.held_back and change.changed]
+    plan.changes = [change for change in plan.changes if not change.creates and not change.held_back]
     if record is not None and options != record.options:
         plan.add(record_change(dataclasses.replace(record, options=options), machine))
     foreign += project_env.stale_copies(triple, machine, hosts, written)
-    return Sync(record, triple, plan, gone, held, foreign)
+    return Sync(record, triple, plan, gone, held, foreign, held_back)
 
 
 SYNC_COMMAND = "taotoken config sync"

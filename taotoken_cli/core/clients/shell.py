@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 import shlex
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from taotoken_cli.core.base.i18n import N_, _
@@ -249,8 +249,15 @@ def plan(triple: Triple, machine: Machine, options: PlanOptions = PlanOptions())
                                   "do not get the variables; remove the leading # to bring them back)").format(
                 env=where.env_sh, path=rc))
             continue
-        result.add(_rc_change(current, source_line(where.env_sh),
-                              _("{command} (one marked line)").format(command=f"source {where.env_sh.as_posix()}")))
+        change = _rc_change(current, source_line(where.env_sh),
+                            _("{command} (one marked line)").format(command=f"source {where.env_sh.as_posix()}"))
+        if current.raw is not None and MARKER not in (current.text or ""):
+            # A sync finding no line in a file that exists: the user removed it (init put it there); their choice
+            change = replace(change, held_back=_(
+                "{path} no longer has the line that sources {env}: left so (new shells lack the variables; "
+                "`taotoken init --target shell` adds it back)").format(path=tilde(rc, machine.home),
+                                                                       env=tilde(where.env_sh, machine.home)))
+        result.add(change)
     if wants_fish(where, env):
         result.add(text_change(read_text(where.env_fish), env_fish_text(triple), target=NAME, secret=True,
                                summary=[_("the same variables for fish (mode 0600)")]))

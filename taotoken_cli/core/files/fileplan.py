@@ -63,6 +63,10 @@ class FileChange:
     # A merger `undo_last` may use on this file when it was edited after the run (a name in its `mergers`): the
     # run's content is kept in the backup for it
     merge: str | None = None
+    # Set when the change puts back what the user removed from a file an earlier run wrote (the start-up line that
+    # loads env.sh): why it is held back. Only init, asked again, puts it back; a sync (config set/sync, doctor
+    # --fix) leaves the user's choice standing and says this instead (core.clients.copies.Sync.held_back)
+    held_back: str = ""
 
     @property
     def changed(self) -> bool:

@@ -1,5 +1,6 @@
 """The user's choices stand (issue 22, item 8): a `source env.sh` line the user commented out in ~/.bashrc was
-silently re-enabled by `config set`. It now stays commented out, and the run says how to bring it back.
+silently re-enabled by `config set`, and one the user deleted was added back by `config sync`. Both now stay so,
+the run says how to bring the line back, and only `init --target shell`, asked again, does.
 
 Real parts: a real ~/.bashrc in a temporary HOME, the real CLI in-process.
 """
@@ -30,6 +31,28 @@ def test_a_commented_out_start_up_line_stays_so(run, home) -> None:
     assert again.returncode == 0 and bashrc.read_bytes() == before, again.output
     assert "is commented out in" in flat(again.output) and "remove the leading # to bring them back" in \
         flat(again.output)
+
+
+def test_a_removed_start_up_line_stays_removed_until_init_is_asked_again(run, home) -> None:
+    bashrc = home / ".bashrc"
+    bashrc.write_text("# my bashrc\nalias ll='ls -l'\n")
+    assert run("init", "--allow-unlisted",
+               "--target", "shell", "--yes", "--base-url", "https://taotoken.net/api", "--model", "m",
+               "--key-stdin", input=SENTINEL_KEY).assert_clean().returncode == 0
+    bashrc.write_text("# my bashrc\nalias ll='ls -l'\n")  # the user deletes the marked line
+    env_sh = home / ".config" / "taotoken" / "env.sh"
+    changed = run("config", "set", "api_key", "-", "--yes", input=NEW_KEY).assert_clean(NEW_KEY)
+    assert changed.returncode == 0 and "~/.bashrc" not in flat(changed.output), changed.output
+    assert bashrc.read_text() == "# my bashrc\nalias ll='ls -l'\n" and NEW_KEY in env_sh.read_text()
+    synced = run("config", "sync", "--yes").assert_clean(NEW_KEY)
+    assert synced.returncode == 0 and bashrc.read_text() == "# my bashrc\nalias ll='ls -l'\n", synced.output
+    assert "no longer has the line that sources" in flat(synced.output) and \
+        "taotoken init --target shell` adds it back" in flat(synced.output)
+    fixed = run("doctor", "--fix", "--yes", "--offline").assert_clean(NEW_KEY)
+    assert "taotoken-env" not in bashrc.read_text(), fixed.output
+    again = run("init", "--allow-unlisted", "--target", "shell", "--yes", "--key-stdin",
+                input=NEW_KEY).assert_clean(NEW_KEY)
+    assert again.returncode == 0 and "taotoken-env" in bashrc.read_text(), again.output
 
 
 def test_doctor_says_new_shells_lack_the_variables_and_how_to_bring_the_line_back(run, home) -> None:

@@ -241,7 +241,7 @@ def copies(ctx: DoctorContext) -> Result:
         return Result.ok(_("the clients hold profile {held} (this run checks {profile})").format(
             held=repr(sync.record.profile), profile=repr(ctx.settings.profile)))
     gone = [_("{path} no longer exists: not recreated (`taotoken init --target {target}` writes it again)").format(
-        path=change.path, target=change.target) for change in sync.gone] + sync.held
+        path=change.path, target=change.target) for change in sync.gone] + sync.held + sync.held_back
     if not sync.stale:
         same = (_("{clients}: every copy holds the same values").format(clients=listed(sync.record.targets))
                 if sync.record.targets else _("no clients: every copy holds the same values"))
