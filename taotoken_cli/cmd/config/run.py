@@ -51,6 +51,8 @@ def set_value(io: IOStreams, key: str, value: str, profile: str | None, *, yes: 
         remember_secret(value)
         out.error_note(_("warning: a key given as an argument lands in your shell history; "
                          "prefer `taotoken config set api_key -` and paste it"))
+    if key == "default_profile":  # the stored one is not read: it is being replaced (and may be a broken name)
+        profile = profile or validate_profile_name(value)
     settings = load_settings(Overrides(profile=profile), io.env)  # raises with line/column on a broken file
     path = config_path(io.env)
     before = read_current(path)

@@ -237,6 +237,21 @@ def _valid_profile(name: str, origin: str) -> str:
         raise InputError(_("{problem} (from {origin})").format(problem=exc.message, origin=origin), exc.fix) from None
 
 
+def _stored_profile(name: str, path: Path) -> str:
+    """The config file's default_profile, when it is a name a profile can have; one written by hand that is not
+    (`../../etc`, `a b`) stops the run with where it is and the command that replaces it (which does not read it)."""
+    from taotoken_cli.core.base.fix import Command, Fix
+    from taotoken_cli.core.settings.edit import validate_profile_name
+
+    try:
+        return validate_profile_name(name)
+    except InputError as exc:
+        raise TaotokenError(_("{problem} (default_profile in {path})").format(problem=exc.message, path=path),
+                            Fix.of(_("name one of your profiles: {command}; or edit the file ({rule})"),
+                                   command=Command(f"taotoken config set default_profile {DEFAULT_PROFILE}"),
+                                   rule=exc.fix), Exit.CONFIG, code="config.unparsable") from None
+
+
 def load_settings(overrides: Overrides | None = None, env: Mapping[str, str] | None = None, *,
                   text: str | None = None) -> Settings:
     """Resolve the settings; `text` stands in for the config file's content (a change about to be written)."""
@@ -251,7 +266,8 @@ def load_settings(overrides: Overrides | None = None, env: Mapping[str, str] | N
     elif env.get(ENV_PROFILE):
         profile, profile_origin = _valid_profile(env[ENV_PROFILE], ENV_PROFILE), Origin("env", ENV_PROFILE)
     elif isinstance(data.get("default_profile"), str):
-        profile, profile_origin = data["default_profile"], Origin("file", f"{file_label} default_profile")
+        profile, profile_origin = _stored_profile(data["default_profile"], path), Origin("file",
+                                                                                        f"{file_label} default_profile")
     else:
         profile, profile_origin = DEFAULT_PROFILE, Origin("default")
     table = profile_table(data, profile)
