@@ -230,7 +230,8 @@ def plan(triple: Triple, machine: Machine, options: PlanOptions = PlanOptions())
     windows = system.current().windows
     where = paths(machine)
     if windows:  # the user environment and PowerShell's profiles: see core.clients.winshell
-        result = winshell.plan(exports(triple), machine, with_marked_line, load_command(machine))
+        result = winshell.plan(exports(triple), machine, with_marked_line, load_command(machine),
+                               loopback_host(triple.base_url))
         if not posix_shell_in_use(where, machine.env):
             return result
     else:
@@ -339,6 +340,7 @@ class Override:
     value: str | None  # None: only the shell can tell (a $reference, a command substitution)
     sourced: bool  # env.sh is sourced in this shell family (commenting the line out leaves env.sh's value)
     simple: bool  # one unindented assignment of a literal: commenting it out cannot change what else runs
+    env_file: str = "env.sh"  # what the marked line in this shell loads (env.fish, env.ps1)
 
     def shown(self, home: Path) -> str:
         return f"{tilde(self.path, home)}:{self.line}"
@@ -352,14 +354,48 @@ def _simple_assignment(variable: str, fish: bool) -> re.Pattern[str]:
     return re.compile(rf"^(?:export\s+)?{name}=('[^']*'|\"[^\"$`\\]*\"|[^\s'\"$`;&|()\\]*)\s*(#.*)?$")
 
 
-def _families(machine: Machine) -> list[tuple[str, list[Path], Path]]:
-    """(shell, its start-up files in the order a new shell reads them, the file whose marked line sources env.sh)."""
+@dataclass(frozen=True)
+class _Family:
+    """One shell's start-up files, in the order a new shell reads them, and the file whose marked line loads env.sh
+    (env.fish, env.ps1)."""
+
+    syntax: str  # shells.POSIX, shells.FISH, shells.POWERSHELL
+    files: list[Path]
+    marked: Path
+    env_file: str  # what the marked line loads, as messages name it
+
+    def sets(self, variable: str) -> re.Pattern[str]:
+        if self.syntax == shells.POWERSHELL:
+            return winshell.set_pattern(variable)
+        return export_pattern(variable, fish=self.syntax == shells.FISH)
+
+    def simple(self, variable: str) -> re.Pattern[str]:
+        if self.syntax == shells.POWERSHELL:
+            return winshell.simple_assignment(variable)
+        return _simple_assignment(variable, self.syntax == shells.FISH)
+
+    def value(self, line: str, variable: str) -> str | None:
+        if self.syntax == shells.POWERSHELL:
+            return winshell.line_value(line, variable)
+        return line_value(line, fish=self.syntax == shells.FISH)
+
+
+def _families(machine: Machine, planned: Mapping[Path, str] | None) -> list[_Family]:
+    """The shells a new terminal may be: bash, zsh, fish; on Windows each PowerShell's profile too (a profile read
+    before the user's own, Microsoft.PowerShell_profile.ps1, runs before the marked line there)."""
     where, home = paths(machine), machine.home
     conf_d = sorted(p for p in (where.fish_dir / "conf.d").glob("*.fish") if p != where.fish_conf)
-    bash_marked = where.bash_profile if system.current().macos else where.bashrc  # where plan() puts the line
-    return [("bash", [*(home / n for n in _LOGIN_BASH), where.bashrc], bash_marked),
-            ("zsh", [home / ".zshenv", home / ".zprofile", where.zshrc], where.zshrc),
-            ("fish", [*conf_d, where.fish_dir / "config.fish"], where.fish_conf)]
+    # where plan() puts bash's line: ~/.bash_profile on macOS; on Windows the start-up file that holds it
+    bash_marked = where.bash_profile if system.current().macos else next(
+        (path for path in start_up_files(where) if path.name.startswith(".bash")
+         and MARKER in (_text(path, planned) or "")), where.bashrc)
+    found = [_Family(shells.POSIX, [*(home / n for n in _LOGIN_BASH), where.bashrc], bash_marked, "env.sh"),
+             _Family(shells.POSIX, [home / ".zshenv", home / ".zprofile", where.zshrc], where.zshrc, "env.sh"),
+             _Family(shells.FISH, [*conf_d, where.fish_dir / "config.fish"], where.fish_conf, "env.fish")]
+    if system.current().windows:
+        found.extend(_Family(shells.POWERSHELL, [profile], profile, winshell.ENV_PS1)
+                     for profile in winshell.profiles(machine))
+    return found
 
 
 def overrides(machine: Machine, variable: str, wanted: str,
@@ -367,31 +403,33 @@ def overrides(machine: Machine, variable: str, wanted: str,
     """The start-up lines that give a new shell another `variable` than env.sh's `wanted`: set after the line that
     sources env.sh, or in a file a new shell reads after it (a login bash's ~/.profile below the line that sources
     ~/.bashrc, fish's config.fish, a conf.d file named after taotoken.fish), or anywhere in a shell that does not
-    source env.sh at all. `planned`: file -> its text as this run leaves it (others are read from disk). A shell
-    whose marked line the user commented out is left out: their choice stands."""
+    source env.sh at all; on Windows the same for a PowerShell profile's line after the one that loads env.ps1.
+    `planned`: file -> its text as this run leaves it (others are read from disk). A shell whose marked line the user
+    commented out is left out: their choice stands."""
     found: list[Override] = []
-    for shell, files, marked in _families(machine):
-        fish = shell == "fish"
-        text = _text(marked, planned)
+    for family in _families(machine, planned):
+        fish = family.syntax == shells.FISH
+        text = _text(family.marked, planned)
         if text is not None and commented_out(text):
             continue
         sourced_at = (0 if text else None) if fish else next(
             (n for n, line in enumerate((text or "").splitlines(), 1) if MARKER in line), None)
-        any_line, simple = export_pattern(variable, fish=fish), _simple_assignment(variable, fish)
-        for path in files:
+        any_line, simple = family.sets(variable), family.simple(variable)
+        for path in family.files:
             lines = (_text(path, planned) or "").splitlines()
             bashrc_at = next((n for n, line in enumerate(lines, 1) if _SOURCES_BASHRC.match(line)), None)
             for number, line in enumerate(lines, 1):
-                if not any_line.match(line):
+                if not any_line.search(line) or line.lstrip().startswith("#"):
                     continue
-                if sourced_at is not None and not _after_env_sh(path, marked, number, sourced_at, bashrc_at):
+                if sourced_at is not None and not _after_env_sh(path, family.marked, number, sourced_at, bashrc_at):
                     continue
-                value = line_value(line, fish=fish)
+                value = family.value(line, variable)
                 if value == wanted:
                     continue
-                continued = number > 1 and lines[number - 2].rstrip().endswith(("\\", "&&", "||", "|"))
+                continued = number > 1 and lines[number - 2].rstrip().endswith(("\\", "&&", "||", "|", "`"))
                 found.append(Override(path, number, variable, value, sourced_at is not None,
-                                      bool(simple.match(line)) and not continued and value is not None))
+                                      bool(simple.match(line)) and not continued and value is not None,
+                                      family.env_file))
     return found
 
 
@@ -429,11 +467,9 @@ def repair_overrides(plan: Plan, triple: Triple, machine: Machine, *, fails: Map
     plan comments it out (marked; init --undo puts it back), in the text this plan already leaves there; any other
     is named by file and line, as a failure for the clients in `fails` (variable -> the client it stops).
     `variables`: only these of env.sh's (default: all)."""
-    if system.current().windows:
-        return  # the user environment and PowerShell's profiles (winshell) have no later lines
     planned = {change.path: change.after.decode("utf-8", errors="replace") for change in plan.changes
                if change.after is not None}
-    off: dict[Path, dict[int, str]] = {}
+    off: dict[Path, dict[int, tuple[str, str]]] = {}  # file -> line -> (the env file it outvotes, what init says)
     for variable, wanted in exports(triple).items():
         if variables is not None and variable not in variables:
             continue
@@ -442,12 +478,14 @@ def repair_overrides(plan: Plan, triple: Triple, machine: Machine, *, fails: Map
             if variable == "OPENAI_API_KEY" and found.value:
                 plan.secrets.append(found.value)
             if found.sourced and found.simple:
-                off.setdefault(found.path, {})[found.line] = _(
-                    "commented out {where} ({name}={value}): new shells would use it instead of env.sh's "
-                    "value; `taotoken init --undo` puts it back").format(where=where, name=variable, value=shown)
+                off.setdefault(found.path, {})[found.line] = (found.env_file, _(
+                    "commented out {where} ({name}={value}): new shells would use it instead of the value {env} "
+                    "sets; `taotoken init --undo` puts it back").format(where=where, name=variable, value=shown,
+                                                                       env=found.env_file))
                 continue
-            how = (_("delete that line, or change it to the value env.sh exports") if found.sourced else
-                   _("delete that line and add --target shell (env.sh then exports the value), or change it"))
+            how = (_("delete that line, or change it to the value {env} sets") if found.sourced else
+                   _("delete that line and add --target shell ({env} then sets the value), or change it")).format(
+                env=found.env_file)
             problem = _("{where} exports {name}={value}, which new shells use instead of TaoToken's; fix: {how}")
             problem = problem.format(where=where, name=variable, value=shown, how=how)
             if variable in fails:
@@ -462,9 +500,11 @@ def repair_overrides(plan: Plan, triple: Triple, machine: Machine, *, fails: Map
             text = current.text or ""
             plan.add(text_change(current, text, target=NAME, summary=[]))
         change = next(change for change in plan.changes if change.path == path)
-        change.after = comment_out(text, set(lines), "OPENAI_* from env.sh").encode("utf-8")
-        change.summary.extend(lines[number] for number in sorted(lines))
-        plan.repairs.extend(lines[number] for number in sorted(lines))  # said in init's compact output too
+        env_file = next(iter(lines.values()))[0]  # one file, one shell
+        change.after = comment_out(text, set(lines), f"OPENAI_* from {env_file}").encode("utf-8")
+        said = [lines[number][1] for number in sorted(lines)]
+        change.summary.extend(said)
+        plan.repairs.extend(said)  # said in init's compact output too
 
 
 def _shown(variable: str, value: str | None) -> str:
@@ -503,12 +543,15 @@ def shell_proxy(url: str, machine: Machine, client: str) -> tuple[str, str, str]
 
 
 def exempted(text: str, host: str) -> bool:
-    """Does an env.sh/env.fish text add `host` to NO_PROXY (what env_sh_text writes for a gateway on this machine)?"""
-    return f"*,{host},*" in text or f"contains -- {host} " in text
+    """Does an env.sh/env.fish/env.ps1 text add `host` to NO_PROXY (what env_sh_text, env_fish_text and
+    winshell.env_ps1_text write for a gateway on this machine)?"""
+    return f"*,{host},*" in text or f"contains -- {host} " in text or winshell.exempted(text, host)
 
 
-def with_exemption(text: str, host: str, *, fish: bool) -> str:
-    """An env.sh/env.fish written before the exemption, with it added at the end (every other byte kept)."""
+def with_exemption(text: str, host: str, *, fish: bool = False, powershell: bool = False) -> str:
+    """An env.sh/env.fish/env.ps1 written before the exemption, with it added at the end (every other byte kept)."""
+    if powershell:
+        return winshell.with_exemption(text, host)
     if exempted(text, host):
         return text
     return text + ("" if not text or text.endswith("\n") else "\n") + (_EXEMPT_FISH if fish else _EXEMPT_SH).format(

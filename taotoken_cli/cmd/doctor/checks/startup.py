@@ -4,8 +4,9 @@ desktop, get the variables that `init --target shell` wrote.
 A line the user commented out or removed stays so (the user's choice: `init` and `config set` never bring it back);
 doctor says that new shells lack the variables and how to bring the line back. Per OS (core.platform.system): the
 line in ~/.bashrc / ~/.zshrc sourcing env.sh (macOS: ~/.zshrc, ~/.bash_profile); on Windows the line in the
-PowerShell profiles loading env.ps1. For programs started from the desktop: on Windows the user environment
-(HKCU\\Environment), on macOS the LaunchAgent and launchd's session (`launchctl getenv`).
+PowerShell profiles loading env.ps1, and Git Bash's (~/.bashrc, ~/.bash_profile) where init wrote env.sh for
+it. For programs started from the desktop: on Windows the user environment (HKCU\\Environment), on macOS the
+LaunchAgent and launchd's session (`launchctl getenv`).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import json
 from pathlib import Path
 
 from taotoken_cli.cmd.doctor.context import DoctorContext
-from taotoken_cli.cmd.doctor.model import Result
+from taotoken_cli.cmd.doctor.model import Issues, Result
 from taotoken_cli.cmd.doctor.registry import check
 from taotoken_cli.core.base.fix import Command, Fix
 from taotoken_cli.core.base.i18n import N_, _, listed
@@ -28,35 +29,42 @@ _RERUN = Command("taotoken init --target shell")
 
 @check("env.startup_line", SECTION, N_("Shell start-up line for env.sh"))
 def startup_line(ctx: DoctorContext) -> Result:
-    windows = system.current().windows
-    if windows:
-        env_file = ctx.machine.config_dir / winshell.ENV_PS1
-        files = winshell.profiles(ctx.machine)
+    """Per shell that init wrote a line for (on Windows the PowerShell profiles, and Git Bash's start-up files where
+    env.sh was written for it): the marked line in effect, commented out, or removed."""
+    where = shell.paths(ctx.machine)
+    if system.current().windows:
+        groups = [(ctx.machine.config_dir / winshell.ENV_PS1, winshell.profiles(ctx.machine), True)]
+        if where.env_sh.exists():  # init wrote env.sh: a POSIX shell (Git Bash) is in use here
+            groups.append((where.env_sh, list(shell.start_up_files(where)), False))
     else:
-        env_file = shell.paths(ctx.machine).env_sh
-        files = list(shell.start_up_files(shell.paths(ctx.machine)))
-    if not env_file.exists():
-        return Result.skipped(_("no {path}: `taotoken init --target shell` was not run").format(path=env_file))
-    states = shell.line_states(files)
-    active = [path for path, in_effect in states.items() if in_effect]
-    if active:
-        shown = listed(str(p) for p in active)
-        return Result.ok((_("new PowerShell windows load {env} ({files})") if windows else
-                          _("new shells source {env} ({files})")).format(env=env_file, files=shown))
-    off = [path for path, in_effect in states.items() if not in_effect]
-    if off:
-        message = (_("the line that loads {env} is commented out in {files}: new PowerShell windows lack "
-                     "OPENAI_BASE_URL and OPENAI_API_KEY") if windows else
-                   _("the line that sources {env} is commented out in {files}: new shells lack "
-                     "OPENAI_BASE_URL and OPENAI_API_KEY"))
-        return Result.warn(message.format(env=env_file, files=listed(str(p) for p in off)),
-                           fixes=[_("remove the leading # from the line marked {marker} in {path}").format(
-                               marker=shell.MARKER, path=off[0])])
-    message = (_("no PowerShell profile loads {env}: new PowerShell windows lack OPENAI_BASE_URL and "
-                 "OPENAI_API_KEY") if windows else
-               _("no start-up file sources {env}: new shells lack OPENAI_BASE_URL and OPENAI_API_KEY"))
-    return Result.warn(message.format(env=env_file),
-                       fixes=[Fix.of(_("{command}   (adds the one marked line back)"), command=_RERUN)])
+        groups = [(where.env_sh, list(shell.start_up_files(where)), False)]
+    if not groups[0][0].exists():
+        return Result.skipped(_("no {path}: `taotoken init --target shell` was not run").format(path=groups[0][0]))
+    issues, fine = Issues(), []
+    for env_file, files, powershell in groups:
+        states = shell.line_states(files)
+        active = [path for path, in_effect in states.items() if in_effect]
+        off = [path for path, in_effect in states.items() if not in_effect]
+        if active:
+            fine.append((_("new PowerShell windows load {env} ({files})") if powershell else
+                         _("new shells source {env} ({files})")).format(env=env_file,
+                                                                       files=listed(str(p) for p in active)))
+        elif off:
+            message = (_("the line that loads {env} is commented out in {files}: new PowerShell windows lack "
+                         "OPENAI_BASE_URL and OPENAI_API_KEY") if powershell else
+                       _("the line that sources {env} is commented out in {files}: new shells lack "
+                         "OPENAI_BASE_URL and OPENAI_API_KEY"))
+            issues.warn(message.format(env=env_file, files=listed(str(p) for p in off)),
+                        fixes=[_("remove the leading # from the line marked {marker} in {path}").format(
+                            marker=shell.MARKER, path=off[0])])
+        else:
+            message = (_("no PowerShell profile loads {env}: new PowerShell windows lack OPENAI_BASE_URL and "
+                         "OPENAI_API_KEY") if powershell else
+                       _("no start-up file sources {env}: new shells lack OPENAI_BASE_URL and OPENAI_API_KEY"))
+            issues.warn(message.format(env=env_file),
+                        fixes=[Fix.of(_("{command}   (adds the one marked line back)"), command=_RERUN)])
+    issues.details.extend(fine if issues.items else fine[1:])
+    return issues.result(fine[0] if fine else "")
 
 
 @check("env.desktop", SECTION, N_("Variables for apps started from the desktop"))

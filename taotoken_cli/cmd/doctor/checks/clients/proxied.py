@@ -9,8 +9,9 @@ from taotoken_cli.cmd.doctor.context import DoctorContext
 from taotoken_cli.cmd.doctor.model import Issues, Repair, Result
 from taotoken_cli.core.base.fix import Fix
 from taotoken_cli.core.base.i18n import _
-from taotoken_cli.core.clients import shell
+from taotoken_cli.core.clients import shell, winshell
 from taotoken_cli.core.net.urlform import OPENAI_V1
+from taotoken_cli.core.platform import system
 
 
 def loopback_proxy(ctx: DoctorContext, client: str, label: str) -> Result:
@@ -24,8 +25,9 @@ def loopback_proxy(ctx: DoctorContext, client: str, label: str) -> Result:
         return Result.ok(_("{client}'s requests to {host} go direct").format(client=label, host=host))
     variable, proxy, where = found
     where_env = shell.paths(ctx.machine)
-    files = [(path, path.suffix == ".fish") for path in (where_env.env_sh, where_env.env_fish) if path.exists()]
-    if files and all(shell.exempted(path.read_text(encoding="utf-8", errors="replace"), host) for path, _f in files) \
+    env_ps1 = ctx.machine.config_dir / winshell.ENV_PS1  # Windows: PowerShell's (winshell)
+    files = [(path, path.suffix) for path in (where_env.env_sh, where_env.env_fish, env_ps1) if path.exists()]
+    if files and all(shell.exempted(path.read_text(encoding="utf-8", errors="replace"), host) for path, _s in files) \
             and _loaded(ctx):
         return Result.ok(_("{client}'s requests to {host} go direct: {variable}={proxy} ({where}) is set, and env.sh "
                            "adds {host} to NO_PROXY").format(client=label, host=host, variable=variable, proxy=proxy,
@@ -36,10 +38,12 @@ def loopback_proxy(ctx: DoctorContext, client: str, label: str) -> Result:
     issues.warn(_("{client} sends its requests to the gateway on this machine through {proxy} ({variable}, {where}): "
                   "it does not exempt loopback (a dead proxy hangs it; a remote one connects to its own {host})")
                 .format(client=label, proxy=proxy, variable=variable, where=where, host=host), fixes=fixes)
-    for path, fish in files:
+    for path, suffix in files:
         issues.repairs.append(Repair(path, _("add {host} to NO_PROXY in {path} (the gateway on this machine goes "
                                              "direct; your entries are kept)").format(host=host, path=path),
-                                     lambda text, fish=fish: shell.with_exemption(text, host, fish=fish), secret=True))
+                                     lambda text, suffix=suffix: shell.with_exemption(
+                                         text, host, fish=suffix == ".fish", powershell=suffix == ".ps1"),
+                                     secret=True))
     return issues.result("")
 
 
@@ -47,4 +51,5 @@ def loopback_proxy(ctx: DoctorContext, client: str, label: str) -> Result:
 def _loaded(ctx: DoctorContext) -> bool:
     """Is env.sh loaded by a new shell (a start-up file holds the marked line, not commented out)?"""
     where = shell.paths(ctx.machine)
-    return any(shell.line_states((*shell.start_up_files(where), where.fish_conf)).values())
+    profiles = winshell.profiles(ctx.machine) if system.current().windows else []
+    return any(shell.line_states((*shell.start_up_files(where), where.fish_conf, *profiles)).values())
