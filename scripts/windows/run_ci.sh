@@ -35,7 +35,7 @@ real_files() { find "$real_dir" -type f -exec md5sum {} + 2>/dev/null | sort; }
 real_before=$(real_files)
 env_before=$(user_env)
 
-tests="tests/core/platform tests/core/files/test_fileplan.py tests/core/term/test_encoding.py tests/core/clients/test_winshell.py
+tests="tests/core/platform tests/core/files/test_fileplan.py tests/core/term/test_encoding.py tests/core/clients/test_winshell.py tests/cmd/doctor/test_doctor_startup_windows.py
        tests/cmd/check/test_check.py tests/cmd/check/test_check_gateway_answers.py tests/core/diagnosis/test_proxy_answers.py
        tests/cmd/models/test_models.py tests/core/base/test_fix.py tests/cmd/mock/test_mock_cli.py"
 echo "== tests under Wine, Python 3.13 (budget $(left) s)"

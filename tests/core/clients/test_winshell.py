@@ -25,21 +25,28 @@ def windows(home: Path, monkeypatch: pytest.MonkeyPatch) -> Machine:
     return Machine.of(dict(os.environ), home)
 
 
-def windows_plan(machine: Machine):
+def windows_plan(machine: Machine, triple: Triple = TRIPLE):
     """The shell target's plan on Windows (called directly elsewhere: files only, no registry there)."""
     if system.current().windows:
-        return shell.plan(TRIPLE, machine)
-    return winshell.plan(shell.exports(TRIPLE), machine, shell.with_marked_line, winshell.load_command(machine))
+        return shell.plan(triple, machine)
+    return winshell.plan(shell.exports(triple), machine, shell.with_marked_line, winshell.load_command(machine),
+                         shell.loopback_host(triple.base_url))
 
 
-def planned_as_windows(machine: Machine, monkeypatch: pytest.MonkeyPatch):
-    """The whole shell target's plan with Windows' facts (on any OS; applied afterwards with this OS's)."""
+def as_windows(monkeypatch: pytest.MonkeyPatch, step):
+    """`step()` with Windows' facts (on any OS; what it returns is applied afterwards with this OS's, which on Linux
+    has no msvcrt lock)."""
     facts, here = system.for_kind("windows"), system.current()
     monkeypatch.setattr(system, "current", lambda: facts)
     try:
-        return shell.plan(TRIPLE, machine)
+        return step()
     finally:
         monkeypatch.setattr(system, "current", lambda: here)
+
+
+def planned_as_windows(machine: Machine, monkeypatch: pytest.MonkeyPatch, triple: Triple = TRIPLE):
+    """The whole shell target's plan with Windows' facts (on any OS; applied afterwards with this OS's)."""
+    return as_windows(monkeypatch, lambda: shell.plan(triple, machine))
 
 
 def test_powershell_gets_env_ps1_and_one_marked_line_in_its_profile(windows: Machine, home: Path) -> None:
@@ -119,23 +126,15 @@ def test_the_user_environment_follows_the_record_and_undo_puts_back_what_was_the
         windows: Machine, monkeypatch: pytest.MonkeyPatch) -> None:
     """On any OS: the sandbox's file stands in for HKCU\\Environment (what the demo uses); the hooks run with
     Windows' facts (the files are written with this OS's, which has no msvcrt lock)."""
-    env, facts, here = windows.env, system.for_kind("windows"), system.current()
-
-    def as_windows(hook):
-        monkeypatch.setattr(system, "current", lambda: facts)
-        try:
-            return hook()
-        finally:
-            monkeypatch.setattr(system, "current", lambda: here)
-
+    env = windows.env
     desktopenv.set_values({"OPENAI_API_KEY": "sk-before-0000"}, env)
     fileplan.apply(windows_plan(windows), windows.config_dir)
-    assert as_windows(lambda: shell.after_apply(windows)) is None
+    assert as_windows(monkeypatch, lambda: shell.after_apply(windows)) is None
     assert desktopenv.get(["OPENAI_API_KEY", "OPENAI_BASE_URL"], env) == {
         "OPENAI_API_KEY": SENTINEL_KEY, "OPENAI_BASE_URL": "https://gw.example/v1"}
-    before = as_windows(lambda: shell.before_undo(windows))
+    before = as_windows(monkeypatch, lambda: shell.before_undo(windows))
     fileplan.undo_last(windows.config_dir)
-    assert as_windows(lambda: shell.after_undo(windows, before)) is None
+    assert as_windows(monkeypatch, lambda: shell.after_undo(windows, before)) is None
     assert desktopenv.get(["OPENAI_API_KEY", "OPENAI_BASE_URL"], env) == {
         "OPENAI_API_KEY": "sk-before-0000", "OPENAI_BASE_URL": None}
 
@@ -159,3 +158,155 @@ def test_windows_the_user_environment_is_set_and_undone(windows: Machine, monkey
         assert winenv.get("OPENAI_API_KEY") == "sk-before-0000" and winenv.get("OPENAI_BASE_URL") is None
     finally:
         winenv.set_values(users)
+
+
+# ------------------------------------------------------- a gateway on this machine: NO_PROXY in env.ps1, the user env
+
+LOOPBACK = Triple("http://127.0.0.1:18555", SENTINEL_KEY, "gpt-4o-mini")
+
+
+def test_a_loopback_gateway_joins_no_proxy_in_env_ps1_and_the_user_environment_and_undo_puts_it_back(
+        windows: Machine, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Codex and Cline send even loopback requests through a proxy (core.clients.proxy_rules): env.ps1 adds the host
+    to the window's NO_PROXY, the user environment's NO_PROXY gets it with the user's entries kept (the sandbox's
+    file stands in for HKCU\\Environment), a rerun changes nothing, the undo puts the user's value back."""
+    env = windows.env
+    desktopenv.set_values({"NO_PROXY": "corp.example"}, env)
+    plan = windows_plan(windows, LOOPBACK)
+    assert any("add 127.0.0.1 to NO_PROXY" in line for change in plan.pending for line in change.summary)
+    fileplan.apply(plan, windows.config_dir)
+    env_ps1 = (windows.config_dir / winshell.ENV_PS1).read_text(encoding="utf-8")
+    assert winshell.exempted(env_ps1, "127.0.0.1") and shell.exempted(env_ps1, "127.0.0.1")
+    assert "-notcontains '127.0.0.1'" in env_ps1 and "corp.example" not in env_ps1  # the window's own entries kept
+    assert as_windows(monkeypatch, lambda: shell.after_apply(windows)) is None
+    assert desktopenv.get(["NO_PROXY"], env) == {"NO_PROXY": "corp.example,127.0.0.1"}
+    assert windows_plan(windows, LOOPBACK).is_noop  # a rerun changes nothing
+    before = as_windows(monkeypatch, lambda: shell.before_undo(windows))
+    fileplan.undo_last(windows.config_dir)
+    assert as_windows(monkeypatch, lambda: shell.after_undo(windows, before)) is None
+    assert desktopenv.get(["NO_PROXY"], env) == {"NO_PROXY": "corp.example"}
+
+
+def test_without_a_user_value_no_proxy_keeps_what_programs_get_now_and_a_remote_gateway_puts_it_back(
+        windows: Machine, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No NO_PROXY in the user environment: a user value would hide the system one, so it starts from what programs
+    get now (this process's). When the gateway later moves off this machine, the rerun puts back what was there
+    before taotoken (here: nothing) and env.ps1 no longer exempts it."""
+    machine = Machine.of({**windows.env, "no_proxy": "intranet.example"}, windows.cwd, windows.config_dir)
+    fileplan.apply(windows_plan(machine, LOOPBACK), machine.config_dir)
+    assert as_windows(monkeypatch, lambda: shell.after_apply(machine)) is None
+    assert desktopenv.get(["NO_PROXY"], machine.env) == {"NO_PROXY": "intranet.example,127.0.0.1"}
+    fileplan.apply(windows_plan(machine), machine.config_dir)  # https://gw.example: not on this machine
+    assert as_windows(monkeypatch, lambda: shell.after_apply(machine)) is None
+    assert desktopenv.get(["NO_PROXY", "OPENAI_BASE_URL"], machine.env) == {
+        "NO_PROXY": None, "OPENAI_BASE_URL": "https://gw.example/v1"}
+    assert "NO_PROXY" not in (machine.config_dir / winshell.ENV_PS1).read_text(encoding="utf-8")
+
+
+def test_an_env_ps1_written_before_the_exemption_gets_it_appended_with_every_byte_kept() -> None:
+    old = "# Written by `taotoken init`\r\n$env:OPENAI_API_KEY = 'sk-x'"
+    added = shell.with_exemption(old, "localhost", powershell=True)
+    assert added.startswith(old + "\n") and winshell.exempted(added, "localhost")
+    assert shell.with_exemption(added, "localhost", powershell=True) == added  # once
+    assert not winshell.exempted(added, "127.0.0.1")
+
+
+# ------------------------------------------------------- profile lines that outvote env.ps1 (Codex reads its key there)
+
+OLD_KEY = "sk-OLDkeyFROMprofile0123456789abcdEF"
+
+
+def _profile(home: Path) -> Path:
+    return home / "Documents" / "WindowsPowerShell" / winshell.PROFILE
+
+
+def init_plan_as_windows(machine: Machine, monkeypatch: pytest.MonkeyPatch, *, codex: bool = True):
+    """What init plans for `--target shell` (and Codex reading OPENAI_API_KEY) with Windows' facts: the shell target,
+    then the start-up lines that outvote it (cmd/init/plan.py does the same)."""
+    def step():
+        plan = shell.plan(TRIPLE, machine)
+        shell.repair_overrides(plan, TRIPLE, machine, fails={"OPENAI_API_KEY": "Codex"} if codex else {})
+        return plan
+    return as_windows(monkeypatch, step)
+
+
+def test_a_later_profile_line_setting_an_old_key_is_commented_out_and_undo_puts_it_back(
+        windows: Machine, home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The marked line an earlier init added, then the user's `$env:OPENAI_API_KEY = '…'` below it: every new
+    PowerShell window would give Codex the old key. init comments that one line out (named by file and line, marked
+    `# taotoken-off`), keeps every other byte (CRLF too), and the undo brings it back."""
+    profile = _profile(home)
+    profile.parent.mkdir(parents=True)
+    profile.write_bytes(b"Set-PSReadLineOption -EditMode Emacs\r\n")
+    fileplan.apply(init_plan_as_windows(windows, monkeypatch), windows.config_dir)
+    mine = profile.read_bytes() + f"$env:OPENAI_API_KEY = '{OLD_KEY}'  # work\r\n".encode()
+    profile.write_bytes(mine)
+    number = mine.decode().splitlines().index(f"$env:OPENAI_API_KEY = '{OLD_KEY}'  # work") + 1
+    plan = init_plan_as_windows(windows, monkeypatch)
+    assert not plan.broken, plan.broken
+    said = " ".join(plan.repairs)
+    assert f"{winshell.PROFILE}:{number} (OPENAI_API_KEY=" in said and OLD_KEY not in said, said
+    assert "instead of the value env.ps1 sets" in said
+    fileplan.apply(plan, windows.config_dir)
+    lines = profile.read_bytes().decode().split("\r\n")
+    assert lines[number - 1].startswith(f"# $env:OPENAI_API_KEY = '{OLD_KEY}'  # work  # taotoken-off")
+    assert lines[:number - 1] == mine.decode().split("\r\n")[:number - 1] and lines[-1] == ""
+    fileplan.undo_last(windows.config_dir)
+    assert profile.read_bytes() == mine
+
+
+@pytest.mark.parametrize("line", [
+    "[Environment]::SetEnvironmentVariable('OPENAI_API_KEY', $key, 'User')",
+    "Set-Item env:OPENAI_API_KEY (Get-Content ~/.openai-key)",
+    "  $env:OPENAI_API_KEY = 'sk-INDENTEDinsideAblock0123456789ab'",
+])
+def test_a_later_profile_line_init_cannot_comment_out_is_a_failure_for_codex_named_by_file_and_line(
+        windows: Machine, home: Path, monkeypatch: pytest.MonkeyPatch, line: str) -> None:
+    profile = _profile(home)
+    profile.parent.mkdir(parents=True)
+    fileplan.apply(init_plan_as_windows(windows, monkeypatch), windows.config_dir)
+    profile.write_text(profile.read_text(encoding="utf-8") + line + "\n", encoding="utf-8", newline="")
+    number = len(profile.read_text(encoding="utf-8").splitlines())
+    before = profile.read_bytes()
+    plan = init_plan_as_windows(windows, monkeypatch)
+    broken = " ".join(plan.broken)
+    assert "Codex started from a new terminal fails: " in broken and f"{winshell.PROFILE}:{number} exports " \
+        "OPENAI_API_KEY=" in broken and "or change it to the value env.ps1 sets" in broken, broken
+    assert "sk-INDENTED" not in broken  # masked
+    assert plan.is_noop or all(change.path != profile for change in plan.pending)
+    assert profile.read_bytes() == before
+    without_codex = init_plan_as_windows(windows, monkeypatch, codex=False)  # a warning for the shell target alone
+    assert not without_codex.broken and any(f"{winshell.PROFILE}:{number}" in w for w in without_codex.warnings)
+
+
+def test_a_profile_line_before_the_marked_one_or_setting_taotokens_value_is_left_alone(
+        windows: Machine, home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Above init's line env.ps1 replaces the old value in every new window; a later line with the same value
+    changes nothing: neither is named."""
+    profile = _profile(home)
+    profile.parent.mkdir(parents=True)
+    profile.write_text(f"$env:OPENAI_API_KEY = '{OLD_KEY}'\n", encoding="utf-8")
+    fileplan.apply(init_plan_as_windows(windows, monkeypatch), windows.config_dir)
+    profile.write_text(profile.read_text(encoding="utf-8") + f'$env:OPENAI_API_KEY = "{SENTINEL_KEY}"\n',
+                       encoding="utf-8")
+    plan = init_plan_as_windows(windows, monkeypatch)
+    assert not plan.broken and not plan.repairs and not plan.warnings, (plan.broken, plan.warnings)
+
+
+def test_git_bash_s_later_export_is_commented_out_where_its_line_is_in_bash_profile(
+        windows: Machine, home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Git Bash with only a ~/.bash_profile: init's line goes there (not ~/.bashrc), and an old key exported below
+    it is the line to comment out, as in ~/.bashrc on Linux."""
+    bash_profile = home / ".bash_profile"
+    bash_profile.write_text("# Git Bash was used here\n", encoding="utf-8")
+    fileplan.apply(init_plan_as_windows(windows, monkeypatch), windows.config_dir)
+    assert shell.MARKER in bash_profile.read_text(encoding="utf-8") and not (home / ".bashrc").exists()
+    mine = bash_profile.read_text(encoding="utf-8") + f"export OPENAI_API_KEY={OLD_KEY}\n"
+    bash_profile.write_text(mine, encoding="utf-8")
+    plan = init_plan_as_windows(windows, monkeypatch)
+    assert not plan.broken and any(".bash_profile:3 (OPENAI_API_KEY=" in r and "env.sh" in r for r in plan.repairs)
+    fileplan.apply(plan, windows.config_dir)
+    assert bash_profile.read_text(encoding="utf-8").splitlines()[2].startswith(
+        f"# export OPENAI_API_KEY={OLD_KEY}  # taotoken-off: OPENAI_* from env.sh")
+    fileplan.undo_last(windows.config_dir)
+    assert bash_profile.read_text(encoding="utf-8") == mine

@@ -113,4 +113,5 @@ def _windows_record(path: Path) -> dict[str, str] | None:
     except (OSError, ValueError):
         return None
     wanted = data.get("set") if isinstance(data, dict) else None
-    return {str(k): str(v) for k, v in wanted.items()} if isinstance(wanted, dict) else None
+    # a None: a variable init put back to unset (NO_PROXY once the gateway left this machine): nothing of taotoken's
+    return {str(k): str(v) for k, v in wanted.items() if v is not None} if isinstance(wanted, dict) else None
