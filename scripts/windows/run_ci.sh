@@ -3,7 +3,8 @@
 #   bash scripts/windows/run_ci.sh [BUDGET_S=900]
 # 1. Tests, Python 3.13: the platform wing (facts, shells, ACLs, msvcrt locks, the desktop environment), fileplan
 #    (backups, apply, undo), the encoding fallbacks, the Windows shell target (env.ps1, PowerShell profiles,
-#    HKCU\Environment set and undone, Git Bash's env.sh); check and models against real loopback servers, the
+#    HKCU\Environment set and undone, Git Bash's env.sh, NO_PROXY for a gateway on this machine, later profile
+#    lines), doctor's env.startup_line and proxy check there; check and models against real loopback servers, the
 #    diagnosis of proxies' answers and fixes (every fix that sets a variable in the user's shell: PowerShell here).
 # 2. The CLI, Python 3.10 and 3.13, output redirected (ANSI code page 1252) and on a Chinese Windows (936):
 #    init --target shell, doctor, check, explain, init --undo, in a sandboxed HOME/APPDATA/LOCALAPPDATA, loopback
@@ -35,8 +36,8 @@ real_files() { find "$real_dir" -type f -exec md5sum {} + 2>/dev/null | sort; }
 real_before=$(real_files)
 env_before=$(user_env)
 
-tests="tests/core/platform tests/core/files/test_fileplan.py tests/core/term/test_encoding.py tests/core/clients/test_winshell.py tests/cmd/doctor/test_doctor_startup_windows.py
-       tests/cmd/check/test_check.py tests/cmd/check/test_check_gateway_answers.py tests/core/diagnosis/test_proxy_answers.py
+tests="tests/core/platform tests/core/files/test_fileplan.py tests/core/term/test_encoding.py tests/core/clients/test_winshell.py
+       tests/cmd/doctor/test_doctor_startup_windows.py tests/cmd/check/test_check.py tests/cmd/check/test_check_gateway_answers.py tests/core/diagnosis/test_proxy_answers.py
        tests/cmd/models/test_models.py tests/core/base/test_fix.py tests/cmd/mock/test_mock_cli.py"
 echo "== tests under Wine, Python 3.13 (budget $(left) s)"
 # shellcheck disable=SC2086
