@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from taotoken_cli.cmd.bench.histogram import Histogram
-from taotoken_cli.cmd.bench.plan import Plan
+from taotoken_cli.cmd.bench.plan import SeriesPlan
 from taotoken_cli.cmd.bench.stats import SeriesStats
 from taotoken_cli.cmd.bench.sweep import SLO, evaluate
 from taotoken_cli.core.base.fix import Fix, texts
@@ -122,7 +122,7 @@ def windows(stats: SeriesStats) -> dict[str, Any]:
 STEADY_MIN_S = 1.0  # a shorter steady window holds too few answers to be a rate
 
 
-def steady(stats: SeriesStats, plan: Plan, repeats: int = 1) -> dict[str, Any] | None:
+def steady(stats: SeriesStats, plan: SeriesPlan, repeats: int = 1) -> dict[str, Any] | None:
     """Rates over the steady window: from when the pipeline is full (the median latency after the start)
     to the last start (the drain, when nothing new starts and the last answers trickle in, is left out).
     Whole time windows only; None when that leaves under STEADY_MIN_S (then the whole-run rates stand).
@@ -303,7 +303,7 @@ def _bins(hist: Histogram) -> int:
     return max(1, min(10, int((hist.max - hist.min) / (hist.max * 0.016))))
 
 
-def series_report(plan: Plan, stats: SeriesStats, *, aborted: str | None = None, slos: list[SLO] | None = None,
+def series_report(plan: SeriesPlan, stats: SeriesStats, *, aborted: str | None = None, slos: list[SLO] | None = None,
                   repeats: list[SeriesStats] | None = None) -> SeriesReport:
     from taotoken_cli.cmd.bench.advice import fitted_fixes, in_english
 
