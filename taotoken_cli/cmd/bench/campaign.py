@@ -161,7 +161,7 @@ def run_bench(options: BenchRun, view: Progress | None = None) -> BenchReport:
         workload=options.workload.describe(), repeat=options.repeat, slo=list(options.slos), sweep=sweep,
         max_errors=options.max_errors, max_error_rate=options.max_error_rate,
         interrupted=signal_name(STOP.signal),
-        abandoned=STOP.abandoned)
+        abandoned=STOP.abandoned, event_loop=next((s.event_loop for s in series if s.event_loop), None))
 
 
 def _run_cell(options: BenchRun, model: str, value: float | None, index: int, view: Progress | None,

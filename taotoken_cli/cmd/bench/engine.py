@@ -29,7 +29,7 @@ from typing import Any
 from taotoken_cli.cmd.bench import http1
 from taotoken_cli.cmd.bench.advice import in_english
 from taotoken_cli.cmd.bench.exchange import Exchange, as_httpx_error, decoded
-from taotoken_cli.cmd.bench.loop import mp_context, run_loop
+from taotoken_cli.cmd.bench.loop import loop_name, mp_context, run_loop
 from taotoken_cli.cmd.bench.plan import ACTIVE, BodyTemplate, SeriesPlan, Share, Tally, prepare, running, split
 from taotoken_cli.cmd.bench.stats import SeriesStats, window_width
 from taotoken_cli.core.base.i18n import _, current, use
@@ -457,6 +457,7 @@ async def run_worker(plan: SeriesPlan, share: Share, tally: Tally, barrier=None)
         path = os.path.join(plan.records_dir, f"{plan.label}w{share.index}.jsonl")
         records = open(path, "wb", buffering=1 << 16)  # noqa: SIM115
     runner = Runner(plan, share, tally, records)
+    runner.stats.event_loop = loop_name(runner.loop)
     try:
         if share.warmup:
             await _unless_abandoned(runner.warm(share.warmup), tally)

@@ -207,6 +207,10 @@ class SeriesReport:
     stats: SeriesStats | None = field(default=None, repr=False)  # for the HTML report; not in the JSON
 
     @property
+    def event_loop(self) -> str | None:
+        return (self.stats.event_loop or None) if self.stats is not None else None
+
+    @property
     def top_error(self) -> ErrorLine | None:
         return self.errors[0] if self.errors else None
 
@@ -261,13 +265,15 @@ class BenchReport:
     max_error_rate: float | None = None
     interrupted: str | None = None  # "SIGINT" / "SIGTERM": the run was stopped, its figures are partial
     abandoned: bool = False  # interrupted twice: the requests then in flight were not waited for, nor counted
+    event_loop: str | None = None  # "uvloop" or "asyncio": what the workers ran on (the `fast` extra installed?)
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "schema": SCHEMA_VERSION, "url": self.url,
             "load": {"mode": self.mode, "requests": self.requests, "duration_s": self.duration_s,
                      "concurrency": self.concurrency, "rate": self.rate, "warmup": self.warmup,
-                     "workers": self.workers, "stream": self.stream, "max_tokens": self.max_tokens,
+                     "workers": self.workers, "event_loop": self.event_loop, "stream": self.stream,
+                     "max_tokens": self.max_tokens,
                      "timeout_s": self.timeout_s, "repeat": self.repeat, "proxy": self.proxy,
                      "proxy_source": self.proxy_source, "max_errors": self.max_errors,
                      "max_error_rate": self.max_error_rate, **self.workload},
