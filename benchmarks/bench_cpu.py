@@ -13,6 +13,8 @@ CPU per request is the user + system time of the client's process tree (os.wait4
 workers it reaped) over the requests, start-up included for both. The variants take turns within each round
 (the 2-core machine is shared: a busier minute weighs on both alike); the figures are the medians of the
 rounds, with the load average beside them. The goal (issue 25): bench <= 1.3x the reference's CPU/request.
+The loop decides the reference's cost more than bench's (uvloop halves the raw client's CPU per request, it takes
+a fifth off bench's): the last line names it; TAOTOKEN_BENCH_LOOP=asyncio measures both on asyncio.
 """
 
 from __future__ import annotations
@@ -124,6 +126,7 @@ def main() -> None:
           f"zero-delay server, {args.rounds} rounds (variants interleaved)")
     figures: dict[str, list[tuple[float, float]]] = {"raw asyncio client": [], "taotoken bench": []}
     loads = []
+    loops: set[str] = set()  # the event loop bench's workers ran on (its JSON's load.event_loop)
     with MockProcess(MockOptions(key=KEY, latency_ms=0, keep_requests=1), log=False) as srv:
         spec = json.dumps({"host": "127.0.0.1", "port": srv.port, "path": "/api/v1/chat/completions",
                            "n": args.requests, "c": args.c})
@@ -140,6 +143,8 @@ def main() -> None:
             for name, cmd in commands.items():
                 data, cpu, wall = timed(cmd, env)
                 requests = data["series"][0]["requests"] if "series" in data else data["requests"]
+                if "load" in data:
+                    loops.add(str(data["load"].get("event_loop")))
                 figures[name].append((cpu / requests * 1e6, requests / wall))
                 startup[name].append(timed(one[name], env)[1])  # the fixed cost: one request
     ref = statistics.median(us for us, _ in figures["raw asyncio client"])
@@ -159,7 +164,8 @@ def main() -> None:
     ratio = statistics.median(b / r for (b, _), (r, _) in zip(figures["taotoken bench"],
                                                             figures["raw asyncio client"], strict=True))
     print(f"  {'ok  ' if ratio <= 1.3 else 'MISS'} bench / reference CPU per request, median of the rounds' "
-          f"ratios = {ratio:.2f}  (goal <= 1.3); load average {min(loads):.1f}-{max(loads):.1f}")
+          f"ratios = {ratio:.2f}  (goal <= 1.3); load average {min(loads):.1f}-{max(loads):.1f}; event loop "
+          f"(both): {', '.join(sorted(loops))}")
 
 
 if __name__ == "__main__":

@@ -10,7 +10,7 @@ import tempfile
 from dataclasses import dataclass, field, fields
 
 from taotoken_cli.cmd.bench.engine import SeriesResult, run_series
-from taotoken_cli.cmd.bench.plan import Load, Plan
+from taotoken_cli.cmd.bench.plan import Load, SeriesPlan
 from taotoken_cli.cmd.bench.report import BenchReport, SeriesReport, series_report
 from taotoken_cli.cmd.bench.stats import SeriesStats
 from taotoken_cli.cmd.bench.sweep import (
@@ -49,7 +49,7 @@ def default_workers() -> int:
     return max(1, min(cores, 16))
 
 
-def plan_for(options: BenchRun, model: str, step: float | None = None, label: str = "") -> Plan:
+def plan_for(options: BenchRun, model: str, step: float | None = None, label: str = "") -> SeriesPlan:
     shared = {f.name: getattr(options, f.name) for f in fields(Load)}
     if options.duration is not None:
         shared["requests"] = None  # -z wins over -n
@@ -58,18 +58,18 @@ def plan_for(options: BenchRun, model: str, step: float | None = None, label: st
             shared["concurrency"] = int(step)
         else:
             shared["rate"] = step
-    return Plan(**shared, model=model, workers=options.workers or default_workers(),
+    return SeriesPlan(**shared, model=model, workers=options.workers or default_workers(),
                 connect_timeout=min(10.0, options.timeout), label=label)
 
 
 class Progress:
     """What run_bench tells a live view (view.LiveView implements it)."""
 
-    def series_started(self, plan: Plan, step: str | None, repeat: int | None):
+    def series_started(self, plan: SeriesPlan, step: str | None, repeat: int | None):
         """Returns on_progress(done, failed, total, elapsed) for this series, or None."""
         return None
 
-    def series_finished(self, plan: Plan, result: SeriesResult) -> None:
+    def series_finished(self, plan: SeriesPlan, result: SeriesResult) -> None:
         pass
 
 
@@ -161,7 +161,7 @@ def run_bench(options: BenchRun, view: Progress | None = None) -> BenchReport:
         workload=options.workload.describe(), repeat=options.repeat, slo=list(options.slos), sweep=sweep,
         max_errors=options.max_errors, max_error_rate=options.max_error_rate,
         interrupted=signal_name(STOP.signal),
-        abandoned=STOP.abandoned)
+        abandoned=STOP.abandoned, event_loop=next((s.event_loop for s in series if s.event_loop), None))
 
 
 def _run_cell(options: BenchRun, model: str, value: float | None, index: int, view: Progress | None,
@@ -280,4 +280,4 @@ def _step_row(report: SeriesReport, value: float, index: int, good: float | None
             "late_starts": report.late_starts, "aborted": report.aborted is not None}
 
 
-__all__ = ["BenchRun", "BenchReport", "Plan", "Progress", "run_bench", "default_workers"]
+__all__ = ["BenchRun", "BenchReport", "SeriesPlan", "Progress", "run_bench", "default_workers"]

@@ -29,8 +29,8 @@ from typing import Any
 from taotoken_cli.cmd.bench import http1
 from taotoken_cli.cmd.bench.advice import in_english
 from taotoken_cli.cmd.bench.exchange import Exchange, as_httpx_error, decoded
-from taotoken_cli.cmd.bench.loop import mp_context, run_loop
-from taotoken_cli.cmd.bench.plan import ACTIVE, BodyTemplate, Plan, Share, Tally, prepare, running, split
+from taotoken_cli.cmd.bench.loop import loop_name, mp_context, run_loop
+from taotoken_cli.cmd.bench.plan import ACTIVE, BodyTemplate, SeriesPlan, Share, Tally, prepare, running, split
 from taotoken_cli.cmd.bench.stats import SeriesStats, window_width
 from taotoken_cli.core.base.i18n import _, current, use
 from taotoken_cli.core.diagnosis.context import context_for
@@ -49,7 +49,7 @@ _RAMP_WATCH_S = 0.05
 class Runner:
     """Runs one worker's share on the current event loop."""
 
-    def __init__(self, plan: Plan, share: Share, tally: Tally, records=None) -> None:
+    def __init__(self, plan: SeriesPlan, share: Share, tally: Tally, records=None) -> None:
         self.plan = plan
         self.share = share
         self.tally = tally
@@ -451,12 +451,13 @@ class _Request:
 _FAILURES = (OSError, TimeoutError, asyncio.TimeoutError, http1.ProtocolError, http1.ProxyError)
 
 
-async def run_worker(plan: Plan, share: Share, tally: Tally, barrier=None) -> dict[str, Any]:
+async def run_worker(plan: SeriesPlan, share: Share, tally: Tally, barrier=None) -> dict[str, Any]:
     records = None
     if plan.records_dir:
         path = os.path.join(plan.records_dir, f"{plan.label}w{share.index}.jsonl")
         records = open(path, "wb", buffering=1 << 16)  # noqa: SIM115
     runner = Runner(plan, share, tally, records)
+    runner.stats.event_loop = loop_name(runner.loop)
     try:
         if share.warmup:
             await _unless_abandoned(runner.warm(share.warmup), tally)
@@ -498,7 +499,7 @@ async def _unless_abandoned(coro, tally: Tally) -> None:
             raise
 
 
-def _worker_main(plan: Plan, share: Share, tally: Tally, pipe, barrier, lang: str = "en") -> None:
+def _worker_main(plan: SeriesPlan, share: Share, tally: Tally, pipe, barrier, lang: str = "en") -> None:
     use(lang)  # a spawned worker (macOS, Windows) starts in English: the catalogue's fixes in the run's language
     import signal
 
@@ -524,7 +525,7 @@ class SeriesResult:
     workers: int  # the worker processes it ran on
 
 
-def run_series(plan: Plan, on_progress=None) -> SeriesResult:
+def run_series(plan: SeriesPlan, on_progress=None) -> SeriesResult:
     """Run one series across worker processes and return the merged statistics.
 
     `on_progress(done, failed, total_or_None, elapsed_s)` is called about 10 times a second while running.

@@ -26,6 +26,11 @@ def run_loop(coro):
     return asyncio.run(coro)
 
 
+def loop_name(loop: asyncio.AbstractEventLoop) -> str:
+    """The report's name for the loop a worker runs on: "uvloop" or "asyncio" (read from the loop itself)."""
+    return "uvloop" if type(loop).__module__.split(".")[0] == "uvloop" else "asyncio"
+
+
 def mp_context():
     import multiprocessing
 

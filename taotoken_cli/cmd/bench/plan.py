@@ -1,4 +1,4 @@
-"""What a series is: the load every series of a run shares (Load), one model under it (Plan), how
+"""What a series is: the load every series of a run shares (Load), one model under it (SeriesPlan), how
 its connections are split across worker processes (Share) and what those workers share (Tally)."""
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ class Load:
 
 
 @dataclass(kw_only=True)
-class Plan(Load):
+class SeriesPlan(Load):
     """One series: a model under the load, as the worker processes receive it."""
 
     model: str
@@ -90,7 +90,7 @@ class BodyTemplate:
 
     _PROMPT, _TOKENS = "\x00", 1999999937
 
-    def __init__(self, plan: Plan) -> None:
+    def __init__(self, plan: SeriesPlan) -> None:
         text = plan.request_body(self._PROMPT, self._TOKENS).decode()
         prompt_at, tokens_at = text.index('"\\u0000"'), text.index(str(self._TOKENS))
         self.prompt_first = prompt_at < tokens_at
@@ -115,7 +115,7 @@ class Share:
     first_user: int  # the global number of this worker's first user (closed-loop ramp-up)
 
 
-def split(plan: Plan) -> list[Share]:
+def split(plan: SeriesPlan) -> list[Share]:
     workers = max(1, min(plan.workers, plan.concurrency))
     if plan.limit is not None:
         workers = max(1, min(workers, plan.limit))
@@ -139,7 +139,7 @@ class Tally:
     # 3: interrupted, the requests in flight settled; 4: interrupted again, those in flight abandoned
     ABORT_REASONS = {1: "max-errors", 2: "error-rate", 3: "interrupted", 4: "interrupted"}
 
-    def __init__(self, plan: Plan, ctx=None) -> None:
+    def __init__(self, plan: SeriesPlan, ctx=None) -> None:
         self.limit = plan.limit
         self.max_errors = plan.max_errors
         self.max_error_rate = plan.max_error_rate
@@ -247,7 +247,7 @@ def _apply_halt(tally: Tally) -> None:
         tally.interrupt()
 
 
-def prepare(plan: Plan) -> Plan:
+def prepare(plan: SeriesPlan) -> SeriesPlan:
     """Compute the open-loop schedule (once, before any worker starts)."""
     from taotoken_cli.cmd.bench.workload import schedule
 

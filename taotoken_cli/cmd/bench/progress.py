@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import signal
 
 from taotoken_cli.cmd.bench.campaign import Progress
 from taotoken_cli.core.base.i18n import _
@@ -94,8 +95,20 @@ class PlainProgress(Progress):
     def __init__(self, out, models: list[str], sweep=None, repeat: int = 1) -> None:
         self.out = out
         self.width = out.err_width - 1  # never the last column
+        self.after_ctrl_c = False  # the line break after the terminal's "^C" is written
+
+    def _fresh_line(self) -> None:
+        """After Ctrl-C the terminal has echoed "^C" where the cursor was, at the start of an empty line (each plain
+        line ends with its newline): what follows (a progress line, the partial report) starts on the next one.
+        The live view erases its line, "^C" with it; a plain terminal cannot, so the "^C" keeps its own line."""
+        from taotoken_cli.cmd.bench.campaign import STOP
+
+        if STOP.signal == signal.SIGINT and not self.after_ctrl_c:
+            self.after_ctrl_c = True
+            self.out.err.write("\n")
 
     def _say(self, text: str) -> None:
+        self._fresh_line()
         self.out.error_line(truncate(text, self.width))
         self.out.err.flush()
 
@@ -120,7 +133,8 @@ class PlainProgress(Progress):
         self._say(f"{plan.model}: {status}")
 
     def close(self) -> None:
-        pass
+        self._fresh_line()
+        self.out.err.flush()
 
 
 def _short(n: int) -> str:

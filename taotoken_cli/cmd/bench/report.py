@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from taotoken_cli.cmd.bench.histogram import Histogram
-from taotoken_cli.cmd.bench.plan import Plan
+from taotoken_cli.cmd.bench.plan import SeriesPlan
 from taotoken_cli.cmd.bench.stats import SeriesStats
 from taotoken_cli.cmd.bench.sweep import SLO, evaluate
 from taotoken_cli.core.base.fix import Fix, texts
@@ -122,7 +122,7 @@ def windows(stats: SeriesStats) -> dict[str, Any]:
 STEADY_MIN_S = 1.0  # a shorter steady window holds too few answers to be a rate
 
 
-def steady(stats: SeriesStats, plan: Plan, repeats: int = 1) -> dict[str, Any] | None:
+def steady(stats: SeriesStats, plan: SeriesPlan, repeats: int = 1) -> dict[str, Any] | None:
     """Rates over the steady window: from when the pipeline is full (the median latency after the start)
     to the last start (the drain, when nothing new starts and the last answers trickle in, is left out).
     Whole time windows only; None when that leaves under STEADY_MIN_S (then the whole-run rates stand).
@@ -207,6 +207,10 @@ class SeriesReport:
     stats: SeriesStats | None = field(default=None, repr=False)  # for the HTML report; not in the JSON
 
     @property
+    def event_loop(self) -> str | None:
+        return (self.stats.event_loop or None) if self.stats is not None else None
+
+    @property
     def top_error(self) -> ErrorLine | None:
         return self.errors[0] if self.errors else None
 
@@ -261,13 +265,15 @@ class BenchReport:
     max_error_rate: float | None = None
     interrupted: str | None = None  # "SIGINT" / "SIGTERM": the run was stopped, its figures are partial
     abandoned: bool = False  # interrupted twice: the requests then in flight were not waited for, nor counted
+    event_loop: str | None = None  # "uvloop" or "asyncio": what the workers ran on (the `fast` extra installed?)
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "schema": SCHEMA_VERSION, "url": self.url,
             "load": {"mode": self.mode, "requests": self.requests, "duration_s": self.duration_s,
                      "concurrency": self.concurrency, "rate": self.rate, "warmup": self.warmup,
-                     "workers": self.workers, "stream": self.stream, "max_tokens": self.max_tokens,
+                     "workers": self.workers, "event_loop": self.event_loop, "stream": self.stream,
+                     "max_tokens": self.max_tokens,
                      "timeout_s": self.timeout_s, "repeat": self.repeat, "proxy": self.proxy,
                      "proxy_source": self.proxy_source, "max_errors": self.max_errors,
                      "max_error_rate": self.max_error_rate, **self.workload},
@@ -303,7 +309,7 @@ def _bins(hist: Histogram) -> int:
     return max(1, min(10, int((hist.max - hist.min) / (hist.max * 0.016))))
 
 
-def series_report(plan: Plan, stats: SeriesStats, *, aborted: str | None = None, slos: list[SLO] | None = None,
+def series_report(plan: SeriesPlan, stats: SeriesStats, *, aborted: str | None = None, slos: list[SLO] | None = None,
                   repeats: list[SeriesStats] | None = None) -> SeriesReport:
     from taotoken_cli.cmd.bench.advice import fitted_fixes, in_english
 

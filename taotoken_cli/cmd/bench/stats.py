@@ -145,6 +145,7 @@ class SeriesStats:
         self.deferred = 0  # requests held back by a Retry-After before they started
         self.elapsed_before = 0.0  # wall time of earlier repeats merged into this one
         self.connections = 0
+        self.event_loop = ""  # the loop the workers ran on: "uvloop" or "asyncio" (loop.loop_name)
         self.windows = TimeWindows(window_s)
 
     @property
@@ -187,6 +188,7 @@ class SeriesStats:
                      "input_tokens", "tokens_from_usage", "tokens_counted", "connections"):
             setattr(self, name, getattr(self, name) + getattr(other, name))
         self.lateness_max = max(self.lateness_max, other.lateness_max)
+        self.event_loop = self.event_loop or other.event_loop
         for key, n in other.status.items():
             self.status[key] = self.status.get(key, 0) + n
         for code, entry in other.errors.items():

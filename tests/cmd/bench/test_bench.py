@@ -275,7 +275,7 @@ def test_json_shape_is_stable(bench):
     assert set(data) == {"schema", "exit_code", "url", "load", "series", "slo", "sweep", "interrupted", "in_flight"}
     assert data["url"].endswith("/v1/chat/completions")
     assert set(data["load"]) == {"mode", "requests", "duration_s", "concurrency", "rate", "warmup", "workers",
-                                 "stream", "max_tokens", "timeout_s",
+                                 "event_loop", "stream", "max_tokens", "timeout_s",
                                  "repeat", "proxy", "proxy_source", "max_errors", "max_error_rate", "seed",
                                  "arrival", "ramp_up_s", "input_tokens", "output_tokens", "dataset", "dataset_size",
                                  "trace", "trace_size"}

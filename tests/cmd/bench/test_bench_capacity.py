@@ -311,14 +311,14 @@ def live_view_lines(models: list[str]) -> list[str]:
 
     from rich.console import Console
 
-    from taotoken_cli.cmd.bench.plan import Plan
+    from taotoken_cli.cmd.bench.plan import SeriesPlan
     from taotoken_cli.cmd.bench.progress import LiveView
     from taotoken_cli.cmd.bench.sweep import parse_sweep
 
     buffer = io.StringIO()
     console = Console(file=buffer, width=80, force_terminal=True, color_system=None)
     view = LiveView(console, models, parse_sweep("c=1..64"), 3)
-    on_progress = view.series_started(Plan(root="http://x", api_key=None, model=models[0]), "c=16", 1)
+    on_progress = view.series_started(SeriesPlan(root="http://x", api_key=None, model=models[0]), "c=16", 1)
     on_progress(12000, 3, 20000, 124.2)
     view.progress.refresh()
     view.close()

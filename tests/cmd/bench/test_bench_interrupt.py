@@ -186,6 +186,33 @@ def test_sigterm_in_a_real_terminal_clears_the_live_line_and_restores_the_cursor
     assert hidden >= 0 and data.find(b"\x1b[?25h", hidden) > hidden
 
 
+@pytest.mark.skipif(shutil.which("tmux") is None, reason="needs tmux (a real terminal)")
+def test_ctrl_c_on_a_dumb_terminal_leaves_the_echoed_caret_c_on_its_own_line(mock, server, home):
+    """TERM=dumb: bench in tmux, Ctrl-C pressed (the terminal echoes "^C" where the cursor is, at the start of a
+    line): the plain progress and the partial report start on the next line, not after the "^C"."""
+    from tests.tmux import Tmux
+
+    env = {"HOME": str(home), "PYTHONPATH": str(REPO), "TAOTOKEN_API_KEY": SENTINEL_KEY}
+    bench = shlex.join(["env", "TERM=dumb", sys.executable, "-m", "taotoken_cli", "bench", "--base-url", server,
+                        "-m", "slow", "-n", "400", "-c", "2"])
+    # in the foreground (Ctrl-C reaches it), once the test is ready to count the mock's answers; TERM set on the
+    # command itself (tmux sets the pane's TERM)
+    script = f"while [ ! -e go ]; do sleep 0.05; done; {bench}; echo EXIT=$?; sleep 60"
+    with Tmux(["bash", "--norc", "--noprofile", "-c", script], width=80, height=60, cwd=home, env=env) as term:
+        before = answered(mock, "slow")
+        (home / "go").touch()
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and answered(mock, "slow") < before + 6:
+            time.sleep(0.02)
+        term.send("C-c")
+        screen = term.wait_for(lambda text: re.search(r"EXIT=\d", text), timeout=60, history=True)
+    assert "EXIT=130" in screen and "interrupted (SIGINT)" in screen, screen
+    lines = screen.splitlines()
+    echoed = [i for i, line in enumerate(lines) if "^C" in line]
+    assert echoed and all(lines[i].strip() == "^C" for i in echoed), screen  # nothing written after the "^C"
+    assert lines[echoed[0] + 1].startswith("slow: "), screen  # the progress line that follows starts the next one
+
+
 @pytest.mark.parametrize("workers", ["1", "2"])
 def test_a_second_interrupt_in_open_loop_leaves_no_pending_request_behind(mock, server, home, tmp_path, workers):
     """Open loop (--rate), in one process and in two: the requests waiting for their answer are cancelled, not left

@@ -9,7 +9,7 @@ import statistics
 
 import pytest
 
-from taotoken_cli.cmd.bench.plan import BodyTemplate, Plan, Tally
+from taotoken_cli.cmd.bench.plan import BodyTemplate, SeriesPlan, Tally
 from taotoken_cli.cmd.bench.stats import SeriesStats, TimeWindows
 from taotoken_cli.cmd.bench.sweep import (
     MAX_PROBES,
@@ -134,22 +134,22 @@ def test_trace_files(tmp_path):
 
 
 def test_body_template_splices_the_shared_request_shape():
-    plan = Plan(root="http://x/api", api_key=None, model="m", stream=True)
+    plan = SeriesPlan(root="http://x/api", api_key=None, model="m", stream=True)
     template = BodyTemplate(plan)
     for prompt, tokens in (("plain", 5), ('quotes " and \\ and 中文 \n', 123)):
         assert json.loads(template.body(prompt, tokens)) == json.loads(plan.request_body(prompt, tokens))
 
 
 def test_tally_hands_out_requests_once_and_stops_on_errors():
-    plan = Plan(root="http://x", api_key=None, model="m", requests=5, max_errors=None, max_error_rate=None)
+    plan = SeriesPlan(root="http://x", api_key=None, model="m", requests=5, max_errors=None, max_error_rate=None)
     tally = Tally(plan)
     assert [tally.claim() for _ in range(7)] == [0, 1, 2, 3, 4, None, None]
-    plan = Plan(root="http://x", api_key=None, model="m", requests=100, max_errors=3)
+    plan = SeriesPlan(root="http://x", api_key=None, model="m", requests=100, max_errors=3)
     tally = Tally(plan)
     for failed in (True, False, True, True):
         tally.finish(failed)
     assert tally.counts() == (4, 3, "max-errors") and tally.claim() is None
-    plan = Plan(root="http://x", api_key=None, model="m", requests=100)  # default: stop when all of 20 failed
+    plan = SeriesPlan(root="http://x", api_key=None, model="m", requests=100)  # default: stop when all of 20 failed
     tally = Tally(plan)
     for g in range(19):
         tally.claim()
@@ -167,7 +167,7 @@ def test_tally_hands_out_requests_once_and_stops_on_errors():
         tally.finish(True, index=g)
     assert not tally.aborted
     # a rate limit with a retry hint is load shed: --max-error-rate leaves it out
-    tally = Tally(Plan(root="http://x", api_key=None, model="m", requests=100, max_error_rate=0.5))
+    tally = Tally(SeriesPlan(root="http://x", api_key=None, model="m", requests=100, max_error_rate=0.5))
     for g in range(25):
         tally.claim()
         tally.finish(True, hinted=True, index=g)
@@ -176,7 +176,7 @@ def test_tally_hands_out_requests_once_and_stops_on_errors():
         tally.finish(True)
     assert tally.counts()[2] == "error-rate"
     # … while --max-errors N counts every failure
-    tally = Tally(Plan(root="http://x", api_key=None, model="m", requests=100, max_errors=3))
+    tally = Tally(SeriesPlan(root="http://x", api_key=None, model="m", requests=100, max_errors=3))
     for _ in range(3):
         tally.claim()
         tally.finish(True, hinted=True)
