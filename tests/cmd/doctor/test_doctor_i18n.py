@@ -22,6 +22,7 @@ import pytest
 from taotoken_cli.cmd.doctor.model import Check, Finding, Repair, Report, Result, Status
 from taotoken_cli.cmd.doctor.view import progress_text, verdict_line
 from taotoken_cli.core.base import i18n
+from taotoken_cli.core.base.fix import Fix
 from taotoken_cli.core.term.layout import cell_width
 from tests.conftest import SENTINEL_KEY, own_config, python_path
 from tests.tmux import Tmux, require_tmux
@@ -194,8 +195,10 @@ def test_the_verdict_in_both_languages(findings, strict, english, chinese_text) 
 
 def test_the_verdict_counts_what_doctor_fix_can_repair(chinese) -> None:
     report = _report(_finding(Status.FAIL, repairable=True), _finding(Status.FAIL), _finding(Status.WARN))
-    assert verdict_line(report) == ("✗ doctor 发现 2 个失败、1 个警告（已运行 3 项检查）；其中 1 项可用 "
-                                    "`taotoken doctor --fix` 修复。")
+    verdict = verdict_line(report)
+    assert str(verdict) == ("✗ doctor 发现 2 个失败、1 个警告（已运行 3 项检查）；其中 1 项可用 "
+                            "taotoken doctor --fix 修复。")
+    assert isinstance(verdict, Fix) and [c.line for c in verdict.commands] == ["taotoken doctor --fix"]
 
 
 def test_the_spinner_names_the_check_it_waits_for_in_chinese(chinese) -> None:
