@@ -22,7 +22,7 @@ from tests.app_commands import ROOT
 PACKAGE = Path(taotoken_cli.__file__).parent
 SUBCOMMANDS = sorted(getattr(ROOT, "commands", {}))
 # `taotoken init`, `taotoken doctor --fix`: the program and one of its commands, with or without backticks
-COMMAND_IN_TEXT = re.compile(r"\btaotoken (?:%s)\b" % "|".join(map(re.escape, SUBCOMMANDS)))
+COMMAND_IN_TEXT = re.compile(r"\btaotoken (?:" + "|".join(map(re.escape, SUBCOMMANDS)) + r")\b")
 BACKTICKED = re.compile(r"`taotoken [^`]*`")
 TRANSLATE = {"_", "N_", "ngettext"}
 ERROR_FIX_ARG = {"ConfigFileError": 4}  # the others (TaotokenError, InputError, …Error): the second argument
