@@ -38,6 +38,7 @@ DESCRIPTIONS = {
     ("cmd/doctor/checks/startup.py", "no {path}: `taotoken init --target shell` was not run"),  # a skip reason
     ("core/clients/codex.py", "Codex will refuse to start"),  # what is broken; doctor's fix is typed
     ("core/clients/shell.py", "commented out {where}"),  # a change summary: how to undo it
+    ("core/clients/shell.py", "{path} no longer has the line that sources"),  # a change held back, and why
 }
 
 
