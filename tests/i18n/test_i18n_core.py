@@ -143,7 +143,7 @@ def test_a_bad_value_and_an_unknown_setting_are_refused_in_chinese(cli, home: Pa
     assert bad.returncode == 2 and "Base URL 'taotoken.net/api' 缺少协议" in bad.stderr
     unknown = cli("config", "set", "colour", "blue", env=ZH).assert_clean()
     assert unknown.returncode == 2 and "未知的设置 'colour'" in unknown.stderr
-    assert "`taotoken route set KIND=MODEL`" in flat(unknown.stderr)  # the command stays as it is
+    assert "（路由用 taotoken route set KIND=MODEL）" in flat(unknown.stderr)  # the command stays as it is
 
 
 def test_a_broken_config_file_names_line_and_column_in_chinese(cli, home: Path) -> None:
@@ -153,7 +153,7 @@ def test_a_broken_config_file_names_line_and_column_in_chinese(cli, home: Path) 
     result = cli("config", "show", env=ZH).assert_clean()
     assert result.returncode == 3
     assert f"{path}:2:" in result.stderr and "TOML 无效：" in result.stderr
-    assert "在该位置修正文件，或把它移走后运行 `taotoken init`" in flat(result.stderr)
+    assert "在该位置修正文件，或把它移走后运行 taotoken init" in flat(result.stderr)
 
 
 def test_a_broken_client_file_names_line_and_column_in_chinese(cli, home: Path) -> None:

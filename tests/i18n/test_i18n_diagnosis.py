@@ -157,7 +157,7 @@ def test_check_model_from_a_variable_gets_the_export_inside_the_chinese_fix(cli,
     [fix] = [line for line in result.stderr.splitlines() if line.startswith("  修复：设置一个列表中的 ID：")]
     assert fix.startswith("  修复：设置一个列表中的 ID：" + in_users_shell("export TAOTOKEN_MODEL=<id>"))
     assert "taotoken config set" not in fix
-    assert "（用 `taotoken models qwen-mxa` 查看相近的 ID）" in fix
+    assert "（用 taotoken models qwen-mxa 查看相近的 ID）" in fix
 
 
 @pytest.mark.parametrize("retry_after, wait, fix", [
@@ -400,7 +400,7 @@ SHELL_ONLY = "   （它是在当前 shell 中设置的，taotoken 没有在任�
      "选一个列表中的模型（taotoken models m 会显示相近的 ID），然后运行：export TAOTOKEN_MODEL=<id>" + SHELL_ONLY,
      "export TAOTOKEN_MODEL=<id>"),
     ("model.not_found", "model",
-     "设置一个列表中的 ID：export TAOTOKEN_MODEL=<id>" + SHELL_ONLY + "   （用 `taotoken models m` 查看相近的 ID）",
+     "设置一个列表中的 ID：export TAOTOKEN_MODEL=<id>" + SHELL_ONLY + "   （用 taotoken models m 查看相近的 ID）",
      "export TAOTOKEN_MODEL=<id>"),
     ("auth.missing_key", "api_key", "taotoken init   （或：export TAOTOKEN_API_KEY=sk-…" + SHELL_ONLY + "）",
      "export TAOTOKEN_API_KEY=sk-…"),

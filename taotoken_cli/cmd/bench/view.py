@@ -11,7 +11,7 @@ from functools import partial
 from taotoken_cli.cmd.bench.histogram import Histogram
 from taotoken_cli.cmd.bench.report import BenchReport, Distribution, ErrorLine, SeriesReport, binding_limit
 from taotoken_cli.cmd.bench.sweep import step_label
-from taotoken_cli.core.base.fix import Fix
+from taotoken_cli.core.base.fix import Command, Fix
 from taotoken_cli.core.base.i18n import N_, _, clauses, ngettext
 from taotoken_cli.core.term.layout import cell_width, pad, table, wrap
 
@@ -342,11 +342,11 @@ def sweep_lines(report: BenchReport, model: dict, width: int) -> list[str]:
                if report.series[step["series"]].rate_limited is not None]
     if limited:
         top = binding_limit(limited)
-        lines += wrap(_("finding: rate-limited at ≈ {rate} req/s (429 with a retry hint from {n} of {steps} steps); "
-                        "fix: stay under it, e.g. taotoken bench --rate {under:g}, or ask the gateway's owner "
-                        "for a higher limit").format(rate=_num(top["at_per_s"]), n=len(limited),
-                                                      steps=len(model["steps"]),
-                                                      under=max(0.1, round(top["at_per_s"] * 0.9, 1))),
+        under = max(0.1, round(top["at_per_s"] * 0.9, 1))
+        lines += wrap(Fix.of(_("finding: rate-limited at ≈ {rate} req/s (429 with a retry hint from {n} of {steps} "
+                               "steps); fix: stay under it, e.g. {command}, or ask the gateway's owner for a higher "
+                               "limit"), rate=_num(top["at_per_s"]), n=len(limited), steps=len(model["steps"]),
+                             command=Command(f"taotoken bench --rate {under:g}")),
                       width, "  ", "    ")
     if model["stop_reason"]:
         lines += wrap(_("stopped early: {reason}").format(reason=_(model["stop_reason"])), width, "  ", "    ")

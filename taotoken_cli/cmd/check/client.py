@@ -6,6 +6,7 @@ words why not. Exit status: the documented class of what happened (0 when it ans
 from __future__ import annotations
 
 from taotoken_cli.core.base.errors import InputError
+from taotoken_cli.core.base.fix import Command, Fix
 from taotoken_cli.core.base.i18n import _, listed
 from taotoken_cli.core.clients import live
 from taotoken_cli.core.term.iostreams import IOStreams
@@ -37,5 +38,6 @@ def run_client_check(name: str, io: IOStreams, *, json_out: bool = False,
     for line in verdict.details:
         write(line, "  ", "    ")
     if verdict.state not in (live.ANSWERED, live.NOT_INSTALLED):
-        out.error_wrapped(_("see why: taotoken doctor --live   (its static checks name the cause)"), hang="  ")
+        out.error_wrapped(Fix.of(_("see why: {command}   (its static checks name the cause)"),
+                                 command=Command("taotoken doctor --live")), hang="  ")
     return verdict.exit

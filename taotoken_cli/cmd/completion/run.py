@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from taotoken_cli.cmd.completion import install as places
 from taotoken_cli.core.base.errors import InputError
 from taotoken_cli.core.base.exitcodes import Exit
+from taotoken_cli.core.base.fix import Command, Fix
 from taotoken_cli.core.base.i18n import _, listed
 from taotoken_cli.core.clients.base import Machine
 from taotoken_cli.core.files import applyflow
@@ -40,7 +41,8 @@ def run(options: CompletionOptions, io: IOStreams) -> int:
             raise _unknown(target, places.TARGETS)
     if places.MAN in targets and system.current().windows:
         raise InputError(_("Windows has no man: the same text is in taotoken --help and each command's --help"),
-                         _("leave man out: taotoken completion --install powershell"))
+                         Fix.of(_("leave man out: {command}"),
+                                command=Command("taotoken completion --install powershell")))
     machine = Machine.of(io.env, io.cwd)
     targets = list(dict.fromkeys(targets))
     plan = (places.install_plan if options.install else places.uninstall_plan)(targets, machine)
@@ -60,7 +62,8 @@ def _print(options: CompletionOptions, io: IOStreams) -> int:
     shells = places.SHELLS
     if len(options.targets) != 1:
         raise InputError(_("name one shell to print its completion script"),
-                         _("taotoken completion bash   (or zsh, fish, powershell; --install puts it in place)"))
+                         Fix.of(_("{command}   (or zsh, fish, powershell; --install puts it in place)"),
+                                command=Command("taotoken completion bash")))
     shell = options.targets[0]
     if shell not in shells:
         raise _unknown(shell, shells)
@@ -72,24 +75,28 @@ def _default_targets(io: IOStreams) -> list[str]:
     shell = places.user_shell(io.env)
     if shell is None:
         raise InputError(_("cannot tell which shell you use ($SHELL is {shell})").format(
-            shell=repr(io.env.get("SHELL", ""))), _("name it: taotoken completion --install bash   (or zsh, fish, "
-                                                     "powershell; man for the man pages)"))
+            shell=repr(io.env.get("SHELL", ""))),
+            Fix.of(_("name it: {command}   (or zsh, fish, powershell; man for the man pages)"),
+                   command=Command("taotoken completion --install bash")))
     return [shell] if system.current().windows else [shell, places.MAN]
 
 
 def _next_steps(io: IOStreams, targets: list[str], machine: Machine) -> None:
     """How this shell gets the completion now (new ones have it), and whether man will find the page."""
     out, where = io.out, places.places(machine)
-    now = {"bash": _("bash: new shells complete taotoken; in this one: exec bash"),
-           "zsh": _("zsh: new shells complete taotoken; in this one: exec zsh"),
-           "fish": _("fish: taotoken completes at the next Tab"),
-           "powershell": _("PowerShell: new windows complete taotoken; in this one: . $PROFILE")}
+    now = {"bash": Fix.of(_("bash: new shells complete taotoken; in this one: {command}"),
+                          command=Command("exec bash")),
+           "zsh": Fix.of(_("zsh: new shells complete taotoken; in this one: {command}"), command=Command("exec zsh")),
+           "fish": Fix.prose(_("fish: taotoken completes at the next Tab")),
+           "powershell": Fix.of(_("PowerShell: new windows complete taotoken; in this one: {command}"),
+                                command=Command(". $PROFILE"))}
     for target in targets:
         if target in now:
             out.wrapped(now[target], _("next: "), "  ")
     if places.MAN in targets:
         if places.man_found(where.man_root, io.env):
-            out.wrapped(_("man: man taotoken (LANG=zh_CN.UTF-8 man taotoken for Chinese)"), _("next: "), "  ")
+            out.wrapped(Fix.of(_("man: {command} ({chinese} for Chinese)"), command=Command("man taotoken"),
+                               chinese=Command("LANG=zh_CN.UTF-8 man taotoken")), _("next: "), "  ")
         else:
             out.error_note(_("note: man looks beside the directories on PATH (DIR/../share/man) and in MANPATH; "
                              "{root} is in neither: add {bin} to PATH, or export MANPATH=\"{root}:\"").format(

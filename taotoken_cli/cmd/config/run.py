@@ -12,6 +12,7 @@ from pathlib import Path
 
 from taotoken_cli.core.base.errors import InputError, TaotokenError
 from taotoken_cli.core.base.exitcodes import Exit
+from taotoken_cli.core.base.fix import Command, Fix
 from taotoken_cli.core.base.i18n import _, listed
 from taotoken_cli.core.base.masking import mask_key, remember_secret
 from taotoken_cli.core.clients import shell
@@ -42,8 +43,8 @@ def set_value(io: IOStreams, key: str, value: str, profile: str | None, *, yes: 
     out = io.out
     if key not in SETTABLE_KEYS:
         raise InputError(_("unknown setting {key}").format(key=repr(key)),
-                         _("choose one of: {keys} (routes: `taotoken route set KIND=MODEL`)").format(
-                             keys=listed(SETTABLE_KEYS)))
+                         Fix.of(_("choose one of: {keys} (routes: {command})"), keys=listed(SETTABLE_KEYS),
+                                command=Command("taotoken route set KIND=MODEL")))
     if key == "api_key" and value == "-":
         value = io.prompter.secret(_("API key"))
         remember_secret(value)
@@ -112,7 +113,7 @@ def set_value(io: IOStreams, key: str, value: str, profile: str | None, *, yes: 
 def _refuse_unlisted(io: IOStreams, settings, model: str) -> None:
     """A model the gateway's list lacks is not written into taotoken's file and four clients' with exit 0: refused
     with the listed ID it was probably meant to be. No list to ask (offline, no key): it is set, as before."""
-    from taotoken_cli.core.base.fix import Command, Fix, config_set
+    from taotoken_cli.core.base.fix import config_set
     from taotoken_cli.core.diagnosis.model_check import check_model
 
     found = check_model(settings.base_url.value if settings.base_url.is_set else None,
@@ -140,15 +141,16 @@ def sync(io: IOStreams, profile: str | None, *, yes: bool = False, dry_run: bool
     for line in copies.foreign:
         out.error_wrapped(line, _("warning: "))
     if copies.record is None and not copies.stale:
-        out.wrapped(_("nothing to sync: no client holds a copy written by taotoken (run `taotoken init` to write "
-                      "them)"), hang="  ")
+        out.wrapped(Fix.of(_("nothing to sync: no client holds a copy written by taotoken (run {command} to write "
+                             "them)"), command=Command("taotoken init")), hang="  ")
         return Exit.OK
     if copies.record is not None and copies.record.profile != settings.profile:
         raise InputError(_("the clients hold profile {recorded}, not {profile}").format(
                              recorded=repr(copies.record.profile), profile=repr(settings.profile)),
-                         _("{command}   (or write profile {profile} into them: {init})").format(
-                             command=f"{SYNC_COMMAND} --profile {copies.record.profile}",
-                             profile=repr(settings.profile), init=f"taotoken init --profile {settings.profile}"))
+                         Fix.of(_("{command}   (or write profile {profile} into them: {init})"),
+                                command=Command(f"{SYNC_COMMAND} --profile {copies.record.profile}"),
+                                profile=repr(settings.profile),
+                                init=Command(f"taotoken init --profile {settings.profile}")))
     for name in FIELDS:
         if settings.value(name).origin.kind in ("env", "flag"):
             out.error_note(_("note: {name} comes from {origin}, not the config file").format(
@@ -188,8 +190,8 @@ def _name_gone(out: Output, copies: Sync, env) -> None:
 
 def _name_stale(out: Output, copies: Sync, env) -> None:
     out.error_note(_("warning: {text}").format(text=stale_note(copies, env)))
-    out.error_wrapped(_("{command}   (or run `taotoken config set` on a terminal)").format(
-        command=f"{SYNC_COMMAND} --yes"), "  " + _("bring them in step: "))
+    out.error_wrapped(Fix.of(_("{command}   (or run {set} on a terminal)"), command=Command(f"{SYNC_COMMAND} --yes"),
+                             set=Command("taotoken config set")), "  " + _("bring them in step: "))
 
 
 def _apply(io: IOStreams, plan: Plan, flow: applyflow.Flow) -> int:
@@ -199,8 +201,8 @@ def _apply(io: IOStreams, plan: Plan, flow: applyflow.Flow) -> int:
     flow.after_apply = lambda: shell.after_apply(Machine.of(io.env, io.cwd, own_dir))
     outcome = applyflow.run(io, plan, flow, own_dir)
     if outcome.result and any(change.target == "shell" for change in outcome.result.written):
-        io.out.wrapped(_("open shells still have the old variables: run {command} in each").format(
-            command=f"`{_load_command(io)}`"), hang="  ")
+        io.out.wrapped(Fix.of(_("open shells still have the old variables: run {command} in each"),
+                              command=Command(_load_command(io))), hang="  ")
     return outcome.exit_code
 
 

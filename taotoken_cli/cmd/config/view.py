@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from taotoken_cli.core.base.fix import Fix
+from taotoken_cli.core.base.fix import Command, Fix
 from taotoken_cli.core.base.i18n import _
 from taotoken_cli.core.base.masking import mask_key
 from taotoken_cli.core.settings import FIELDS, Overrides, Settings, load_settings
@@ -76,8 +76,8 @@ def render_profiles(out: Output, settings: Settings, json_out: bool) -> None:
         out.json({"active": settings.profile, "profiles": names}, exit_code=0)
         return
     if not names:
-        out.wrapped(_("no profiles yet in {path}; `taotoken init` creates one").format(path=settings.config_path),
-                    hang="  ")
+        out.wrapped(Fix.of(_("no profiles yet in {path}; {command} creates one"), path=settings.config_path,
+                           command=Command("taotoken init")), hang="  ")
         return
     for name in names:
         out.line(("* " if name == settings.profile else "  ") + name)

@@ -36,6 +36,8 @@ from taotoken_cli.cmd.demo.steps import (
 from taotoken_cli.core.base import i18n
 from taotoken_cli.core.base.errors import InputError, TaotokenError
 from taotoken_cli.core.base.exitcodes import Exit
+from taotoken_cli.core.base.fix import Command as FixCommand
+from taotoken_cli.core.base.fix import Fix
 from taotoken_cli.core.base.i18n import _, listed
 from taotoken_cli.core.base.masking import Redactor, mask_key, mask_unknown_keys
 from taotoken_cli.core.platform import shells
@@ -202,7 +204,7 @@ def run_demo(options: DemoOptions, reporter: Reporter) -> DemoSummary:
                             results.append(result)
                             raise DemoError(_("preparing step {step}: `{command}` exited {code}").format(
                                 step=repr(options.step), command=command.shown, code=result.returncode),
-                                _("run the whole demo: taotoken demo"))
+                                Fix.of(_("run the whole demo: {command}"), command=FixCommand("taotoken demo")))
                 for step in shown:
                     reporter.step(step)
                     for command in step.commands:

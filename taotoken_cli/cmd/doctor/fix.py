@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 from taotoken_cli.cmd.doctor.model import Repair, Report, Status
 from taotoken_cli.core.base.errors import TaotokenError
+from taotoken_cli.core.base.fix import Command, Fix
 from taotoken_cli.core.base.i18n import _
 from taotoken_cli.core.term.iostreams import IOStreams
 
@@ -28,7 +29,7 @@ class FixOutcome:
     applied: bool = False
     interrupted: bool = False  # Ctrl-C at the question: nothing was written
     backup_dir: Path | None = None
-    skipped: list[str] = field(default_factory=list)  # repairs that could not be planned, with the reason
+    skipped: list[Fix | str] = field(default_factory=list)  # repairs that could not be planned, with the reason
 
 
 def build_plan(report: Report):
@@ -42,12 +43,13 @@ def build_plan(report: Report):
             for repair in finding.result.repairs:
                 by_file.setdefault(resolve_target(repair.path), []).append((finding.check.id, repair))
     plan = Plan()
-    skipped: list[str] = []
+    skipped: list[Fix | str] = []
     for _real, repairs in by_file.items():
         path = repairs[0][1].path
         if len(repairs) > 1 and any(r.whole_file for _check, r in repairs):  # a sync would overwrite the other repairs
-            skipped += [_("{path}: {repair} waits: run `taotoken doctor --fix` again after this run").format(
-                path=path, repair=r.description) for _check, r in repairs if r.whole_file]
+            skipped += [Fix.of(_("{path}: {repair} waits: run {command} again after this run"), path=path,
+                               repair=r.description, command=Command("taotoken doctor --fix"))
+                        for _check, r in repairs if r.whole_file]
             repairs = [(check_id, r) for check_id, r in repairs if not r.whole_file]
         before = read_current(path)
         text = (before or b"").decode("utf-8", errors="strict") if before is not None else ""
@@ -76,7 +78,7 @@ def offer_repairs(io: IOStreams, report: Report, *, assume_yes: bool) -> FixOutc
     outcome = FixOutcome(planned=len(plan.pending), skipped=skipped)
     out.line("")
     for line in skipped:
-        out.line(_("--fix: {line}").format(line=line))
+        out.wrapped(Fix.of(_("--fix: {line}"), line=line), hang="  ")
     if plan.is_noop:
         out.line(_("--fix: nothing to repair automatically") if report.verdict is Status.OK else
                  _("--fix: nothing to repair automatically (the remaining problems need the fixes above)"))
@@ -98,4 +100,5 @@ def offer_repairs(io: IOStreams, report: Report, *, assume_yes: bool) -> FixOutc
 def _report(out: Output, result: ApplyResult) -> None:
     out.line(_("--fix: repaired {n} file(s); backup in {backup}").format(n=len(result.written),
                                                                          backup=result.backup_dir))
-    out.line(_("--fix: run `taotoken doctor` again to confirm; `taotoken init --undo` restores the old files"))
+    out.wrapped(Fix.of(_("--fix: run {check} again to confirm; {undo} restores the old files"),
+                       check=Command("taotoken doctor"), undo=Command("taotoken init --undo")), hang="  ")

@@ -6,6 +6,7 @@ import difflib
 from collections.abc import Callable, Iterable
 
 from taotoken_cli.cmd.doctor.model import SECTIONS, Check, Result
+from taotoken_cli.core.base.fix import Command, Fix
 from taotoken_cli.core.base.i18n import _, listed
 
 _REGISTRY: list[Check] = []
@@ -54,8 +55,9 @@ def select(wanted: Iterable[str]) -> list[Check]:
                 if c.id == low or c.id.startswith(low + ".") or c.section.lower() == low]
         if not hits:
             close = difflib.get_close_matches(low, [c.id for c in checks], n=3, cutoff=0.5)
-            fix = (_("did you mean {ids}? list them with `taotoken doctor --list`").format(ids=listed(close))
-                   if close else _("list them with `taotoken doctor --list`"))
+            every = Command("taotoken doctor --list")
+            fix = (Fix.of(_("did you mean {ids}? list them with {command}"), ids=listed(close), command=every)
+                   if close else Fix.of(_("list them with {command}"), command=every))
             raise InputError(_("no doctor check is called {name}").format(name=repr(name)), fix)
         chosen.update(hits)
     return [c for c in checks if c.id in chosen]

@@ -11,6 +11,7 @@ from taotoken_cli.cmd.doctor.runner import run_doctor
 from taotoken_cli.cmd.doctor.view import JSON_SCHEMA, progress_text, render_list, render_text, report_to_dict
 from taotoken_cli.core.base.errors import InputError
 from taotoken_cli.core.base.exitcodes import Exit
+from taotoken_cli.core.base.fix import Command, Fix
 from taotoken_cli.core.base.i18n import _
 from taotoken_cli.core.settings import Overrides
 from taotoken_cli.core.term.iostreams import IOStreams
@@ -34,7 +35,8 @@ class DoctorOptions:
 def run(options: DoctorOptions, io: IOStreams) -> int:
     if options.fix and options.json_out:
         raise InputError(_("--fix cannot be combined with --json (--fix shows a diff and may ask to confirm)"),
-                         _("run `taotoken doctor --json` to read the findings, then `taotoken doctor --fix`"))
+                         Fix.of(_("run {read} to read the findings, then {fix}"),
+                                read=Command("taotoken doctor --json"), fix=Command("taotoken doctor --fix")))
     out = io.out
     checks = select(options.only) if options.only else all_checks()
     if options.list_checks:
@@ -45,7 +47,7 @@ def run(options: DoctorOptions, io: IOStreams) -> int:
     done: set[str] = set()
     if options.live and options.offline:
         raise InputError(_("--live cannot be combined with --offline (each client sends a request)"),
-                         _("run `taotoken doctor --live` without --offline"))
+                         Fix.of(_("run {command} without --offline"), command=Command("taotoken doctor --live")))
     if options.live and not options.json_out:
         from taotoken_cli.cmd.doctor.live import notice
         from taotoken_cli.core.clients.live import LIVE_CLIENTS, find

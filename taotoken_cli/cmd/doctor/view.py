@@ -6,7 +6,7 @@ from typing import Any
 
 from taotoken_cli import __version__
 from taotoken_cli.cmd.doctor.model import SECTIONS, Check, Finding, Report, Status, and_more
-from taotoken_cli.core.base.fix import Fix, texts
+from taotoken_cli.core.base.fix import Command, Fix, texts
 from taotoken_cli.core.base.i18n import N_, _, listed, ngettext
 from taotoken_cli.core.term.layout import cell_width, table, wrap
 from taotoken_cli.core.term.output import Output
@@ -55,7 +55,7 @@ class _Writer:
                 self.out.line(line)
 
 
-def verdict_line(report: Report) -> str:
+def verdict_line(report: Report) -> str | Fix:
     fails, warns = report.count(Status.FAIL), report.count(Status.WARN)
     ran = len(report.findings) - report.count(Status.SKIPPED)
     skipped = report.count(Status.SKIPPED)
@@ -76,7 +76,8 @@ def verdict_line(report: Report) -> str:
         return _("✓ No issues found ({tally}).").format(tally=tally)
     repairable = sum(1 for f in report.findings if f.result.repairs)
     if repairable:
-        return _("{verdict}; `taotoken doctor --fix` can repair {n} of them.").format(verdict=verdict, n=repairable)
+        return Fix.of(_("{verdict}; {command} can repair {n} of them."), verdict=verdict, n=repairable,
+                      command=Command("taotoken doctor --fix"))
     return _("{verdict}.").format(verdict=verdict)
 
 

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from taotoken_cli.cmd.explain import view
 from taotoken_cli.core.base.errors import InputError
 from taotoken_cli.core.base.exitcodes import Exit
+from taotoken_cli.core.base.fix import Command, Fix
 from taotoken_cli.core.base.i18n import _, listed
 from taotoken_cli.core.diagnosis.catalogue import CATALOGUE, STATUS_MEANINGS, close_codes
 from taotoken_cli.core.diagnosis.classify import Diagnosis, codes_for_message
@@ -61,8 +62,9 @@ def lookup(code: str, env: Mapping[str, str]) -> Diagnosis | Candidates:
     if matched:
         return Candidates(query, "message", matched)
     near = close_codes(wanted)
-    hint = (_("did you mean: {codes}?  all codes: taotoken explain --list").format(codes=listed(near)) if near
-            else _("all codes: taotoken explain --list"))
+    every = Command("taotoken explain --list")
+    hint = (Fix.of(_("did you mean: {codes}?  all codes: {command}"), codes=listed(near), command=every) if near
+            else Fix.of(_("all codes: {command}"), command=every))
     raise InputError(_("{query!r} is not a code, an HTTP status or a message taotoken knows").format(query=code), hint)
 
 

@@ -4,6 +4,7 @@ fixes in the user's language; codes and commands as they are (--json runs in Eng
 from __future__ import annotations
 
 from taotoken_cli.core.base.exitcodes import class_name
+from taotoken_cli.core.base.fix import Command, Fix
 from taotoken_cli.core.base.i18n import _
 from taotoken_cli.core.diagnosis.catalogue import Entry
 from taotoken_cli.core.diagnosis.classify import Diagnosis
@@ -70,4 +71,5 @@ def render_candidates(out: Output, query: str, kind: str, entries: list[Entry], 
     for line in table(None, [[e.code, _(e.title)] for e in entries], out.width, align="ll"):
         out.line(line)
     if len(entries) > 1:
-        out.wrapped(_("more on each: taotoken explain {code}").format(code=entries[0].code), hang="  ")
+        out.wrapped(Fix.of(_("more on each: {command}"), command=Command(f"taotoken explain {entries[0].code}")),
+                    hang="  ")

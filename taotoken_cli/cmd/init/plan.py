@@ -9,6 +9,7 @@ from dataclasses import dataclass, field, replace
 
 from taotoken_cli.cmd.init import wizard
 from taotoken_cli.core.base.errors import InputError
+from taotoken_cli.core.base.fix import Command, Fix
 from taotoken_cli.core.base.i18n import N_, _, listed
 from taotoken_cli.core.base.masking import remember_secret
 from taotoken_cli.core.clients import (
@@ -36,7 +37,7 @@ from taotoken_cli.core.clients.envvars import host_key, key_mark, taotoken_hosts
 from taotoken_cli.core.diagnosis import gemini_api
 from taotoken_cli.core.files import fileplan
 from taotoken_cli.core.files.fileplan import Plan
-from taotoken_cli.core.platform import system
+from taotoken_cli.core.platform import shells, system
 from taotoken_cli.core.settings import (
     ENV_API_KEY,
     ENV_BASE_URL,
@@ -92,8 +93,8 @@ def resolve_triple(request: InitRequest, io: IOStreams) -> tuple[Triple, str, li
         api_key = io.stdin.read()
         if not api_key.strip():
             raise InputError(_("--key-stdin was given but stdin was empty"),
-                             _("pipe the key in, e.g. {command}").format(
-                                 command='`printf %s "$KEY" | taotoken init --key-stdin --yes`'))
+                             Fix.of(_("pipe the key in, e.g. {command}"), command=Command(
+                                 f"{shells.piped_var('KEY', shells.syntax(io.env))} taotoken init --key-stdin --yes")))
     remember_secret(api_key)
     settings = load_settings(Overrides(profile=request.profile, base_url=request.base_url, api_key=api_key,
                                        model=request.model), io.env)
@@ -140,7 +141,6 @@ def _refuse_unlisted(io: IOStreams, base_url: str, api_key: str, model: str) -> 
     listed ID it was probably meant to be; with no list to ask it is written as before."""
     from taotoken_cli.core.base.errors import TaotokenError
     from taotoken_cli.core.base.exitcodes import Exit
-    from taotoken_cli.core.base.fix import Command, Fix
     from taotoken_cli.core.diagnosis.model_check import check_model
 
     found = check_model(base_url, api_key, model, io.env)

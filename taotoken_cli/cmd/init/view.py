@@ -108,7 +108,8 @@ def render_next_command(out: Output, init: InitPlan, machine: Machine, *, links_
     """What to run next: check the setup; and in this shell, load env.sh when it was written; the CC Switch links
     still to hand over (`links_pending`: the compact form, which does not print them)."""
     label = _("next: ")
-    out.wrapped(_("{command}   (one request: base URL, key and model)").format(command="taotoken check"), label)
+    out.wrapped(Fix.of(_("{command}   (one request: base URL, key and model)"), command=Command("taotoken check")),
+                label)
     if links_pending:
         out.wrapped(Fix.of(_("{command}   (hand the import links to CC Switch, one at a time)"),
                            command=Command("taotoken init --target cc-switch --open")), " " * cell_width(label))
@@ -119,8 +120,8 @@ def render_next_command(out: Output, init: InitPlan, machine: Machine, *, links_
             fish = machine.env.get("SHELL", "").endswith("fish")
             source = (f"source {_home_relative(paths.env_fish, machine)}" if fish
                       else f". {_home_relative(paths.env_sh, machine)}")
-        out.wrapped(_("{command}   (for Codex and SDK scripts started from this shell; new shells load it "
-                      "themselves)").format(command=source), " " * cell_width(label))
+        out.wrapped(Fix.of(_("{command}   (for Codex and SDK scripts started from this shell; new shells load it "
+                             "themselves)"), command=Command(source)), " " * cell_width(label))
 
 
 def _home_relative(path: Path, machine: Machine) -> str:

@@ -6,7 +6,7 @@ user's language, so widths are display widths (a Chinese character takes two col
 from __future__ import annotations
 
 from taotoken_cli.cmd.models.model import ModelsReport, Unlisted
-from taotoken_cli.core.base.fix import Fix
+from taotoken_cli.core.base.fix import Command, Fix
 from taotoken_cli.core.base.i18n import N_, _, listed, ngettext
 from taotoken_cli.core.diagnosis.text import failure_lines
 from taotoken_cli.core.term.iostreams import IOStreams
@@ -98,7 +98,8 @@ def render_table(out: Output, report: ModelsReport, *, width: int = 80) -> None:
     if not count:
         out.wrapped(_("the gateway lists no models for key {key}").format(key=report.key), hang="  ")
         out.wrapped(where, hang="  ")
-        out.wrapped(_("if it serves models it does not list: taotoken check --allow-unlisted"), hang="  ")
+        out.wrapped(Fix.of(_("if it serves models it does not list: {command}"),
+                           command=Command("taotoken check --allow-unlisted")), hang="  ")
     else:
         if report.pattern:
             head = ngettext("{matched} of {count} model matches {pattern!r} for key {key} (profile {profile!r})",

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from taotoken_cli.cmd.route import PROBE_TIMEOUT_S, view
 from taotoken_cli.core.base.errors import InputError, TaotokenError
 from taotoken_cli.core.base.exitcodes import Exit
+from taotoken_cli.core.base.fix import Command, Fix, config_set
 from taotoken_cli.core.base.i18n import _, listed
 from taotoken_cli.core.devices.routing import RouteEdit, choose_for_settings, parse_assignments, plan_routes
 from taotoken_cli.core.files import applyflow
@@ -68,7 +69,9 @@ def choose(options: RouteOptions, io: IOStreams) -> int:
             view.render_verify(out, report)
         return report.exit_code
     if choice.model is None:
-        raise TaotokenError(choice.reason, _("taotoken route set cpu=MODEL   (or: taotoken config set model MODEL)"),
+        raise TaotokenError(choice.reason, Fix.of(_("{command}   (or: {command2})"),
+                                                  command=Command("taotoken route set cpu=MODEL"),
+                                                  command2=config_set("model", "MODEL")),
                             Exit.CONFIG, code="config.missing")
     if options.export:
         from taotoken_cli.core.platform.shells import syntax
@@ -151,9 +154,10 @@ def warn_unlisted(io: IOStreams, edits: list[RouteEdit], profile: str | None, ti
                    else _("route {key}: {model} is not listed by the gateway; saved all the same")
                    .format(key=edit.key, model=model))
         out.error_wrapped(warning, _("warning: "))
-        out.error_wrapped(_("taotoken route set {route}   (all models: taotoken models)")
-                          .format(route=f"{edit.key}={close[0]}") if close
-                          else _("pick a listed ID: taotoken models"), "  " + _("fix: "))
+        every = Command("taotoken models")
+        out.error_wrapped(Fix.of(_("{command}   (all models: {models})"),
+                                 command=Command(f"taotoken route set {edit.key}={close[0]}"), models=every)
+                          if close else Fix.of(_("pick a listed ID: {command}"), command=every), "  " + _("fix: "))
 
 
 def list_routes(io: IOStreams, *, json_out: bool, profile: str | None) -> int:

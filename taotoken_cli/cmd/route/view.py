@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from taotoken_cli.cmd.route.verify import FAILED, MATCH_LABEL, VerifyReport
+from taotoken_cli.core.base.fix import Command, Fix
 from taotoken_cli.core.base.i18n import N_, _, clauses, listed
 from taotoken_cli.core.devices.probe import BackendReport, DeviceReport
 from taotoken_cli.core.devices.routing import Choice, key_kind
@@ -186,8 +187,8 @@ def routes_to_dict(routes: Mapping[str, str], profile: str) -> dict[str, Any]:
 
 def render_routes(out: Output, routes: Mapping[str, str], profile: str, profile_model: str | None) -> None:
     if not routes:
-        out.wrapped(_("no routes in profile {profile}; add some: taotoken route set cuda=MODEL cpu=MODEL")
-                    .format(profile=repr(profile)))
+        out.wrapped(Fix.of(_("no routes in profile {profile}; add some: {command}"), profile=repr(profile),
+                           command=Command("taotoken route set cuda=MODEL cpu=MODEL")))
     else:
         rows = [[k, _label(KIND_LABEL, key_kind(k.lower())), v] for k, v in routes.items()]
         for line in _plain_table([_("route"), _("kind"), _("model")], rows, out.width):

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from taotoken_cli.core.base.errors import ConfigFileError
+from taotoken_cli.core.base.fix import Command, Fix
 from taotoken_cli.core.base.i18n import _
 from taotoken_cli.core.base.masking import mask_key
 from taotoken_cli.core.files import gitrepo
@@ -233,8 +234,8 @@ def _load_raw(path: Path, kind: str) -> ConfigFile:
         result.error = ConfigFileError(str(path), None, None, _("is a directory, not a file"), _("move it away"))
     except PermissionError:
         result.error = ConfigFileError(str(path), None, None, _("cannot be read (permission denied)"),
-                                       _("fix its permissions, e.g. {command}").format(
-                                           command=permissions.access_fix(path)))
+                                       Fix.of(_("fix its permissions, e.g. {command}"),
+                                              command=Command(permissions.access_fix(path))))
     if result.raw is not None:
         try:
             result.raw.decode("utf-8")

@@ -20,6 +20,7 @@ from urllib.parse import quote, urlsplit
 
 from taotoken_cli.core.base.errors import ConfigFileError, TaotokenError
 from taotoken_cli.core.base.exitcodes import Exit
+from taotoken_cli.core.base.fix import Command, Fix
 from taotoken_cli.core.base.i18n import _, listed
 from taotoken_cli.core.base.masking import mask_key
 from taotoken_cli.core.base.oserrors import os_error_text
@@ -350,8 +351,8 @@ def _refuse_while_running(where: CCSwitchPaths, result: Plan) -> None:
             _("CC Switch is running ({processes}): it keeps {path} in memory and rewrites the whole file when it "
               "saves, which would erase TaoToken's entry; nothing was written").format(processes=which,
                                                                                        path=where.legacy_config),
-            _("quit CC Switch (tray menu → Quit; closing its window leaves it running), then run the same "
-              "`taotoken init` again"), Exit.FAILURE)
+            Fix.of(_("quit CC Switch (tray menu → Quit; closing its window leaves it running), then run the same "
+                     "{command} again"), command=Command("taotoken init")), Exit.FAILURE)
 
 
 def _strings(value) -> list[str]:

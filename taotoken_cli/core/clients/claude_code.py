@@ -33,7 +33,7 @@ from taotoken_cli.core.clients.base import (
 from taotoken_cli.core.files import gitrepo
 from taotoken_cli.core.files.fileplan import Plan
 from taotoken_cli.core.net.urlform import BARE_ROOT
-from taotoken_cli.core.platform import system
+from taotoken_cli.core.platform import shells, system
 
 NAME = "claude-code"
 LABEL = "Claude Code"
@@ -349,7 +349,8 @@ def _switch_off_providers(block: dict, machine: Machine, written: str, summary: 
                 fix = _("delete the line {places} (export {name}=…), then open a new terminal").format(
                     places=where, name=item.name)
             else:
-                fix = _("{command} in the shell that starts Claude Code").format(command=f"`unset {item.name}`")
+                unset = shells.unset_var(item.name, shells.syntax(machine.env))  # in the user's shell
+                fix = _("{command} in the shell that starts Claude Code").format(command=f"`{unset}`")
         else:
             where = str(item.path)
             fix = _('ask the administrator who manages {path} to remove "{name}"').format(path=item.path,

@@ -11,6 +11,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from taotoken_cli.core.base.errors import ConfigFileError
+from taotoken_cli.core.base.fix import Command, Fix
 from taotoken_cli.core.base.i18n import _, listed
 from taotoken_cli.core.clients import vscode
 from taotoken_cli.core.clients.base import (
@@ -102,7 +103,8 @@ def plan(triple: Triple, machine: Machine, options: PlanOptions = PlanOptions())
         raise ConfigFileError(str(where.providers), None, None,
                               _("has version {version}; this taotoken knows version 1").format(
                                   version=repr(data.get("version"))),
-                              _("update taotoken, or configure Cline with `cline auth --provider openai-compatible`"))
+                              Fix.of(_("update taotoken, or configure Cline with {command}"),
+                                     command=Command("cline auth --provider openai-compatible")))
     providers = data.get("providers")
     if providers is not None and not isinstance(providers, dict):
         raise ConfigFileError(str(where.providers), None, None, _('"providers" is not a JSON object'),

@@ -48,7 +48,7 @@ from taotoken_cli.core.clients.base import (
 from taotoken_cli.core.files.fileplan import Plan
 from taotoken_cli.core.formats import dotenv
 from taotoken_cli.core.net.urlform import BARE_ROOT
-from taotoken_cli.core.platform import system
+from taotoken_cli.core.platform import shells, system
 
 NAME = "gemini-cli"
 LABEL = "Gemini CLI"
@@ -232,17 +232,21 @@ def plan(triple: Triple, machine: Machine, options: PlanOptions = PlanOptions())
 def _shadows(machine: Machine, triple: Triple) -> list[str]:
     """What keeps Gemini CLI from using what init writes: the environment, a project env file, higher settings."""
     warnings = []
+
+    def unset(name: str) -> str:  # in the user's shell (PowerShell: Remove-Item Env:NAME)
+        return shells.unset_var(name, shells.syntax(machine.env))
+
     for name in OTHER_AUTH:
         if machine.env.get(name, "").lower() == "true":
             warnings.append(_("{variable}=true is set in your shell: Gemini CLI then uses Google's endpoints, not "
-                              "the gateway — {command}").format(variable=name, command=f"`unset {name}`"))
+                              "the gateway — {command}").format(variable=name, command=f"`{unset(name)}`"))
     wanted = {BASE_URL: triple.url_for(URL_FORM), API_KEY: triple.api_key}
     for name, value in wanted.items():
         if machine.env.get(name) and machine.env[name] != value:
             shown = mask_key(machine.env[name]) if name == API_KEY else repr(machine.env[name])
             warnings.append(_("{variable} = {value} is exported in your shell and wins over {path} — {command} and "
                               "remove it from your shell start-up files").format(
-                variable=name, value=shown, path=paths(machine).env_file, command=f"`unset {name}`"))
+                variable=name, value=shown, path=paths(machine).env_file, command=f"`{unset(name)}`"))
     used = env_file_read(machine, written=True)
     if used is not None and used != paths(machine).env_file:
         warnings.append(_("Gemini CLI started here loads {used} instead of {path} (the first env file it finds "

@@ -29,6 +29,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from taotoken_cli.core.base.fix import Command, Fix
 from taotoken_cli.core.base.i18n import N_, _
 from taotoken_cli.core.base.oserrors import error_text
 from taotoken_cli.core.devices.selection import (
@@ -54,7 +55,8 @@ NO_DEVICE = "CUDA_ERROR_NO_DEVICE"
 PRESENT, NOT_INSTALLED, NO_DRIVER, BROKEN = "present", "not_installed", "no_driver", "broken"
 
 # The fixes, translated where a report is made (`hint(NO_DRIVER_HINT, backend)`): the language is chosen per run.
-# {command}, {opencl}, {pocl}: the commands for the installer taotoken runs under (core.platform.installer)
+# {command}, {opencl}, {pocl}: the commands for the installer taotoken runs under (core.platform.installer);
+# {nvidia_smi}, {clinfo}: the tools that show what the driver sees. Each is a command part of the Fix `hint` makes.
 PYCUDA_HINT = N_("pycuda builds from source: it needs nvcc on PATH (or CUDA_ROOT), a C++ compiler and the Python "
                  "headers; then: {command}")
 INSTALL_HINT = {
@@ -65,14 +67,14 @@ NO_DRIVER_HINT = {
     "opencl": N_("install an OpenCL ICD driver for your device (NVIDIA driver, Intel compute-runtime, ROCm), "
                  "or the PoCL CPU driver: {pocl}; ICD files live in /etc/OpenCL/vendors "
                  "(or $OCL_ICD_VENDORS)"),
-    "cuda": N_("with an NVIDIA GPU: install the NVIDIA driver (it provides libcuda.so.1) and check `nvidia-smi`; in "
+    "cuda": N_("with an NVIDIA GPU: install the NVIDIA driver (it provides libcuda.so.1) and check {nvidia_smi}; in "
                "containers run with the GPU exposed (e.g. docker --gpus all) and no CUDA stub libcuda.so first on "
                "LD_LIBRARY_PATH; $TAOTOKEN_LIBCUDA=/path/to/libcuda.so.1 names the library to load"),
 }
 # The same, where the OS differs (core.platform.system's kind): Windows has no LD_LIBRARY_PATH or /etc, macOS no CUDA.
 NO_DRIVER_HINT_FOR_OS = {
     ("cuda", "windows"): N_("with an NVIDIA GPU: install the NVIDIA driver (it provides nvcuda.dll in System32) and "
-                            "check `nvidia-smi`; the variable TAOTOKEN_LIBCUDA, set to a path to nvcuda.dll, names "
+                            "check {nvidia_smi}; the variable TAOTOKEN_LIBCUDA, set to a path to nvcuda.dll, names "
                             "another library to load"),
     ("cuda", "macos"): N_("macOS has no CUDA driver (NVIDIA's last was for macOS 10.13): route this machine with "
                           "`cpu`, or OpenCL"),
@@ -83,8 +85,8 @@ NO_DRIVER_HINT_FOR_OS = {
                             "PoCL CPU driver: {pocl}"),
 }
 BROKEN_HINT = {
-    "opencl": N_("run `clinfo -l` to see what the ICD loader finds; reinstall pyopencl if it cannot be imported"),
-    "cuda": N_("run `nvidia-smi`; 'Driver/library version mismatch' means the driver was upgraded without a "
+    "opencl": N_("run {clinfo} to see what the ICD loader finds; reinstall pyopencl if it cannot be imported"),
+    "cuda": N_("run {nvidia_smi}; 'Driver/library version mismatch' means the driver was upgraded without a "
                "reboot; reinstall pycuda if it was built against another CUDA version"),
 }
 # Driver errors with a more precise fix than BROKEN_HINT.
@@ -103,16 +105,17 @@ def no_driver_hints() -> dict[str, str]:
     return {api: NO_DRIVER_HINT_FOR_OS.get((api, kind), text) for api, text in NO_DRIVER_HINT.items()}
 
 
-def hint(hints: Mapping[str, str], key: str | None) -> str | None:
-    """The fix `hints` holds for `key`, in the user's language."""
+def hint(hints: Mapping[str, str], key: str | None) -> Fix | None:
+    """The fix `hints` holds for `key`, in the user's language, its commands as commands."""
     if key not in hints:
         return None
-    return _(hints[key]).format(pycuda_hint=pycuda_hint(), opencl=add_extra("opencl"), pocl=add_extra("pocl"))
+    return Fix.of(_(hints[key]), pycuda_hint=pycuda_hint(), opencl=add_extra("opencl"), pocl=add_extra("pocl"),
+                  nvidia_smi=Command("nvidia-smi"), clinfo=Command("clinfo -l"))
 
 
-def pycuda_hint() -> str:
+def pycuda_hint() -> Fix:
     """How to add pycuda where taotoken is installed (it is in no extra: it builds from source)."""
-    return _(PYCUDA_HINT).format(command=add_package("pycuda"))
+    return Fix.of(_(PYCUDA_HINT), command=add_package("pycuda"))
 
 
 @dataclass
@@ -154,7 +157,7 @@ class BackendReport:
     backend: str  # "opencl" | "cuda"
     status: str  # present | not_installed | no_driver | broken
     message: str
-    fix: str | None = None
+    fix: Fix | str | None = None
     failure: str | None = None  # for broken: "error" | "crashed" | "timeout"
     elapsed_s: float = 0.0
     platforms: list[OpenCLPlatform] = field(default_factory=list)  # OpenCL
@@ -201,6 +204,9 @@ _CUDA_ONLY = ("cuda_devices", "driver_version", "pycuda", "driver_library", "err
 
 def backend_to_dict(report: BackendReport) -> dict[str, Any]:
     data = asdict(report)
+    # the fix as the line it has always been, and structured beside it (its commands), as doctor's fix_steps
+    data["fix"] = None if report.fix is None else str(report.fix)
+    data["fix_step"] = None if report.fix is None else Fix.coerce(report.fix).to_dict()
     data["device_count"] = report.device_count
     if report.backend == "cuda":
         del data["platforms"]

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from taotoken_cli.core.base.errors import InputError, TaotokenError
 from taotoken_cli.core.base.exitcodes import Exit
+from taotoken_cli.core.base.fix import Command, Fix
 from taotoken_cli.core.base.i18n import _, listed
 from taotoken_cli.core.devices.probe import PRESENT, DeviceReport
 
@@ -139,7 +140,8 @@ def choose(routes: Mapping[str, str], report: DeviceReport | None, profile_model
         known = listed(sorted(table)) or _("none")
         raise TaotokenError(_("no route {key} in profile {profile} (routes: {routes})").format(
                                 key=repr(key), profile=repr(profile), routes=known),
-                            _("taotoken route set {key}=MODEL   (or choose one of the routes listed)").format(key=key),
+                            Fix.of(_("{command}   (or choose one of the routes listed)"),
+                                   command=Command(f"taotoken route set {key}=MODEL")),
                             Exit.CONFIG, code="route.missing")
     considered: list[str] = []
     for cand in candidates(report):
@@ -185,7 +187,8 @@ def parse_assignments(items: list[str]) -> list[RouteEdit]:
 
     if not items:
         raise InputError(_("no route given"),
-                         _("taotoken route set cuda=gpu-model cpu=cpu-model   (KIND= removes one)"))
+                         Fix.of(_("{command}   (KIND= removes one)"),
+                                command=Command("taotoken route set cuda=gpu-model cpu=cpu-model")))
     edits: dict[str, RouteEdit] = {}
     for item in items:
         if "=" not in item:

@@ -25,6 +25,7 @@ from pathlib import Path
 
 from taotoken_cli.core.base.errors import TaotokenError
 from taotoken_cli.core.base.exitcodes import Exit
+from taotoken_cli.core.base.fix import Command, Fix
 from taotoken_cli.core.base.i18n import _, listed, ngettext
 from taotoken_cli.core.base.masking import SECRETS, Redactor, mask_unknown_keys
 from taotoken_cli.core.base.oserrors import os_error_text
@@ -229,9 +230,9 @@ def run_lock(config_dir: Path, timeout: float = LOCK_TIMEOUT_S) -> Iterator[None
         raise TaotokenError(
             _("cannot create the lock file {path}: {error}; nothing was written").format(
                 path=lock_path, error=os_error_text(exc)),
-            _("make {directory} a writable directory (e.g. {command}), or point TAOTOKEN_CONFIG at a config file in "
-              "a writable directory").format(directory=config_dir,
-                                             command=permissions.access_fix(config_dir, directory=True)),
+            Fix.of(_("make {directory} a writable directory (e.g. {command}), or point TAOTOKEN_CONFIG at a config "
+                     "file in a writable directory"), directory=config_dir,
+                   command=Command(permissions.access_fix(config_dir, directory=True))),
             Exit.FAILURE, code="init.write_failed") from None
     try:
         deadline = time.monotonic() + timeout
@@ -360,8 +361,8 @@ def apply(plan: Plan, config_dir: Path, *, lock_timeout: float = LOCK_TIMEOUT_S,
             raise TaotokenError(
                 _("cannot save backups in {directory}: {error}; nothing was written").format(
                     directory=where, error=os_error_text(exc)),
-                _("make {directory} writable and check the disk has space ({command}), then run again").format(
-                    directory=config_dir, command=f"df -h {config_dir}"),
+                Fix.of(_("make {directory} writable and check the disk has space ({command}), then run again"),
+                       directory=config_dir, command=Command(f"df -h {config_dir}")),
                 Exit.FAILURE, code="init.write_failed") from None
 
         written: list[tuple[FileChange, dict]] = []
@@ -550,8 +551,9 @@ def undo_last(config_dir: Path, *, force: bool = False, lock_timeout: float = LO
             raise TaotokenError(
                 _("these files were changed after the last run, undo would discard those edits: {files}").format(
                     files=listed(edited)),
-                _("save your edits elsewhere and run `taotoken init --undo --force`"), Exit.FAILURE,
-                code="init.undo_conflict")
+                Fix.of(_("save your edits elsewhere and run {command}"),
+                       command=Command("taotoken init --undo --force")),
+                Exit.FAILURE, code="init.undo_conflict")
         problems = _restore([e for e in entries if e["target"] not in merged], backup_dir)
         problems += _write_merged(entries, merged)
         if problems:

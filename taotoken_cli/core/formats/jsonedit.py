@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from taotoken_cli.core.base.errors import ConfigFileError
+from taotoken_cli.core.base.fix import Command, Fix
 from taotoken_cli.core.base.i18n import _
 from taotoken_cli.core.files.fsutil import endings_like, newline_of
 from taotoken_cli.core.formats import jsonc
@@ -89,13 +90,13 @@ def parse_json(text: str, path: Path | str, *, allow_comments: bool = False) -> 
             raise ConfigFileError(str(path), None, None, _("invalid JSON: {word} (not a JSON number)").format(word=exc),
                                   _("replace {word} by a number or null").format(word=exc)) from None
         except json.JSONDecodeError as exc:
-            fix = _("fix the JSON at line {line}, column {column} (a missing comma or quote, or a trailing comma, is "
-                    "the usual cause); {command} shows the error too").format(
-                line=exc.lineno, column=exc.colno, command=f"`python3 -m json.tool {path}`")
+            fix: Fix | str = Fix.of(_("fix the JSON at line {line}, column {column} (a missing comma or quote, or a "
+                                      "trailing comma, is the usual cause); {command} shows the error too"),
+                                    line=exc.lineno, column=exc.colno, command=Command(f"python3 -m json.tool {path}"))
             if _parses_as_jsonc(body):
                 fix = _("remove the comments and trailing commas: this file must be plain JSON (the program that reads "
-                        "it rejects the whole file otherwise); the first one is at line {line}, column {column}")
-                fix = fix.format(line=exc.lineno, column=exc.colno)
+                        "it rejects the whole file otherwise); the first one is at line {line}, column {column}"
+                        ).format(line=exc.lineno, column=exc.colno)
             raise ConfigFileError(str(path), exc.lineno, exc.colno,
                                   _("invalid JSON: {detail}").format(detail=jsonc.json_message(exc.msg)), fix) from None
     try:

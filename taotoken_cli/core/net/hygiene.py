@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from urllib.parse import urlsplit, urlunsplit
 
 from taotoken_cli.core.base.errors import InputError
+from taotoken_cli.core.base.fix import Command, Fix, config_set
 from taotoken_cli.core.base.i18n import _, listed
 
 # Endpoint paths people paste as part of a base URL.
@@ -141,7 +142,7 @@ def clean_base_url(raw: str) -> Cleaned:
             else f"{parts.scheme.lower()}://{parts.netloc.lower()}/api"
         raise InputError(_("base URL {url} is the console page {page}, not the API root").format(
             url=repr(text), page=page),
-            _("use the API root instead: taotoken config set base_url {example}").format(example=example))
+            Fix.of(_("use the API root instead: {command}"), command=config_set("base_url", example)))
     path = parts.path.rstrip("/")
     if path != parts.path and parts.path not in ("", "/"):
         result.changes.append(_("removed the trailing slash"))
@@ -255,7 +256,8 @@ def clean_model(raw: str) -> Cleaned:
     value = result.value
     if not value:
         raise InputError(_("the model ID is empty"),
-                         _("pass a model ID, e.g. --model gpt-4o-mini (`taotoken models` lists them)"))
+                         Fix.of(_("pass a model ID, e.g. --model gpt-4o-mini ({command} lists them)"),
+                                command=Command("taotoken models")))
     if any(ch.isspace() for ch in value):
         raise InputError(_("model ID {model} contains whitespace").format(model=repr(value)),
                          _("model IDs have no spaces; copy it again"))

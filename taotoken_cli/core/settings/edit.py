@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from taotoken_cli.core.base.errors import ConfigFileError, InputError
+from taotoken_cli.core.base.fix import Command, Fix
 from taotoken_cli.core.base.i18n import _
 from taotoken_cli.core.formats.tomlerrors import toml_message
 
@@ -56,7 +57,8 @@ def render_config_update(current_text: str, path: Path, profile: str, updates: M
     except ParseError as exc:
         raise ConfigFileError(str(path), exc.line, exc.col, _("invalid TOML: {detail}").format(
                               detail=toml_message(str(exc))),
-                              _("fix the file at that position, or move it away and run `taotoken init`")) from None
+                              Fix.of(_("fix the file at that position, or move it away and run {command}"),
+                                     command=Command("taotoken init"))) from None
     if not current_text.strip():
         doc.add(tomlkit.comment("taotoken configuration: edit with `taotoken config set` or by hand."))
         doc.add(tomlkit.comment("The API key is a secret: this file is kept at mode 0600."))

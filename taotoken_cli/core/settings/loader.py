@@ -32,6 +32,7 @@ from typing import Any
 from taotoken_cli import APP_NAME, DEFAULT_BASE_URL
 from taotoken_cli.core.base.errors import ConfigFileError, InputError, TaotokenError
 from taotoken_cli.core.base.exitcodes import Exit
+from taotoken_cli.core.base.fix import Command, Fix
 from taotoken_cli.core.base.i18n import N_, _, listed
 from taotoken_cli.core.base.masking import remember_secret
 from taotoken_cli.core.formats.tomlerrors import toml_message
@@ -131,17 +132,19 @@ class Settings:
                 raise TaotokenError(
                     _("profile {profile} ({origin}) does not exist in {path} (profiles: {known})").format(
                         profile=repr(self.profile), origin=self.profile_origin, path=self.config_path, known=known),
-                    _("pick an existing one (taotoken config profiles), or create it: {command}").format(
-                        command=f"taotoken init --profile {self.profile}"),
+                    Fix.of(_("pick an existing one ({list}), or create it: {command}"),
+                           list=Command("taotoken config profiles"),
+                           command=Command(f"taotoken init --profile {self.profile}")),
                     Exit.CONFIG, code="config.missing")
             if item.value is None:
-                setter = "taotoken config set api_key -" if name == "api_key" else f"taotoken config set {name} …"
+                setter = Command("taotoken config set api_key -" if name == "api_key"
+                                 else f"taotoken config set {name} …")
                 missing = {"base_url": _("no base URL configured (profile {profile})"),
                            "api_key": _("no API key configured (profile {profile})"),
                            "model": _("no model configured (profile {profile})")}[name]
                 raise TaotokenError(
                     missing.format(profile=repr(self.profile)),
-                    _("taotoken init   (or: {command})").format(command=setter),
+                    Fix.of(_("{init}   (or: {command})"), init=Command("taotoken init"), command=setter),
                     Exit.CONFIG,
                     code="auth.missing_key" if name == "api_key" else "config.missing",
                 )
@@ -198,13 +201,14 @@ def read_config_file(path: Path) -> dict[str, Any]:
         from taotoken_cli.core.platform.permissions import private_fix
 
         raise ConfigFileError(str(path), None, None, _("cannot be read (permission denied)"),
-                              _("fix its permissions: {command}").format(command=private_fix(path))) from None
+                              Fix.of(_("fix its permissions: {command}"), command=Command(private_fix(path)))) from None
     try:
         data = tomllib.loads(text.removeprefix("\ufeff"))  # a byte-order mark (Notepad) is kept, not parsed
     except tomllib.TOMLDecodeError as exc:
         line, col = toml_error_position(exc)
         raise ConfigFileError(str(path), line, col, _("invalid TOML: {detail}").format(detail=toml_message(str(exc))),
-                              _("fix the file at that position, or move it away and run `taotoken init`")) from None
+                              Fix.of(_("fix the file at that position, or move it away and run {command}"),
+                                     command=Command("taotoken init"))) from None
     return data
 
 

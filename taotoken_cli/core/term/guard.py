@@ -45,9 +45,10 @@ def _json_wanted() -> bool:
     return "--json" in (args[:args.index("--")] if "--" in args else args)
 
 
-def json_error(code: str, exit_code: int, message: str, fix: object) -> None:
+def json_error(code: str, exit_code: int, message: str, fix: Fix | str | None) -> None:
     """Under --json, the error as one object on stdout (the same in every language but for message and fix): a
-    TaotokenError's, and a usage error's (cmd.options: Click prints those itself, on stderr)."""
+    TaotokenError's, and a usage error's (cmd.options: Click prints those itself, on stderr). `fix` is the line, as
+    always; `fix_step` the same fix structured (its commands), as doctor's `fix_steps`."""
     if not _json_wanted():
         return
     import json
@@ -56,7 +57,9 @@ def json_error(code: str, exit_code: int, message: str, fix: object) -> None:
     from taotoken_cli.core.term.output import machine_object
 
     data = machine_object({"ok": False, "code": code, "message": str(message),
-                           "fix": None if fix is None else str(fix)}, schema=1, exit_code=exit_code)
+                           "fix": None if fix is None else str(fix),
+                           "fix_step": None if fix is None else Fix.coerce(fix).to_dict()},
+                          schema=1, exit_code=exit_code)
     with contextlib.suppress(OSError, ValueError):
         sys.stdout.write(mask_unknown_keys(SECRETS(json.dumps(data, ensure_ascii=True))) + "\n")
         sys.stdout.flush()

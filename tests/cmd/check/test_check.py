@@ -631,6 +631,21 @@ def test_explain_unknown_code(run, home):
     assert "fix:" in result.stderr
 
 
+def test_explain_names_the_commands_of_its_fixes_under_json(cli, home):
+    """--json: an unknown code's fix (an InputError) and a code's fixes list their commands, not only the text."""
+    unknown = cli("explain", "nosuch", "--json").assert_clean()
+    data = json.loads(unknown.stdout)
+    assert unknown.returncode == data["exit_code"] == Exit.USAGE
+    assert data["fix_step"] == {"text": data["fix"], "where": None,
+                                "commands": [{"line": "taotoken explain --list",
+                                              "argv": ["taotoken", "explain", "--list"]}]}
+    codes = {c["code"]: c for c in json.loads(cli("explain", "config.unparsable", "--json").stdout)["codes"]}
+    assert [c["line"] for s in codes["config.unparsable"]["fix_steps"] for c in s["commands"]] == ["taotoken init"]
+    not_found = json.loads(cli("explain", "model.not_found", "--json").stdout)["codes"][0]["fix_steps"][0]
+    assert [c["line"].split()[:3] for c in not_found["commands"]] == [["taotoken", "config", "set"],
+                                                                      ["taotoken", "models", "<model>"]]
+
+
 def test_explain_every_code(run, env):
     env("https://gw.example/api")
     listing = run("explain", "--list").stdout.splitlines()

@@ -354,9 +354,13 @@ def test_cline_providers_failing_the_schema(cli, home, gateway):
     providers.write_text(json.dumps(data))
     result = cli("doctor", "--check", "cline.providers").assert_clean()
     text = assert_finding(result, "cline.providers", "fail",
-                          f"move {providers} away and run `taotoken init` (Cline reads an invalid file as empty: "
+                          f"move {providers} away and run taotoken init (Cline reads an invalid file as empty: "
                           "logged out)")
     assert "'taotoken.net/api/v1' is not a valid URL" in text
+    # --json: the fix's command is a command there too, not words inside its text
+    report = json.loads(cli("doctor", "--check", "cline.providers", "--json").assert_clean().stdout)
+    check = next(c for c in report["checks"] if c["id"] == "cline.providers")
+    assert check["fix_steps"][0]["commands"] == [{"line": "taotoken init", "argv": ["taotoken", "init"]}]
 
 
 def test_cc_switch_managing_the_same_files(cli, home, gateway):
@@ -457,6 +461,14 @@ def test_json_shape_is_stable_and_masks_the_key(cli, home, gateway):
     assert len({c["id"] for c in data["checks"]}) == len(data["checks"])
     assert all(c["status"] == "skipped" for c in data["checks"] if c["section"] in ("Network", "Gateway"))
     assert data["exit_code"] == result.returncode == 0
+
+
+def test_fix_with_json_is_refused_with_both_commands_in_the_fix(cli, home):
+    refused = cli("doctor", "--fix", "--json").assert_clean()
+    data = json.loads(refused.stdout)
+    assert refused.returncode == data["exit_code"] == 2 and data["code"] == "input.invalid"
+    assert [c["line"] for c in data["fix_step"]["commands"]] == ["taotoken doctor --json", "taotoken doctor --fix"]
+    assert "fix: run taotoken doctor --json to read the findings, then taotoken doctor --fix" in refused.stderr
 
 
 def test_list_and_unknown_check(run, home):

@@ -22,6 +22,7 @@ import pytest
 from taotoken_cli.cmd.doctor.model import Check, Finding, Repair, Report, Result, Status
 from taotoken_cli.cmd.doctor.view import progress_text, verdict_line
 from taotoken_cli.core.base import i18n
+from taotoken_cli.core.base.fix import Fix
 from taotoken_cli.core.term.layout import cell_width
 from tests.conftest import SENTINEL_KEY, own_config, python_path
 from tests.tmux import Tmux, require_tmux
@@ -138,7 +139,7 @@ def test_a_broken_run_reads_in_chinese_with_ids_commands_and_exit_status_unchang
     assert "  [-] 对话补全：网关不提供 gpt-4o-mni（见 gateway.model）  (gateway.chat)" in out
     verdict = out.rstrip("\n").splitlines()[-1]
     assert re.fullmatch(r"✗ doctor 发现 \d+ 个失败、\d+ 个警告（已运行 \d+ 项检查，跳过 \d+ 项）；其中 \d+ 项可用 "
-                        r"`taotoken doctor --fix` 修复。", verdict), verdict
+                        r"taotoken doctor --fix 修复。", verdict), verdict
     for line in own_lines(out):
         if "需要清理：" in line:  # what was cleaned is hygiene's text (another shard)
             line = line.split("需要清理：")[0]
@@ -194,8 +195,10 @@ def test_the_verdict_in_both_languages(findings, strict, english, chinese_text) 
 
 def test_the_verdict_counts_what_doctor_fix_can_repair(chinese) -> None:
     report = _report(_finding(Status.FAIL, repairable=True), _finding(Status.FAIL), _finding(Status.WARN))
-    assert verdict_line(report) == ("✗ doctor 发现 2 个失败、1 个警告（已运行 3 项检查）；其中 1 项可用 "
-                                    "`taotoken doctor --fix` 修复。")
+    verdict = verdict_line(report)
+    assert str(verdict) == ("✗ doctor 发现 2 个失败、1 个警告（已运行 3 项检查）；其中 1 项可用 "
+                            "taotoken doctor --fix 修复。")
+    assert isinstance(verdict, Fix) and [c.line for c in verdict.commands] == ["taotoken doctor --fix"]
 
 
 def test_the_spinner_names_the_check_it_waits_for_in_chinese(chinese) -> None:
@@ -227,7 +230,7 @@ def test_an_unknown_check_is_refused_in_chinese(cli, home) -> None:
     bad = cli("doctor", "--check", "gateway.modle", env=ZH).assert_clean()
     assert bad.returncode == 2
     assert "没有名为 'gateway.modle' 的 doctor 检查项" in bad.stderr
-    assert "你是不是想用 gateway.model" in bad.stderr and "`taotoken doctor --list`" in bad.stderr
+    assert "你是不是想用 gateway.model" in bad.stderr and "用 taotoken doctor --list 列出" in bad.stderr
 
 
 # -- --fix ----------------------------------------------------------------------------------------------
@@ -246,7 +249,7 @@ def test_fix_shows_its_plan_refuses_without_a_terminal_then_repairs_in_chinese(c
     assert '-base_url = "https://gateway.example/api/v1"' in out  # the diff itself is the file's text
     fixed = cli(*args, "--yes", env=ZH).assert_clean()
     assert re.search(r"^--fix：已修复 1 个文件；备份在 \S+$", fixed.stdout, re.M), fixed.stdout
-    assert "--fix：再次运行 `taotoken doctor` 确认；用 `taotoken init --undo` 可恢复原来的文件" in fixed.stdout
+    assert "--fix：再次运行 taotoken doctor 确认；用 taotoken init --undo 可恢复原来的文件" in fixed.stdout
     assert f'api_key = "{SENTINEL_KEY}"\n' in config.read_text()
     again = cli(*args, env=ZH).assert_clean()
     assert again.returncode == 0 and again.stdout.rstrip().endswith("--fix：没有可自动修复的问题")

@@ -335,7 +335,7 @@ def test_the_legacy_config_json_is_never_written_while_cc_switch_runs(cli, home:
     assert result.returncode == 1, result.output
     assert f"CC Switch is running (pid {running_cc_switch.pid} cc-switch)" in result.stderr
     assert "quit CC Switch (tray menu → Quit; closing its window leaves it running), then run the same " \
-           "`taotoken init` again" in result.stderr
+           "taotoken init again" in result.stderr
     assert snapshot(home) == before and path.exists()
 
 

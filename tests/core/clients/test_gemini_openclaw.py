@@ -97,3 +97,13 @@ def test_doctor_fails_gemini_api_only_for_a_gemini_cli_pointed_at_the_gateway(cl
     checks = {c["id"]: c for c in json.loads(result.stdout)["checks"]}
     assert checks["gemini.config"]["status"] == "ok"
     assert checks["gemini.api"]["status"] == "fail" and checks["gemini.api"]["code"] == "url.no_gemini_api"
+
+
+def test_gemini_cli_names_the_unset_of_a_shadowing_variable_in_the_users_shell(home):
+    """A variable of the shell that outvotes init's env file: the unset to type is said in that shell's syntax."""
+    env = {"HOME": str(home), "TAOTOKEN_SYSTEM_ROOT": str(home / "sysroot"), "GOOGLE_GENAI_USE_VERTEXAI": "true"}
+    for shell, command in (("/bin/bash", "`unset GOOGLE_GENAI_USE_VERTEXAI`"),
+                           ("/usr/bin/fish", "`set -e GOOGLE_GENAI_USE_VERTEXAI`")):
+        machine = Machine.of({**env, "SHELL": shell}, home, home / ".config" / "taotoken")
+        [warning] = [w for w in gemini_cli.plan(TRIPLE, machine).warnings if "GOOGLE_GENAI_USE_VERTEXAI" in w]
+        assert warning.endswith("the gateway — " + command), warning

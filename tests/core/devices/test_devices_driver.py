@@ -16,7 +16,15 @@ from pathlib import Path
 
 import pytest
 
-from taotoken_cli.core.devices.probe import BROKEN, NO_DEVICE, NO_DRIVER, PRESENT, probe_backend, probe_devices
+from taotoken_cli.core.devices.probe import (
+    BROKEN,
+    NO_DEVICE,
+    NO_DRIVER,
+    PRESENT,
+    backend_to_dict,
+    probe_backend,
+    probe_devices,
+)
 from taotoken_cli.core.devices.routing import choose
 from tests.conftest import flat, hidden_package, python_path
 from tests.timing import assert_within, fastest_s, timed
@@ -78,13 +86,17 @@ def test_no_device_is_no_driver_with_the_cuda_error_name(driver_env):
 @pytest.mark.parametrize(("code", "name", "fix"), [
     ("803", "CUDA_ERROR_SYSTEM_DRIVER_MISMATCH", "reboot after a driver upgrade"),
     ("34", "CUDA_ERROR_STUB_LIBRARY", "remove the toolkit's lib64/stubs directory from LD_LIBRARY_PATH"),
-    ("999", "CUDA_ERROR_UNKNOWN", "run `nvidia-smi`"),
+    ("999", "CUDA_ERROR_UNKNOWN", "run nvidia-smi"),
 ])
 def test_a_driver_error_is_broken_and_named(driver_env, code, name, fix):
     report = probe_backend("cuda", timeout_s=60, env=driver_env(FAKE_CUDA_INIT_ERROR=code))
     assert (report.status, report.failure, report.error_name) == (BROKEN, "error", name)
     assert report.message.startswith(f"cuInit failed: {name} ({code}): ")
     assert fix in report.fix
+    if "nvidia-smi" in fix:  # the tool is a command of the fix, in --json's fix_step too
+        step = backend_to_dict(report)["fix_step"]
+        assert step["commands"] == [{"line": "nvidia-smi", "argv": ["nvidia-smi"]}]
+        assert step["text"] == backend_to_dict(report)["fix"] == str(report.fix)
 
 
 def test_an_error_the_driver_cannot_name_keeps_its_number(driver_env):

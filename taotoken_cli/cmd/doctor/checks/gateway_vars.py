@@ -61,8 +61,8 @@ def sync_fix(ctx: DoctorContext, target: str, recorded_here: bool | None = None)
     if record is not None and target in record.targets and recorded_here is not False:
         return Fix.of(_("{command}   (or: {command2})"), command=Command("taotoken config sync"),
                       command2=Command("taotoken doctor --fix"))
-    return Fix.of(_("{command}   (and later changes follow: taotoken config set)"),
-                  command=Command(f"taotoken init --target {target}"))
+    return Fix.of(_("{command}   (and later changes follow: {command2})"),
+                  command=Command(f"taotoken init --target {target}"), command2=Command("taotoken config set"))
 
 
 def show(name: str, value: str) -> str:

@@ -75,8 +75,8 @@ def dns(ctx: DoctorContext) -> Result:
                            details=[_("see net.via_proxy for whether that works")])
     return Result.fail(_("{host} does not resolve: {error}").format(host=host, error=probe.detail),
                        fixes=[_("check the host name in the base URL ({url})").format(url=ctx.base_url),
-                              _("check DNS: {command}   (or try another resolver)").format(
-                                  command=system.current().dns_check.format(host=host))])
+                              Fix.of(_("check DNS: {command}   (or try another resolver)"),
+                                     command=Command(system.current().dns_check.format(host=host)))])
 
 
 @dataclass

@@ -75,12 +75,13 @@ def env_files(ctx: DoctorContext) -> tuple[project_env.ProjectPaths, list[EnvFil
     return ctx.memo("project:env", read)
 
 
-def _fix(ctx: DoctorContext, env_file: EnvFile, root: Path) -> str:
+def _fix(ctx: DoctorContext, env_file: EnvFile, root: Path) -> Fix:
     if env_file.file.path.name == project_env.FILE:
         record = recorded(ctx)
         return sync_fix(ctx, project_env.NAME, record is not None and str(root) in record.options.project_dirs)
-    return _("edit {path} (or keep the triple only in {file}: taotoken init --target project-env keeps it in "
-             "step)").format(path=env_file.file.path, file=project_env.FILE)
+    return Fix.of(_("edit {path} (or keep the triple only in {file}: {command} keeps it in step)"),
+                  path=env_file.file.path, file=project_env.FILE,
+                  command=Command(f"taotoken init --target {project_env.NAME}"))
 
 
 def _who_wins(assignment: dotenv.Assignment) -> str:

@@ -27,6 +27,7 @@ from taotoken_cli.cmd.doctor.checks.clients.common import (
 )
 from taotoken_cli.cmd.doctor.context import DoctorContext
 from taotoken_cli.cmd.doctor.model import Issues, Result, Status
+from taotoken_cli.core.base.fix import Command, Fix
 from taotoken_cli.core.base.i18n import N_, _, listed
 from taotoken_cli.core.base.masking import mask_key
 from taotoken_cli.core.clients import ccswitch
@@ -83,14 +84,15 @@ def ccswitch_managed(ctx: DoctorContext, found: CCSwitch) -> Result:
         if pid is None and store.problem:
             issues.warn(_("CC Switch's current {app} provider is unknown: {problem}").format(app=label,
                                                                                              problem=store.problem),
-                        fixes=[_("run `taotoken doctor --check ccswitch` again once CC Switch is idle")])
+                        fixes=[Fix.of(_("run {command} again once CC Switch is idle"),
+                                      command=Command("taotoken doctor --check ccswitch"))])
         elif not (any(p.id == pid for p in ours) or (pid and "taotoken" in pid.lower())):
             elsewhere.extend(str(f) for f in files)
             add = f"taotoken init --target cc-switch --open-app {app}"
             fix = _("select TaoToken for {app} in CC Switch") if ours else \
                 _("select TaoToken for {app} in CC Switch (if it is missing: {command})") if store.problem else \
                 _("add TaoToken to CC Switch for {app}: {command} (then select it there)")
-            issues.fixes.append(fix.format(app=label, command=add))
+            issues.fixes.append(Fix.of(fix, app=label, command=Command(add)))
     if elsewhere:
         issues.warn(_("CC Switch manages {files}: its next provider switch overwrites edits made there (and absorbs "
                       "them into the current provider)").format(files=listed(elsewhere)))
@@ -126,10 +128,10 @@ def _summary(providers: list[StoredProvider], form: str) -> str:
         for p in providers)
 
 
-def _edit(provider: StoredProvider, msgid: str, **values: str) -> str:
+def _edit(provider: StoredProvider, msgid: str, **values: str | Command) -> Fix:
     """An instruction to edit `provider` in CC Switch: `msgid` (marked N_()) names the edit with {app} and
     {provider} (the whole sentence is one message, so each language orders it its own way)."""
-    return _(msgid).format(app=ccswitch.APP_LABELS[provider.app], provider=provider.describe(), **values)
+    return Fix.of(_(msgid), app=ccswitch.APP_LABELS[provider.app], provider=provider.describe(), **values)
 
 
 _SAVE = N_("in CC Switch, edit the {app} provider {provider} and save it")
@@ -194,7 +196,7 @@ def ccswitch_codex(ctx: DoctorContext, providers: list[StoredProvider]) -> Resul
                 provider=provider.describe(), value=repr(chosen)),
                         fixes=[_edit(provider, N_("in CC Switch, edit the {app} provider {provider}, or delete it and "
                                                   "run: {command}"),
-                                     command="taotoken init --target cc-switch --open-app codex")])
+                                     command=Command("taotoken init --target cc-switch --open-app codex"))])
             continue
         value = table.get("base_url")
         if not isinstance(value, str) or not value.strip():

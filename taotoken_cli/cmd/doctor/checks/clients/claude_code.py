@@ -321,9 +321,9 @@ def claude_login(ctx: DoctorContext, claude: Claude) -> Result:
                          _("no stored Anthropic login"))
     if not custom:
         return Result.ok(_("uses {login} (no gateway key configured for Claude Code)").format(login=logins[0]))
-    fixes = [_("in Claude Code run /logout (removes the stored login), then restart it")]
+    fixes: list[Fix | str] = [_("in Claude Code run /logout (removes the stored login), then restart it")]
     if credentials.exists():
-        fixes.append(_("or: {fix}").format(fix=f"rm {credentials}"))
+        fixes.append(Fix.of(_("or: {fix}"), fix=Command(f"rm {credentials}")))
     return Result.warn(_("{logins} beside the gateway key").format(logins=and_join(logins)),
                        details=[_("Claude Code warns 'auth may not work as expected'; whenever the gateway variable "
                                   "does not reach it (IDE launch, project-only settings) it uses the stored login and "

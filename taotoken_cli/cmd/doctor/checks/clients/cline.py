@@ -69,8 +69,8 @@ def cline_providers(ctx: DoctorContext) -> Result:
     issues = Issues()
     data = providers.data if isinstance(providers.data, dict) else {}
     table = data.get("providers")
-    schema_fix = [_("move {path} away and run `taotoken init` (Cline reads an invalid file as empty: logged "
-                    "out)").format(path=providers.path)]
+    schema_fix = [Fix.of(_("move {path} away and run {command} (Cline reads an invalid file as empty: logged "
+                           "out)"), path=providers.path, command=Command("taotoken init"))]
     if not isinstance(data.get("version"), int) or not isinstance(table, dict):
         return Result.fail(_('{path} does not match Cline\'s schema (needs "version": 1 and a "providers" object): '
                              "Cline reads it as empty").format(path=providers.path), fixes=schema_fix)
@@ -135,8 +135,9 @@ def cline_vscode(ctx: DoctorContext) -> Result:
 
         where = listed(_("{key} (line {line})").format(key=key, line=line) for key, line in found)
         issues.warn(_("{path}: {keys} — Cline has no settings here and never reads them").format(path=path, keys=where),
-                    fixes=[_("remove the cline.* lines from {path}; configure Cline in "
-                             "~/.cline/data/settings/providers.json (taotoken init does it)").format(path=path)],
+                    fixes=[Fix.of(_("remove the cline.* lines from {path}; configure Cline in "
+                                    "~/.cline/data/settings/providers.json ({command} does it)"), path=path,
+                                  command=Command("taotoken init"))],
                     repairs=[json_repair(path, _("remove {keys} (never read by Cline)").format(keys=listed(keys)),
                                          remove, allow_comments=True)])
     return issues.result(_("no cline.* keys in {paths}").format(paths=listed(str(p) for p in files)))

@@ -254,9 +254,9 @@ def codex_env_key(ctx: DoctorContext, codex: Codex) -> Result:
     if not value and facts.windows:
         return Result.fail(_("env_key = {quoted} but {name} is not set in this shell: Codex stops with a missing "
                              "environment variable error").format(quoted=repr(var), name=var),
-                           fixes=[_("{command}   (sets it in your Windows user environment and PowerShell profile, "
-                                    "so IDE-launched Codex sees it too)").format(
-                                        command="taotoken init --target shell")])
+                           fixes=[Fix.of(_("{command}   (sets it in your Windows user environment and PowerShell "
+                                           "profile, so IDE-launched Codex sees it too)"),
+                                         command=Command("taotoken init --target shell"))])
     if not value and facts.macos:
         return Result.fail(_("env_key = {quoted} but {name} is not set in this shell: Codex stops with a missing "
                              "environment variable error").format(quoted=repr(var), name=var),
