@@ -6,7 +6,10 @@ trap stops (or misroutes) the real client before `taotoken init`, and the same c
 - CLAUDE_CODE_USE_BEDROCK=1 in the env block: Claude Code talks to Amazon Bedrock and never asks the gateway; init
   removes the switch;
 - ANTHROPIC_API_KEY exported in ~/.bashrc (the user's own Anthropic key): Claude Code sends it as X-Api-Key beside
-  the Bearer token, to the gateway; init sets it to "" in the env block, which Claude Code treats as unset.
+  the Bearer token, to the gateway; init sets it to "" in the env block, which Claude Code treats as unset;
+- a proxy exported in ~/.bashrc and a gateway on loopback: Codex, Cline, OpenCode and Qwen Code started from bash go
+  to the proxy until env.sh adds the host to NO_PROXY; Claude Code until init adds NO_PROXY to its env block (which
+  outranks the shell's).
 
 The "before" settings are what init itself writes plus the trap, as a user's hand edit would leave them. Asserted
 from the mock's side (what arrived, with which credentials) and from the recording proxy's.
@@ -101,7 +104,9 @@ def test_an_anthropic_key_exported_in_bashrc_reaches_the_gateway_until_init_hide
     assert USER_ANTHROPIC_KEY not in after["stdout"] + after["stderr"] + repaired.output
 
 
-# ------------------------------------------------- Codex and Cline: a shell proxy and a gateway on this machine
+# ------------------------- the clients started from a shell (Codex, Cline, OpenCode, Qwen Code): a shell proxy and a
+# gateway on this machine (Gemini CLI and OpenClaw take the shell's proxy by the same rules; their runs are slow:
+# test_real_gemini_openclaw.py)
 
 def _without_exemption(env_sh) -> None:
     """env.sh as init wrote it before it exempted a loopback gateway: the two OPENAI_* exports only."""
@@ -109,16 +114,21 @@ def _without_exemption(env_sh) -> None:
     write(env_sh, text[:text.index("# The gateway is on this machine")], 0o600)
 
 
-@pytest.mark.parametrize("client", ["codex", "cline"])
+COMMANDS = {"codex": "codex", "cline": "cline", "opencode": "opencode", "qwen-code": "qwen"}
+
+
+@pytest.mark.parametrize("client", list(COMMANDS))
 def test_a_shell_proxy_carries_the_loopback_gateway_unless_env_sh_exempts_it(cli, home, tmp_path, client):
-    """HTTP_PROXY exported in ~/.bashrc (a local proxy, as Clash users have): Codex and Cline started from bash send
-    their requests for the gateway on 127.0.0.1 to it (their real rule: loopback is not exempt). init says so, and
-    env.sh adds the host to NO_PROXY; the same client then goes direct. The control run, with env.sh's exemption cut
-    out, goes to the proxy."""
-    require(client)
+    """HTTP_PROXY exported in ~/.bashrc (a local proxy, as Clash users have): each client started from bash sends its
+    requests for the gateway on 127.0.0.1 to it (its real rule: loopback is not exempt). init says so, and env.sh
+    adds the host to NO_PROXY; the same client then goes direct. The control run, with env.sh's exemption cut out,
+    goes to the proxy."""
+    from taotoken_cli.core.clients import CLIENTS
+
+    require(COMMANDS[client])
     write(home / ".bashrc", f"export HTTP_PROXY=http://127.0.0.1:{PROXY_PORT}\nexport NO_PROXY=corp.example\n", 0o644)
     result = init(cli, client, "shell")
-    label = {"codex": "Codex", "cline": "Cline"}[client]
+    label = CLIENTS[client].LABEL
     assert (f"{label}: HTTP_PROXY=http://127.0.0.1:{PROXY_PORT} (~/.bashrc:1) would carry its requests to the "
             "gateway on this machine") in " ".join(result.output.split()), result.output
     env_sh = home / ".config" / "taotoken" / "env.sh"
@@ -135,3 +145,31 @@ def test_a_shell_proxy_carries_the_loopback_gateway_unless_env_sh_exempts_it(cli
     _without_exemption(env_sh)
     before = from_bash(stop_on_request=True)
     assert any(MOCK_HOST in hit for hit in before["proxy_hits"]), before["proxy_hits"]
+
+
+def test_a_shell_proxy_for_claude_code_is_exempted_in_its_env_block(cli, home, tmp_path):
+    """HTTPS_PROXY exported in ~/.bashrc only (the shell init runs in does not have it): Claude Code started from a new
+    bash takes it, and its rule does not exempt loopback. init puts NO_PROXY (the terminal's entries kept) in the env
+    block, which outranks the shell: the real Claude Code then goes direct. The control run, without that entry,
+    goes to the proxy."""
+    require("claude")
+    write(home / ".bashrc", f"export HTTPS_PROXY=http://127.0.0.1:{PROXY_PORT}\nexport NO_PROXY=corp.example\n",
+          0o644)
+    result = init(cli, "claude-code")
+    assert "set env.NO_PROXY = 'corp.example,127.0.0.1'" in " ".join(result.output.split()), result.output
+
+    def from_bash(**extra) -> dict:
+        return run_in_netns(tmp_path, "claude-code", base_env(home, SHELL="/bin/bash"), cwd=home, use_shell=True,
+                            proxy_port=PROXY_PORT, timeout_s=45, **extra)
+
+    after = from_bash()
+    assert after["ok"] and after["outcome"] == "answered", after
+    assert not [hit for hit in after["proxy_hits"] if MOCK_HOST in hit], after["proxy_hits"]
+    assert [r["key_masked"] for r in generation(after)] == [mask_key(SENTINEL_KEY)]
+
+    settings = home / ".claude" / "settings.json"
+    data = json.loads(settings.read_text())
+    del data["env"]["NO_PROXY"]
+    write(settings, json.dumps(data, indent=2) + "\n")
+    before = from_bash(stop_on_request=True)
+    assert any(MOCK_HOST in hit for hit in before["proxy_hits"]) and not generation(before), before["proxy_hits"]

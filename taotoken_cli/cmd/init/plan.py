@@ -76,7 +76,7 @@ class InitPlan:
     targets: list[str]
     plan: Plan
     hygiene: list[str]  # what input hygiene changed or distrusts, reported to the user
-    target_notes: list[str]  # what the choice of targets means (warnings, nothing detected, …)
+    target_notes: list[str | Fix]  # what the choice of targets means (warnings, nothing detected, …)
     links: dict[str, str]  # CC Switch import links (contain the key; printed masked)
     blocker: InputError | None = None  # a choice the user must make before this plan is applied (shown by a dry run)
     cli: ccswitch_cli.Handover | None = None  # the apps `cc-switch provider add` takes once the files are written
@@ -308,7 +308,7 @@ def build(request: InitRequest, io: IOStreams, *, assume_yes: bool = False) -> I
     if shell.NAME in targets or codex_env:
         shell.repair_overrides(plan, triple, machine, fails={codex.ENV_KEY: "Codex"} if codex_env else {},
                                variables=None if shell.NAME in targets else (codex.ENV_KEY,))
-    target_notes.extend(shell.proxied_gateway(triple, machine, targets))  # Codex, Cline: a shell proxy for loopback
+    target_notes.extend(shell.proxied_gateway(triple, machine, targets))  # a shell proxy for a loopback gateway
     plan.warnings.extend(project_env.stale_copies(  # the project's own .env: named, never written
         triple, machine, taotoken_hosts(triple.base_url, options.taotoken_hosts),
         written_keys(options, machine, profile)))

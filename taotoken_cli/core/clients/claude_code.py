@@ -197,6 +197,24 @@ def shell_value(name: str, machine: Machine) -> tuple[str | None, list[str]]:
     return value, [place for place, _value in exports]
 
 
+def terminal_environment(effective: Mapping[str, EnvValue], machine: Machine) -> dict[str, str]:
+    """environment(effective) as Claude Code started from a new terminal gets it: the proxy variables a start-up file
+    exports (~/.bashrc) in place of this shell's, where no settings file sets them (an env block outranks the shell:
+    checked with the real Claude Code, a ~/.bashrc HTTPS_PROXY with env.NO_PROXY = 127.0.0.1 goes direct)."""
+    from taotoken_cli.core.clients.proxy_rules import RULES
+
+    env = environment(effective)
+    rule = RULES[NAME]
+    for name in dict.fromkeys((*rule.http, *rule.https, *rule.no_proxy)):
+        item = effective.get(name)
+        if item is not None and item.role != SHELL:
+            continue
+        value, places = shell_value(name, machine)
+        if places and value is not None:
+            env[name] = value
+    return env
+
+
 def proxy_for_gateway(url: str, env: Mapping[str, str]) -> str | None:
     """The variable whose proxy Claude Code sends its requests to `url` through, under `env` (its real rule:
     core.clients.proxy_rules), or None: direct."""
@@ -373,7 +391,8 @@ def _switch_off_providers(block: dict, machine: Machine, written: str, summary: 
 def _exempt_loopback_gateway(block: dict, triple: Triple, machine: Machine, written: str, summary: list[str],
                              result: Plan) -> None:
     """A gateway on this machine reached through a proxy: Claude Code's rule does not exempt loopback, so a proxy in
-    its env block or the shell (a dead one hangs every request until Claude Code's own timeout) carries the requests.
+    its env block or a new terminal's (a dead one hangs every request until Claude Code's own timeout) carries the
+    requests.
     NO_PROXY in the env block init writes exempts the gateway's host (keeping the entries NO_PROXY had)."""
     from urllib.parse import urlsplit
 
@@ -383,7 +402,7 @@ def _exempt_loopback_gateway(block: dict, triple: Triple, machine: Machine, writ
     host = (urlsplit(url).hostname or "").lower()
     if not is_loopback(host):
         return  # a remote gateway through a proxy is the user's choice
-    env = environment(_effective_with(machine, written, block))
+    env = terminal_environment(_effective_with(machine, written, block), machine)
     variable = proxy_for_gateway(url, env)
     if variable is None:
         return
@@ -391,7 +410,7 @@ def _exempt_loopback_gateway(block: dict, triple: Triple, machine: Machine, writ
     _repaired(summary, result, _("set {name} = {value} ({variable}={proxy} would carry Claude Code's requests to the "
                                  "gateway on this machine: Claude Code does not exempt loopback)").format(
         name=f"env.{NO_PROXY}", value=repr(block[NO_PROXY]), variable=variable, proxy=env[variable]))
-    still = proxy_for_gateway(url, environment(_effective_with(machine, written, block)))
+    still = proxy_for_gateway(url, terminal_environment(_effective_with(machine, written, block), machine))
     if still is not None:  # a file that outranks the one written sets NO_PROXY without the host
         result.broken.append(_("Claude Code's requests to {host} still go through {proxy}: a settings file that "
                                "outranks {written} sets {name}; add {host} to it there").format(

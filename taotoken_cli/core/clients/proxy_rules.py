@@ -7,7 +7,7 @@ Node programs that each install an undici proxy agent in their own way. Each rul
 real client by tests/real_clients/test_proxy_rules.py (the client run with a proxy in its environment that only
 records who connects, and the mock gateway on loopback; Gemini CLI and OpenClaw in the runs of
 test_real_gemini_openclaw.py, through a forwarding proxy); docs/clients.md has the versions and the findings.
-doctor's proxy claims for a client (claude.proxy, and the live runs) come from here.
+doctor's proxy claims for a client (claude.proxy, the <client>.proxy checks, the live runs) and init's come from here.
 """
 
 from __future__ import annotations
@@ -26,6 +26,9 @@ class ProxyRule:
     https: tuple[str, ...]  # variables read for an https:// gateway
     no_proxy: tuple[str, ...]  # the exemption variables it honours (comma- or space-separated entries)
     loopback_direct: bool  # a loopback gateway goes direct even with no NO_PROXY entry for it
+    # Its own settings hold environment variables that outrank the shell's (Claude Code's env block): init exempts a
+    # loopback gateway there, so a shell proxy is that client's settings' business, not env.sh's
+    own_env: bool = False
 
     def variable_for(self, url: str, env: Mapping[str, str]) -> str | None:
         """The variable whose proxy a request to `url` goes through under `env` (None: direct)."""
@@ -85,8 +88,10 @@ _GEMINI = ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy")
 RULES: dict[str, ProxyRule] = {
     # Claude Code sends every request (http:// gateways too) through HTTPS_PROXY, HTTP_PROXY or ALL_PROXY (its docs
     # leave ALL_PROXY out; 2.1.332 reads it); loopback is not exempt: a dead proxy in the env block hangs it until
-    # its own timeout. NO_PROXY=127.0.0.1 exempts the gateway.
-    "claude-code": ProxyRule("claude-code", "2.1.332", _CLAUDE, _CLAUDE, _NO_PROXY, loopback_direct=False),
+    # its own timeout. NO_PROXY=127.0.0.1 exempts the gateway, also from its settings' env block when the proxy comes
+    # from the shell (~/.bashrc: HTTPS_PROXY and NO_PROXY=corp.example, env block: NO_PROXY=127.0.0.1 goes direct).
+    "claude-code": ProxyRule("claude-code", "2.1.332", _CLAUDE, _CLAUDE, _NO_PROXY, loopback_direct=False,
+                             own_env=True),
     # Codex (reqwest's system proxy): http:// requests use HTTP_PROXY, https:// use HTTPS_PROXY, ALL_PROXY for both.
     "codex": ProxyRule("codex", "0.171.0", ("HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy"),
                        ("HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy"), _NO_PROXY, loopback_direct=False),

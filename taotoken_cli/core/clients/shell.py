@@ -19,7 +19,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from taotoken_cli.core.base.i18n import N_, _
+from taotoken_cli.core.base.fix import Command, Fix
+from taotoken_cli.core.base.i18n import N_, _, listed
 from taotoken_cli.core.base.masking import mask_key
 from taotoken_cli.core.clients import envvars, macshell, winshell
 from taotoken_cli.core.clients.base import (
@@ -106,11 +107,13 @@ def loopback_host(base_url: str | None) -> str | None:
     return host if host and is_loopback(host) else None
 
 
-# Codex and Cline send even a loopback gateway's requests through a shell proxy (core.clients.proxy_rules, checked
-# against the real clients): for a gateway on this machine env.sh adds its host to NO_PROXY and no_proxy (both
-# spellings, so a client reading either sees the same list), keeping the entries the shell had, once.
-_EXEMPT_SH = ("# The gateway is on this machine: no proxy may carry requests to it (Codex and Cline do not exempt\n"
-              "# loopback by themselves). Your NO_PROXY entries are kept.\n"
+# The clients started from a shell send even a loopback gateway's requests through its proxy (proxied_clients: their
+# real rules, core.clients.proxy_rules, checked against the real programs): for a gateway on this machine env.sh
+# adds its host to NO_PROXY and no_proxy (both spellings, so a client reading either sees the same list), keeping the
+# entries the shell had, once. The comment names every such client (not only those installed now: the file stays
+# the same whatever is installed later, so it is never a stale copy for that).
+_EXEMPT_SH = ("# The gateway is on this machine: no proxy may carry requests to it ({clients} do not\n"
+              "# exempt loopback by themselves). Your NO_PROXY entries are kept.\n"
               "taotoken_np=${{NO_PROXY:-${{no_proxy:-}}}}\n"
               'case ",$taotoken_np," in *,{host},*) ;; *) taotoken_np="${{taotoken_np:+$taotoken_np,}}{host}" ;; esac\n'
               'export NO_PROXY="$taotoken_np" no_proxy="$taotoken_np"\n'
@@ -126,7 +129,7 @@ _EXEMPT_FISH = ("# The gateway is on this machine: no proxy may carry requests t
 def env_sh_text(triple: Triple) -> str:
     host = loopback_host(triple.base_url)
     return _HEADER + "".join(f"export {k}={shlex.quote(v)}\n" for k, v in exports(triple).items()) + (
-        _EXEMPT_SH.format(host=host) if host else "")
+        _exempt_sh(host) if host else "")
 
 
 def _fish_quote(value: str) -> str:
@@ -242,7 +245,7 @@ def plan(triple: Triple, machine: Machine, options: PlanOptions = PlanOptions())
                            summary=[_("the same variables for Git Bash and other POSIX shells (readable by you "
                                       "alone)") if windows else
                                     _("export OPENAI_BASE_URL (root + /v1) and OPENAI_API_KEY (mode 0600)"),
-                                    *_exempt_summary(triple)]))
+                                    *_exempt_summary(triple, machine)]))
     for rc in rc_files(where, env):
         current = read_text(rc)
         if commented_out(current.text or ""):
@@ -513,13 +516,45 @@ def _shown(variable: str, value: str | None) -> str:
     return mask_key(value) if variable == "OPENAI_API_KEY" else repr(value)
 
 
-def _exempt_summary(triple: Triple) -> list[str]:
+def proxied_clients() -> dict[str, str]:
+    """The init targets started from a shell that take its proxy variables and whose real rule
+    (core.clients.proxy_rules) does not exempt a gateway on this machine: name -> label, in RULES' order. Not Claude
+    Code (`own_env`): its settings' env block outranks the shell, and init exempts the gateway there."""
+    from taotoken_cli.core.clients import CLIENTS
+    from taotoken_cli.core.clients.proxy_rules import RULES
+
+    return {name: CLIENTS[name].LABEL for name, rule in RULES.items()
+            if name in CLIENTS and not rule.loopback_direct and not rule.own_env}
+
+
+def _exempt_sh(host: str) -> str:
+    return _EXEMPT_SH.format(host=host, clients=", ".join(proxied_clients().values()))
+
+
+def _exempt_summary(triple: Triple, machine: Machine) -> list[str]:
+    """The plan's line for env.sh's exemption, naming the clients it is for that are installed here (all of them
+    when none is yet)."""
     host = loopback_host(triple.base_url)
+    if not host:
+        return []
+    from taotoken_cli.core.clients import CLIENTS
+
+    clients = proxied_clients()
+    found = [label for name, label in clients.items() if CLIENTS[name].detect(machine).found]
     return [_("add {host} to NO_PROXY and no_proxy (kept: the entries your shell has): the gateway is on this "
-              "machine, and Codex and Cline do not exempt loopback from a proxy").format(host=host)] if host else []
+              "machine, and these clients do not exempt loopback from a proxy: {clients}").format(
+        host=host, clients=listed(found or clients.values()))]
 
 
-PROXIED_CLIENTS = {"codex": "Codex", "cline": "Cline"}  # started from a shell, they take its proxy variables
+def no_proxy_command(machine: Machine, host: str) -> Command:
+    """`export NO_PROXY=…` (POSIX: doctor's runner and init say it in the user's shell) with the entries a new
+    shell has and `host`; no_proxy too where a new shell sets it (Qwen Code and OpenClaw read it first)."""
+    from taotoken_cli.core.clients.claude_code import no_proxy_with, shell_value
+
+    spellings = ("NO_PROXY", "no_proxy")
+    env = {name: value for name in spellings if (value := shell_value(name, machine)[0])}
+    value = shlex.quote(no_proxy_with(env, host))
+    return Command("; ".join(f"export {name}={value}" for name in spellings if name == "NO_PROXY" or name in env))
 
 
 def shell_proxy(url: str, machine: Machine, client: str) -> tuple[str, str, str] | None:
@@ -554,19 +589,20 @@ def with_exemption(text: str, host: str, *, fish: bool = False, powershell: bool
         return winshell.with_exemption(text, host)
     if exempted(text, host):
         return text
-    return text + ("" if not text or text.endswith("\n") else "\n") + (_EXEMPT_FISH if fish else _EXEMPT_SH).format(
-        host=host)
+    return text + ("" if not text or text.endswith("\n") else "\n") + (
+        _EXEMPT_FISH.format(host=host) if fish else _exempt_sh(host))
 
 
-def proxied_gateway(triple: Triple, machine: Machine, targets: list[str]) -> list[str]:
-    """For each of Codex and Cline among `targets` whose real proxy rule would send its requests to a gateway on this
-    machine through a proxy a new shell has: a line that says so, where that proxy is set, and what init does about
-    it (env.sh exempts the host) or, without the shell target, what to do."""
+def proxied_gateway(triple: Triple, machine: Machine, targets: list[str]) -> list[str | Fix]:
+    """For each client among `targets` started from a shell (proxied_clients) whose real proxy rule would send its
+    requests to a gateway on this machine through a proxy a new shell has: a line that says so, where that proxy is
+    set, and what init does about it (env.sh exempts the host) or, without the shell target, what to do (the
+    command in the user's shell)."""
     host = loopback_host(triple.base_url)
     if host is None or system.current().windows:
         return []
-    lines = []
-    for name, label in PROXIED_CLIENTS.items():
+    lines: list[str | Fix] = []
+    for name, label in proxied_clients().items():
         found = shell_proxy(triple.url_for(OPENAI_V1), machine, name) if name in targets else None
         if found is None:
             continue
@@ -576,9 +612,10 @@ def proxied_gateway(triple: Triple, machine: Machine, targets: list[str]) -> lis
                            "machine ({client} does not exempt loopback): env.sh now adds {host} to NO_PROXY").format(
                 client=label, variable=variable, proxy=proxy, where=where, host=host))
         else:
-            lines.append(_("warning: {client}: {variable}={proxy} ({where}) carries its requests to the gateway on "
-                           "this machine ({client} does not exempt loopback); fix: add --target shell (env.sh then "
-                           "adds {host} to NO_PROXY), or {command} in your shell start-up file").format(
-                client=label, variable=variable, proxy=proxy, where=where, host=host,
-                command=f"`export NO_PROXY={host}`"))
+            command = no_proxy_command(machine, host)
+            lines.append(Fix.of(_("warning: {client}: {variable}={proxy} ({where}) carries its requests to the "
+                                  "gateway on this machine ({client} does not exempt loopback); fix: add --target "
+                                  "shell (env.sh then adds {host} to NO_PROXY), or {command} in your shell start-up "
+                                  "file"), client=label, variable=variable, proxy=proxy, where=where, host=host,
+                                command=Command(shells.in_shell(command.line, shells.syntax(machine.env)))))
     return lines

@@ -95,3 +95,60 @@ def test_no_shell_proxy_codex_goes_direct_and_a_remote_gateway_is_skipped(cli, h
     found = _checks(cli("doctor", "--check", "codex.proxy", "--json", "--offline",
                         env={"HTTP_PROXY": "http://127.0.0.1:7890"}).assert_clean())["codex.proxy"]
     assert found["status"] == "skipped", found
+
+
+# The clients added after Codex and Cline: each its own <client>.proxy check from the same body, named like its other
+# checks (qwen.settings -> qwen.proxy), skipped as they are when the client is not installed.
+NEWER = {"gemini.proxy": ("Gemini CLI", ".gemini", "no ~/.gemini"), "openclaw.proxy": ("OpenClaw", ".openclaw",
+                                                                                      "no ~/.openclaw"),
+         "opencode.proxy": ("OpenCode", ".config/opencode", "no ~/.config/opencode"),
+         "qwen.proxy": ("Qwen Code", ".qwen", "no ~/.qwen")}
+
+
+def _doctor(cli, *args: str, env: dict | None = None) -> dict:
+    checks = [arg for check in NEWER for arg in ("--check", check)]
+    return _checks(cli("doctor", *checks, "--json", *args, env=env).assert_clean())
+
+
+def test_each_newer_client_has_its_proxy_check_skipped_warned_and_fixed(cli, home, mock_gateway):
+    mock = mock_gateway()
+    own_config(home, mock.url)
+    found = _doctor(cli)
+    for check, (label, _folder, where) in NEWER.items():  # none installed: skipped, saying where doctor looked
+        assert found[check]["status"] == "skipped", found[check]
+        assert f"{label} not found ({where}" in found[check]["message"], found[check]
+    for _label, folder, _where in NEWER.values():
+        (home / folder).mkdir(parents=True)
+    found = _doctor(cli)  # installed, no proxy anywhere: direct
+    assert {found[c]["status"] for c in NEWER} == {"ok"}, found
+    write(home / ".bashrc", "export HTTP_PROXY=http://127.0.0.1:7890\nexport NO_PROXY=corp.example\n", 0o644)
+    found = _doctor(cli)  # a proxy in ~/.bashrc and no env.sh: each warned, with the command keeping corp.example
+    for check, (label, _folder, _where) in NEWER.items():
+        assert found[check]["status"] == "warn", found[check]
+        assert (f"{label} sends its requests to the gateway on this machine through http://127.0.0.1:7890 "
+                "(HTTP_PROXY, ~/.bashrc:1)") in found[check]["message"], found[check]
+        commands = [c["line"] for step in found[check]["fix_steps"] for c in step["commands"]]
+        assert commands == ["taotoken init --target shell", "export NO_PROXY=corp.example,127.0.0.1"], commands
+    fish = _doctor(cli, env={"SHELL": "/usr/bin/fish"})["qwen.proxy"]  # the user's shell's syntax
+    assert [c["line"] for step in fish["fix_steps"] for c in step["commands"]][-1] == \
+        "set -gx NO_PROXY corp.example,127.0.0.1", fish
+    write(home / ".bashrc", "export HTTP_PROXY=http://127.0.0.1:7890\n"
+                            "[ -f ~/.config/taotoken/env.sh ] && . ~/.config/taotoken/env.sh  # taotoken-env\n", 0o644)
+    write(home / ".config" / "taotoken" / "env.sh", "export OPENAI_API_KEY=sk-envSHkey0123456789abcdef\n", 0o600)
+    fixed = cli("doctor", *[a for c in NEWER for a in ("--check", c)], "--fix", "--yes").assert_clean()
+    assert fixed.returncode in (0, 1), fixed.output
+    found = _doctor(cli)
+    assert {found[c]["status"] for c in NEWER} == {"ok"}, found
+    assert "env.sh adds 127.0.0.1 to NO_PROXY" in found["opencode.proxy"]["message"]
+
+
+def test_every_client_started_from_a_shell_has_a_proxy_check(run, home):
+    """One list (shell.proxied_clients, from the proxy rules and the clients' labels) and the checks agree."""
+    from taotoken_cli.cmd.doctor.registry import all_checks
+    from taotoken_cli.core.clients.shell import proxied_clients
+
+    prefix = {"gemini-cli": "gemini", "qwen-code": "qwen"}
+    ids = {check.id for check in all_checks() if check.id.endswith(".proxy")}
+    assert {f"{prefix.get(name, name)}.proxy" for name in proxied_clients()} | {"claude.proxy", "env.proxy",
+                                                                                  "net.proxy"} == ids
+    assert list(proxied_clients().values()) == ["Codex", "Cline", "Gemini CLI", "OpenClaw", "OpenCode", "Qwen Code"]

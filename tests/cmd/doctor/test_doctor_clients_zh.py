@@ -232,9 +232,9 @@ def test_titles_are_marked_and_translated(home) -> None:
     titles = json.loads(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                                        cwd=REPO).stdout)
     mine = {check_id: (source, title) for check_id, (module, source, title) in titles.items() if _mine(module)}
-    # 27, claude.provider, Gemini CLI's two, OpenClaw's one, OpenCode's three, Qwen Code's three, codex.proxy and
-    # cline.proxy
-    assert len(mine) == 39, sorted(mine)
+    # 27, claude.provider, Gemini CLI's two, OpenClaw's one, OpenCode's three, Qwen Code's three, and a <client>.proxy
+    # for each of Codex, Cline, Gemini CLI, OpenClaw, OpenCode and Qwen Code
+    assert len(mine) == 43, sorted(mine)
     assert mine["codex.profiles"][1] == "Codex 的旧式配置档（profile）"
     # translated whole: no title is its English source, none keeps an English phrase (names in brackets may stay)
     untranslated = {check_id: pair for check_id, pair in mine.items()

@@ -3,6 +3,8 @@ plan (shown, applied with --yes, undone by --undo); one that cannot be moved is 
 
 from __future__ import annotations
 
+import pytest
+
 from taotoken_cli.core.base.masking import mask_key
 from tests.conftest import SENTINEL_KEY, write
 
@@ -195,7 +197,7 @@ def test_without_the_shell_target_a_proxy_that_would_carry_clines_requests_is_a_
     assert result.returncode == 0, text
     assert ("warning: Cline: HTTP_PROXY=http://127.0.0.1:7890 (~/.bashrc:1) carries its requests to the gateway on "
             "this machine (Cline does not exempt loopback); fix: add --target shell (env.sh then adds 127.0.0.1 to "
-            "NO_PROXY), or `export NO_PROXY=127.0.0.1` in your shell start-up file") in text, text
+            "NO_PROXY), or export NO_PROXY=127.0.0.1 in your shell start-up file") in text, text
 
 
 def test_a_remote_gateway_through_a_proxy_is_the_users_choice(cli, home):
@@ -205,3 +207,69 @@ def test_a_remote_gateway_through_a_proxy_is_the_users_choice(cli, home):
                  env={"TAOTOKEN_OFFLINE": "1"})
     assert result.returncode == 0, result.output
     assert "NO_PROXY" not in result.output and "NO_PROXY" not in (home / ".config/taotoken/env.sh").read_text()
+
+
+# Every client started from a shell whose real rule does not exempt loopback (shell.proxied_clients), not only Codex
+# and Cline: the ones added later, each named by its own label.
+NEWER = {"gemini-cli": "Gemini CLI", "openclaw": "OpenClaw", "opencode": "OpenCode", "qwen-code": "Qwen Code"}
+
+
+@pytest.mark.parametrize("client", list(NEWER))
+def test_a_shell_proxy_is_said_for_each_newer_client_and_env_sh_exempts_the_host(cli, home, loopback_gateway, client):
+    import subprocess
+
+    write(home / ".bashrc", "export HTTP_PROXY=http://127.0.0.1:7890\nexport NO_PROXY=corp.example\n", 0o644)
+    result = cli("init", "--yes", "-v", "--base-url", loopback_gateway.url, "--model", "gpt-4o-mini", "--key-stdin",
+                 "--target", client, "--target", "shell", input=SENTINEL_KEY).assert_clean()
+    text = " ".join(result.output.split())
+    assert result.returncode == 0, text
+    assert (f"{NEWER[client]}: HTTP_PROXY=http://127.0.0.1:7890 (~/.bashrc:1) would carry its requests to the gateway "
+            f"on this machine ({NEWER[client]} does not exempt loopback): env.sh now adds 127.0.0.1 to NO_PROXY") in text
+    assert "Codex:" not in text and "Cline:" not in text  # only the targets are named
+    env_sh = home / ".config" / "taotoken" / "env.sh"
+    assert f"{NEWER[client]}" in env_sh.read_text()  # the comment names every client it is for
+    shown = subprocess.run(["bash", "-c", '. ~/.bashrc; . "$1"; echo "$NO_PROXY|$no_proxy"', "-", str(env_sh)],
+                           env={"PATH": "/usr/bin:/bin", "HOME": str(home)}, capture_output=True, text=True)
+    assert shown.stdout.strip() == "corp.example,127.0.0.1|corp.example,127.0.0.1", shown
+
+
+def test_the_exemption_names_the_installed_clients_it_is_for(cli, home, loopback_gateway):
+    (home / ".qwen").mkdir()  # Qwen Code installed; none of the others
+    write(home / ".bashrc", "export HTTP_PROXY=http://127.0.0.1:7890\n", 0o644)
+    result = cli("init", "--yes", "-v", "--base-url", loopback_gateway.url, "--model", "gpt-4o-mini", "--key-stdin",
+                 "--target", "shell", input=SENTINEL_KEY).assert_clean()
+    assert ("the gateway is on this machine, and these clients do not exempt loopback from a proxy: Qwen Code"
+            in " ".join(result.output.split())), result.output
+
+
+@pytest.mark.parametrize(("shell_path", "command"), [
+    ("/bin/bash", "export NO_PROXY=corp.example,127.0.0.1 in your shell start-up file"),
+    ("/usr/bin/fish", "set -gx NO_PROXY corp.example,127.0.0.1 in your shell start-up file"),
+])
+def test_without_the_shell_target_the_fix_is_a_command_in_the_users_shell_keeping_its_entries(
+        cli, home, loopback_gateway, shell_path, command):
+    write(home / ".bashrc", "export HTTP_PROXY=http://127.0.0.1:7890\nexport NO_PROXY=corp.example\n", 0o644)
+    result = cli("init", "--yes", "--base-url", loopback_gateway.url, "--model", "gpt-4o-mini", "--key-stdin",
+                 "--target", "opencode", input=SENTINEL_KEY, env={"SHELL": shell_path}).assert_clean()
+    text = " ".join(result.output.split())
+    assert result.returncode == 0, text
+    assert ("warning: OpenCode: HTTP_PROXY=http://127.0.0.1:7890 (~/.bashrc:1) carries its requests to the gateway on "
+            "this machine (OpenCode does not exempt loopback); fix: add --target shell (env.sh then adds 127.0.0.1 "
+            f"to NO_PROXY), or {command}") in text, text
+
+
+def test_claude_code_gets_no_proxy_in_its_env_block_for_a_proxy_a_new_terminal_has(cli, home, loopback_gateway):
+    """HTTPS_PROXY in ~/.bashrc only (this shell does not have it): Claude Code started from a new terminal takes it,
+    and its env block outranks the shell, so init exempts the gateway there, keeping the terminal's entries. No
+    shell-level line for Claude Code: env.sh is not what carries its exemption."""
+    import json
+
+    write(home / ".bashrc", "export HTTPS_PROXY=http://127.0.0.1:7890\nexport NO_PROXY=corp.example\n", 0o644)
+    result = cli("init", "--yes", "--base-url", loopback_gateway.url, "--model", "gpt-4o-mini", "--key-stdin",
+                 "--target", "claude-code", "--target", "shell", input=SENTINEL_KEY).assert_clean()
+    text = " ".join(result.output.split())
+    assert result.returncode == 0, text
+    assert "set env.NO_PROXY = 'corp.example,127.0.0.1'" in text, text
+    assert "Claude Code: HTTPS_PROXY" not in text
+    env = json.loads((home / ".claude" / "settings.json").read_text())["env"]
+    assert env["NO_PROXY"] == "corp.example,127.0.0.1" and "HTTPS_PROXY" not in env

@@ -398,9 +398,10 @@ _CLAUDE_PROXY_VARS = ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", 
 _NO_PROXY_VARS = ("NO_PROXY", "no_proxy")
 
 
-def _proxy_environment(claude: Claude) -> dict[str, str]:
-    """The proxy-related environment Claude Code's own requests see (what its settings and the shell give it)."""
-    env = {name: value for name, value in claude_code.environment(claude.env).items()
+def _proxy_environment(ctx: DoctorContext, claude: Claude) -> dict[str, str]:
+    """The proxy-related environment Claude Code's own requests see (what its settings and a new terminal give
+    it)."""
+    env = {name: value for name, value in claude_code.terminal_environment(claude.env, ctx.machine).items()
            if name in _CLAUDE_PROXY_VARS + _NO_PROXY_VARS}
     for name in _NO_PROXY_VARS:
         if name in env:
@@ -426,7 +427,7 @@ def claude_proxy(ctx: DoctorContext, claude: Claude) -> Result:
     base = claude.get(claude_code.BASE_URL)
     url = (clean_root(base.value)[0] if base else None) or ctx.base_url
     host = urlsplit(url).hostname if url else None
-    env = _proxy_environment(claude)
+    env = _proxy_environment(ctx, claude)
     used = RULES[claude_code.NAME].proxy_for(url, env) if url else None
     in_shell = proxy_for(url, ctx.env) if url else None
     if url:
@@ -477,7 +478,7 @@ def _shell_proxy(ctx: DoctorContext, claude: Claude) -> Result:
     base = claude.get(claude_code.BASE_URL)
     url = (clean_root(base.value)[0] if base else None) or ctx.base_url
     host = (urlsplit(url).hostname or "") if url else ""
-    env = _proxy_environment(claude)
+    env = _proxy_environment(ctx, claude)
     variable = claude_code.proxy_for_gateway(url, env) if url else None
     if variable is None or not is_loopback(host):
         return Result.ok(_("Claude Code's settings set no proxy variable: it uses the shell's (see net.proxy)"))

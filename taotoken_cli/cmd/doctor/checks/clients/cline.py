@@ -17,6 +17,7 @@ from taotoken_cli.cmd.doctor.checks.clients.common import (
     parse_failure,
     permissions,
 )
+from taotoken_cli.cmd.doctor.checks.clients.proxied import proxy_check
 from taotoken_cli.cmd.doctor.context import DoctorContext
 from taotoken_cli.cmd.doctor.model import Issues, Repair, Result
 from taotoken_cli.cmd.doctor.registry import check
@@ -26,6 +27,7 @@ from taotoken_cli.core.base.masking import mask_key
 from taotoken_cli.core.clients import cline as cline_client
 from taotoken_cli.core.clients import cline_legacy as cline_legacy_store
 from taotoken_cli.core.clients import vscode
+from taotoken_cli.core.clients.base import ClientState, ConfigFile
 from taotoken_cli.core.formats import jsonc
 
 
@@ -49,9 +51,13 @@ def _cline_base_url(ctx: DoctorContext, base: str, path: Path, provider_key: str
             setting="baseUrl", value=base, url=CLINE_FORM.url(ctx.base_url)))
 
 
+def cline_found(ctx: DoctorContext) -> tuple[ClientState, ConfigFile] | Result:
+    return installed(ctx, cline_client.NAME, "providers", _("no ~/.cline, no extension, no `cline` on PATH"))
+
+
 @check("cline.providers", SECTION, N_("Cline providers.json"))
 def cline_providers(ctx: DoctorContext) -> Result:
-    found = installed(ctx, cline_client.NAME, "providers", _("no ~/.cline, no extension, no `cline` on PATH"))
+    found = cline_found(ctx)
     if isinstance(found, Result):
         return found
     state, providers = found
@@ -268,9 +274,4 @@ def _check_legacy_config(ctx: DoctorContext, issues: Issues, who: str, config) -
         url=base, model=config.model or _("(none)"), where=where, mode=config.mode)
 
 
-@check("cline.proxy", SECTION, N_("Cline and a proxy for a gateway on this machine"))
-def cline_proxy(ctx: DoctorContext) -> Result:
-    from taotoken_cli.cmd.doctor.checks.clients.proxied import loopback_proxy
-
-    found = installed(ctx, cline_client.NAME, "providers", _("no ~/.cline, no extension, no `cline` on PATH"))
-    return found if isinstance(found, Result) else loopback_proxy(ctx, cline_client.NAME, "Cline")
+proxy_check("cline.proxy", N_("Cline and a proxy for a gateway on this machine"), cline_client.NAME, cline_found)

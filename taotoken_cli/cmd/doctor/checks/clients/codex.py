@@ -21,6 +21,7 @@ from taotoken_cli.cmd.doctor.checks.clients.common import (
     toml_repair,
     unless,
 )
+from taotoken_cli.cmd.doctor.checks.clients.proxied import proxy_check
 from taotoken_cli.cmd.doctor.context import DoctorContext
 from taotoken_cli.cmd.doctor.model import Issues, Repair, Result
 from taotoken_cli.cmd.doctor.registry import check
@@ -280,11 +281,7 @@ def codex_env_key(ctx: DoctorContext, codex: Codex) -> Result:
     return Result.ok(_("{name} is set ({value})").format(name=var, value=mask_key(value)))
 
 
-@client_check("codex.proxy", N_("Codex and a proxy for a gateway on this machine"), codex_found)
-def codex_proxy(ctx: DoctorContext, _codex: Codex) -> Result:
-    from taotoken_cli.cmd.doctor.checks.clients.proxied import loopback_proxy
-
-    return loopback_proxy(ctx, codex_client.NAME, "Codex")
+proxy_check("codex.proxy", N_("Codex and a proxy for a gateway on this machine"), codex_client.NAME, codex_found)
 
 
 @check("codex.project", SECTION, N_("Codex project config"))

@@ -12,6 +12,7 @@ from taotoken_cli.cmd.doctor.checks.clients.common import (
     parse_failure,
     permissions,
 )
+from taotoken_cli.cmd.doctor.checks.clients.proxied import proxy_check
 from taotoken_cli.cmd.doctor.context import DoctorContext
 from taotoken_cli.cmd.doctor.model import Issues, Result
 from taotoken_cli.cmd.doctor.registry import check
@@ -108,3 +109,7 @@ def gemini_api_served(ctx: DoctorContext) -> Result:
     return Result.warn(_("could not tell whether the gateway serves the Gemini API ({url}: {reason})").format(
         url=found.url, reason=found.reason), code=found.diagnosis.code if found.diagnosis else None,
         fixes=[Fix.run("taotoken check --chat")])
+
+
+proxy_check("gemini.proxy", N_("Gemini CLI and a proxy for a gateway on this machine"), gemini_cli.NAME,
+            lambda ctx: _not_found(ctx) or client_state(ctx, gemini_cli.NAME))

@@ -11,6 +11,7 @@ from taotoken_cli.cmd.doctor.checks.clients.common import (
     parse_failure,
     permissions,
 )
+from taotoken_cli.cmd.doctor.checks.clients.proxied import proxy_check
 from taotoken_cli.cmd.doctor.context import DoctorContext
 from taotoken_cli.cmd.doctor.model import Issues, Result
 from taotoken_cli.cmd.doctor.registry import check
@@ -18,14 +19,19 @@ from taotoken_cli.core.base.fix import Fix
 from taotoken_cli.core.base.i18n import N_, _
 from taotoken_cli.core.base.masking import mask_key
 from taotoken_cli.core.clients import openclaw
+from taotoken_cli.core.clients.base import ClientState, ConfigFile
 
 OPENCLAW_FORM = UrlForm("OpenClaw", openclaw.URL_FORM, N_("root + /v1"), same_root_fix=Fix.run("taotoken init"))
 _INIT = Fix.run(f"taotoken init --target {openclaw.NAME}")
 
 
+def _found(ctx: DoctorContext) -> tuple[ClientState, ConfigFile] | Result:
+    return installed(ctx, openclaw.NAME, "config", _("no ~/.openclaw, no `openclaw` on PATH"))
+
+
 @check("openclaw.config", SECTION, N_("OpenClaw openclaw.json"))
 def openclaw_config(ctx: DoctorContext) -> Result:
-    found = installed(ctx, openclaw.NAME, "config", _("no ~/.openclaw, no `openclaw` on PATH"))
+    found = _found(ctx)
     if isinstance(found, Result):
         return found
     _state, file = found
@@ -67,3 +73,6 @@ def openclaw_config(ctx: DoctorContext) -> Result:
     if ctx.model and model != ctx.model:
         issues.details.append(_("model {model} (taotoken's model is {ours})").format(model=model, ours=ctx.model))
     return issues.result(_("{path}: {model} at {url}").format(path=file.path, model=chosen, url=entry["baseUrl"]))
+
+
+proxy_check("openclaw.proxy", N_("OpenClaw and a proxy for a gateway on this machine"), openclaw.NAME, _found)

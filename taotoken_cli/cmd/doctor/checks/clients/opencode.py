@@ -19,6 +19,7 @@ from taotoken_cli.cmd.doctor.checks.clients.common import (
     sent_key,
     unless,
 )
+from taotoken_cli.cmd.doctor.checks.clients.proxied import proxy_check
 from taotoken_cli.cmd.doctor.context import DoctorContext
 from taotoken_cli.cmd.doctor.model import Issues, Repair, Result
 from taotoken_cli.core.base.fix import Command, Fix
@@ -150,3 +151,7 @@ def opencode_key(ctx: DoctorContext, oc: OpenCode) -> Result:
 
     return sent_key(issues, ctx, opencode_client.LABEL, found.key, found.key_from or "", set_key, other_fix=_INIT,
                     compare=pid == opencode_client.PROVIDER_ID)
+
+
+proxy_check("opencode.proxy", N_("OpenCode and a proxy for a gateway on this machine"), opencode_client.NAME,
+            opencode_found)

@@ -1,20 +1,37 @@
-"""Codex and Cline started from a shell take its proxy variables, and their real proxy rules
-(core.clients.proxy_rules, checked against the real clients) do not exempt a gateway on this machine: the
-request goes to the proxy, which connects to its own loopback, or hangs when it is down. One body for both
-clients' `<client>.proxy` checks; the repair is what init writes: env.sh (and env.fish) add the host to NO_PROXY."""
+"""The clients started from a shell take its proxy variables (core.clients.shell.proxied_clients: Codex, Cline, Gemini
+CLI, OpenClaw, OpenCode, Qwen Code), and their real proxy rules (core.clients.proxy_rules, checked against the real
+clients) do not exempt a gateway on this machine: the request goes to the proxy, which connects to its own loopback,
+or hangs when it is down. One body for every client's `<client>.proxy` check, registered beside the client's other
+checks with `proxy_check`; the repair is what init writes: env.sh (and env.fish) add the host to NO_PROXY. (Claude
+Code's settings outrank the shell: claude.proxy.)"""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
+from taotoken_cli.cmd.doctor.checks.clients.common import client_check
 from taotoken_cli.cmd.doctor.context import DoctorContext
 from taotoken_cli.cmd.doctor.model import Issues, Repair, Result
 from taotoken_cli.core.base.fix import Fix
 from taotoken_cli.core.base.i18n import _
-from taotoken_cli.core.clients import shell, winshell
+from taotoken_cli.core.clients import CLIENTS, shell, winshell
 from taotoken_cli.core.net.urlform import OPENAI_V1
 from taotoken_cli.core.platform import system
 
 
-def loopback_proxy(ctx: DoctorContext, client: str, label: str) -> Result:
+def proxy_check(check_id: str, title: str, client: str, found: Callable[[DoctorContext], Any]) -> None:
+    """Register `check_id` (`<the client's check prefix>.proxy`, `title` marked N_()) for `client` (its init target
+    name, one of shell.proxied_clients()): skipped as the client's other checks are when `found` says it is not
+    installed."""
+
+    @client_check(check_id, title, found)
+    def run(ctx: DoctorContext, _found: Any) -> Result:
+        return loopback_proxy(ctx, client)
+
+
+def loopback_proxy(ctx: DoctorContext, client: str) -> Result:
+    label = CLIENTS[client].LABEL
     root = ctx.base_url
     host = shell.loopback_host(root)
     if root is None or host is None:
@@ -34,7 +51,8 @@ def loopback_proxy(ctx: DoctorContext, client: str, label: str) -> Result:
                                                              where=where))
     issues = Issues()
     fixes: list[Fix | str] = [Fix.run("taotoken config sync")] if files else [
-        Fix.run("taotoken init --target shell"), Fix.run(f"export NO_PROXY={host}")]
+        Fix.run("taotoken init --target shell"),
+        Fix.of(_("or {command} in your shell start-up file"), command=shell.no_proxy_command(ctx.machine, host))]
     issues.warn(_("{client} sends its requests to the gateway on this machine through {proxy} ({variable}, {where}): "
                   "it does not exempt loopback (a dead proxy hangs it; a remote one connects to its own {host})")
                 .format(client=label, proxy=proxy, variable=variable, where=where, host=host), fixes=fixes)
@@ -45,7 +63,6 @@ def loopback_proxy(ctx: DoctorContext, client: str, label: str) -> Result:
                                          text, host, fish=suffix == ".fish", powershell=suffix == ".ps1"),
                                      secret=True))
     return issues.result("")
-
 
 
 def _loaded(ctx: DoctorContext) -> bool:

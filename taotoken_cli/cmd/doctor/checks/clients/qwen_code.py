@@ -19,6 +19,7 @@ from taotoken_cli.cmd.doctor.checks.clients.common import (
     sent_key,
     unless,
 )
+from taotoken_cli.cmd.doctor.checks.clients.proxied import proxy_check
 from taotoken_cli.cmd.doctor.context import DoctorContext
 from taotoken_cli.cmd.doctor.model import Issues, Repair, Result
 from taotoken_cli.core.base.fix import Command, Fix
@@ -167,3 +168,6 @@ def qwen_key(ctx: DoctorContext, qwen: Qwen) -> Result:
     return sent_key(issues, ctx, qwen_client.LABEL, found.key, found.key_from or "", set_key,
                     other_fix=_("remove the whitespace in {source}").format(source=found.key_from),
                     compare=variable == qwen_client.ENV_KEY, unrepairable=wins_over_settings)
+
+
+proxy_check("qwen.proxy", N_("Qwen Code and a proxy for a gateway on this machine"), qwen_client.NAME, qwen_found)
