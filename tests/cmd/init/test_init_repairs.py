@@ -223,11 +223,12 @@ def test_a_shell_proxy_is_said_for_each_newer_client_and_env_sh_exempts_the_host
                  "--target", client, "--target", "shell", input=SENTINEL_KEY).assert_clean()
     text = " ".join(result.output.split())
     assert result.returncode == 0, text
-    assert (f"{NEWER[client]}: HTTP_PROXY=http://127.0.0.1:7890 (~/.bashrc:1) would carry its requests to the gateway "
-            f"on this machine ({NEWER[client]} does not exempt loopback): env.sh now adds 127.0.0.1 to NO_PROXY") in text
+    label = NEWER[client]
+    assert (f"{label}: HTTP_PROXY=http://127.0.0.1:7890 (~/.bashrc:1) would carry its requests to the gateway on this "
+            f"machine ({label} does not exempt loopback): env.sh now adds 127.0.0.1 to NO_PROXY") in text
     assert "Codex:" not in text and "Cline:" not in text  # only the targets are named
     env_sh = home / ".config" / "taotoken" / "env.sh"
-    assert f"{NEWER[client]}" in env_sh.read_text()  # the comment names every client it is for
+    assert label in env_sh.read_text()  # the comment names every client it is for
     shown = subprocess.run(["bash", "-c", '. ~/.bashrc; . "$1"; echo "$NO_PROXY|$no_proxy"', "-", str(env_sh)],
                            env={"PATH": "/usr/bin:/bin", "HOME": str(home)}, capture_output=True, text=True)
     assert shown.stdout.strip() == "corp.example,127.0.0.1|corp.example,127.0.0.1", shown
