@@ -44,7 +44,8 @@ def test_a_fresh_init_is_clean(run, home: Path) -> None:
     result = doctor(run, "--check", "opencode", "--check", "qwen", "--json")
     checks = {c["id"]: c for c in json.loads(result.stdout)["checks"]}
     assert {c: checks[c]["status"] for c in checks} == {c: "ok" for c in (
-        "opencode.config", "opencode.base_url", "opencode.key", "qwen.settings", "qwen.base_url", "qwen.key")}
+        "opencode.config", "opencode.base_url", "opencode.key", "opencode.proxy", "qwen.settings", "qwen.base_url",
+        "qwen.key", "qwen.proxy")}
     auth = home / ".local/share/opencode/auth.json"
     assert checks["opencode.key"]["message"] == f"{mask_key(SENTINEL_KEY)} (from {auth})"
 
