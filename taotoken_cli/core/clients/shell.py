@@ -112,8 +112,8 @@ def loopback_host(base_url: str | None) -> str | None:
 # adds its host to NO_PROXY and no_proxy (both spellings, so a client reading either sees the same list), keeping the
 # entries the shell had, once. The comment names every such client (not only those installed now: the file stays
 # the same whatever is installed later, so it is never a stale copy for that).
-_EXEMPT_SH = ("# The gateway is on this machine: no proxy may carry requests to it ({clients} do not\n"
-              "# exempt loopback by themselves). Your NO_PROXY entries are kept.\n"
+_EXEMPT_SH = ("# The gateway is on this machine: no proxy may carry requests to it (these clients do not exempt\n"
+              "# loopback by themselves: {clients}). Your NO_PROXY entries are kept.\n"
               "taotoken_np=${{NO_PROXY:-${{no_proxy:-}}}}\n"
               'case ",$taotoken_np," in *,{host},*) ;; *) taotoken_np="${{taotoken_np:+$taotoken_np,}}{host}" ;; esac\n'
               'export NO_PROXY="$taotoken_np" no_proxy="$taotoken_np"\n'
