@@ -22,6 +22,7 @@ from taotoken_cli.core.clients import (
     mcp,
     project_env,
     shell,
+    shellproxy,
 )
 from taotoken_cli.core.clients.base import Machine, PlanOptions, Triple
 from taotoken_cli.core.clients.copies import (
@@ -308,7 +309,7 @@ def build(request: InitRequest, io: IOStreams, *, assume_yes: bool = False) -> I
     if shell.NAME in targets or codex_env:
         shell.repair_overrides(plan, triple, machine, fails={codex.ENV_KEY: "Codex"} if codex_env else {},
                                variables=None if shell.NAME in targets else (codex.ENV_KEY,))
-    target_notes.extend(shell.proxied_gateway(triple, machine, targets))  # a shell proxy for a loopback gateway
+    target_notes.extend(shellproxy.proxied_gateway(triple, machine, targets))  # a shell proxy for a loopback gateway
     plan.warnings.extend(project_env.stale_copies(  # the project's own .env: named, never written
         triple, machine, taotoken_hosts(triple.base_url, options.taotoken_hosts),
         written_keys(options, machine, profile)))

@@ -17,6 +17,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
+from taotoken_cli.core.clients.base import Machine
+
 
 @dataclass(frozen=True)
 class ProxyRule:
@@ -116,3 +118,30 @@ RULES: dict[str, ProxyRule] = {
     # of Gemini CLI's four, for http:// and https:// gateways alike; undici reads no_proxy before NO_PROXY.
     "qwen-code": ProxyRule("qwen-code", "0.24.4", _GEMINI, _GEMINI, ("no_proxy", "NO_PROXY"), loopback_direct=False),
 }
+
+
+def proxied_clients() -> dict[str, str]:
+    """The init targets started from a shell that take its proxy variables and whose real rule does not exempt a
+    gateway on this machine: name -> label (the client's own LABEL), in RULES' order. Not Claude Code (`own_env`):
+    its settings' env block outranks the shell, and init exempts the gateway there. env.sh's and env.ps1's
+    exemption, init's lines and doctor's `<client>.proxy` checks are for these."""
+    from taotoken_cli.core.clients import CLIENTS
+
+    return {name: CLIENTS[name].LABEL for name, rule in RULES.items()
+            if name in CLIENTS and not rule.loopback_direct and not rule.own_env}
+
+
+def proxied_labels(machine: Machine) -> list[str]:
+    """The labels of proxied_clients() installed on `machine` (all of them when none is yet): whom a plan's line
+    about the exemption names."""
+    from taotoken_cli.core.clients import CLIENTS
+
+    clients = proxied_clients()
+    return [label for name, label in clients.items() if CLIENTS[name].detect(machine).found] or list(clients.values())
+
+
+# The comment above the exemption in env.sh and env.ps1 (core.clients.shell, winshell). It names every client it is
+# for, not only those installed now: the file stays the same whatever is installed later (never a stale copy).
+def exemption_comment() -> str:
+    return ("# The gateway is on this machine: no proxy may carry requests to it (these clients do not exempt\n"
+            f"# loopback by themselves: {', '.join(proxied_clients().values())}). Your NO_PROXY entries are kept.\n")

@@ -19,7 +19,6 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from taotoken_cli.core.base.fix import Command, Fix
 from taotoken_cli.core.base.i18n import N_, _, listed
 from taotoken_cli.core.base.masking import mask_key
 from taotoken_cli.core.clients import envvars, macshell, winshell
@@ -34,9 +33,9 @@ from taotoken_cli.core.clients.base import (
     read_text,
     text_change,
 )
+from taotoken_cli.core.clients.proxy_rules import exemption_comment, is_loopback, proxied_labels
 from taotoken_cli.core.files.fileplan import Plan
 from taotoken_cli.core.files.fsutil import newline_of
-from taotoken_cli.core.net.urlform import OPENAI_V1
 from taotoken_cli.core.platform import shells, system
 from taotoken_cli.core.settings.origins import export_pattern, line_value, tilde
 
@@ -101,20 +100,15 @@ def loopback_host(base_url: str | None) -> str | None:
     """The gateway's host when it is on this machine (127.0.0.1, localhost, ::1), else None."""
     from urllib.parse import urlsplit
 
-    from taotoken_cli.core.clients.proxy_rules import is_loopback
-
     host = (urlsplit(base_url or "").hostname or "").lower()
     return host if host and is_loopback(host) else None
 
 
-# The clients started from a shell send even a loopback gateway's requests through its proxy (proxied_clients: their
-# real rules, core.clients.proxy_rules, checked against the real programs): for a gateway on this machine env.sh
-# adds its host to NO_PROXY and no_proxy (both spellings, so a client reading either sees the same list), keeping the
-# entries the shell had, once. The comment names every such client (not only those installed now: the file stays
-# the same whatever is installed later, so it is never a stale copy for that).
-_EXEMPT_SH = ("# The gateway is on this machine: no proxy may carry requests to it (these clients do not exempt\n"
-              "# loopback by themselves: {clients}). Your NO_PROXY entries are kept.\n"
-              "taotoken_np=${{NO_PROXY:-${{no_proxy:-}}}}\n"
+# The clients started from a shell send even a loopback gateway's requests through its proxy (proxy_rules.
+# proxied_clients: their real rules, checked against the real programs): for a gateway on this machine env.sh adds its
+# host to NO_PROXY and no_proxy (both spellings, so a client reading either sees the same list), keeping the entries
+# the shell had, once.
+_EXEMPT_SH = ("taotoken_np=${{NO_PROXY:-${{no_proxy:-}}}}\n"
               'case ",$taotoken_np," in *,{host},*) ;; *) taotoken_np="${{taotoken_np:+$taotoken_np,}}{host}" ;; esac\n'
               'export NO_PROXY="$taotoken_np" no_proxy="$taotoken_np"\n'
               "unset taotoken_np\n")
@@ -516,65 +510,18 @@ def _shown(variable: str, value: str | None) -> str:
     return mask_key(value) if variable == "OPENAI_API_KEY" else repr(value)
 
 
-def proxied_clients() -> dict[str, str]:
-    """The init targets started from a shell that take its proxy variables and whose real rule
-    (core.clients.proxy_rules) does not exempt a gateway on this machine: name -> label, in RULES' order. Not Claude
-    Code (`own_env`): its settings' env block outranks the shell, and init exempts the gateway there."""
-    from taotoken_cli.core.clients import CLIENTS
-    from taotoken_cli.core.clients.proxy_rules import RULES
-
-    return {name: CLIENTS[name].LABEL for name, rule in RULES.items()
-            if name in CLIENTS and not rule.loopback_direct and not rule.own_env}
-
-
 def _exempt_sh(host: str) -> str:
-    return _EXEMPT_SH.format(host=host, clients=", ".join(proxied_clients().values()))
+    return exemption_comment() + _EXEMPT_SH.format(host=host)
 
 
 def _exempt_summary(triple: Triple, machine: Machine) -> list[str]:
-    """The plan's line for env.sh's exemption, naming the clients it is for that are installed here (all of them
-    when none is yet)."""
+    """The plan's line for env.sh's exemption, naming the clients it is for (proxy_rules.proxied_labels)."""
     host = loopback_host(triple.base_url)
     if not host:
         return []
-    from taotoken_cli.core.clients import CLIENTS
-
-    clients = proxied_clients()
-    found = [label for name, label in clients.items() if CLIENTS[name].detect(machine).found]
     return [_("add {host} to NO_PROXY and no_proxy (kept: the entries your shell has): the gateway is on this "
               "machine, and these clients do not exempt loopback from a proxy: {clients}").format(
-        host=host, clients=listed(found or clients.values()))]
-
-
-def no_proxy_command(machine: Machine, host: str) -> Command:
-    """`export NO_PROXY=…` (POSIX: doctor's runner and init say it in the user's shell) with the entries a new
-    shell has and `host`; no_proxy too where a new shell sets it (Qwen Code and OpenClaw read it first)."""
-    from taotoken_cli.core.clients.claude_code import no_proxy_with, shell_value
-
-    spellings = ("NO_PROXY", "no_proxy")
-    env = {name: value for name in spellings if (value := shell_value(name, machine)[0])}
-    value = shlex.quote(no_proxy_with(env, host))
-    return Command("; ".join(f"export {name}={value}" for name in spellings if name == "NO_PROXY" or name in env))
-
-
-def shell_proxy(url: str, machine: Machine, client: str) -> tuple[str, str, str] | None:
-    """(variable, proxy, where it is set) when `client`'s real proxy rule (core.clients.proxy_rules) sends a request
-    to `url` through a proxy a new shell has (a start-up file's export, else this shell's), before env.sh; else
-    None."""
-    from taotoken_cli.core.clients.claude_code import shell_value
-    from taotoken_cli.core.clients.proxy_rules import RULES
-
-    rule = RULES[client]
-    shell_env: dict[str, str] = {}
-    places: dict[str, list[str]] = {}
-    for variable in (*rule.http, *rule.https, *rule.no_proxy):
-        value, where = shell_value(variable, machine)
-        if value:
-            shell_env[variable], places[variable] = value, where
-    variable = rule.variable_for(url, shell_env)
-    if variable is None:
-        return None
-    return variable, shell_env[variable], ", ".join(places[variable]) or _("this shell")
+        host=host, clients=listed(proxied_labels(machine)))]
 
 
 def exempted(text: str, host: str) -> bool:
@@ -591,31 +538,3 @@ def with_exemption(text: str, host: str, *, fish: bool = False, powershell: bool
         return text
     return text + ("" if not text or text.endswith("\n") else "\n") + (
         _EXEMPT_FISH.format(host=host) if fish else _exempt_sh(host))
-
-
-def proxied_gateway(triple: Triple, machine: Machine, targets: list[str]) -> list[str | Fix]:
-    """For each client among `targets` started from a shell (proxied_clients) whose real proxy rule would send its
-    requests to a gateway on this machine through a proxy a new shell has: a line that says so, where that proxy is
-    set, and what init does about it (env.sh exempts the host) or, without the shell target, what to do (the
-    command in the user's shell)."""
-    host = loopback_host(triple.base_url)
-    if host is None or system.current().windows:
-        return []
-    lines: list[str | Fix] = []
-    for name, label in proxied_clients().items():
-        found = shell_proxy(triple.url_for(OPENAI_V1), machine, name) if name in targets else None
-        if found is None:
-            continue
-        variable, proxy, where = found
-        if NAME in targets:
-            lines.append(_("{client}: {variable}={proxy} ({where}) would carry its requests to the gateway on this "
-                           "machine ({client} does not exempt loopback): env.sh now adds {host} to NO_PROXY").format(
-                client=label, variable=variable, proxy=proxy, where=where, host=host))
-        else:
-            command = no_proxy_command(machine, host)
-            lines.append(Fix.of(_("warning: {client}: {variable}={proxy} ({where}) carries its requests to the "
-                                  "gateway on this machine ({client} does not exempt loopback); fix: add --target "
-                                  "shell (env.sh then adds {host} to NO_PROXY), or {command} in your shell start-up "
-                                  "file"), client=label, variable=variable, proxy=proxy, where=where, host=host,
-                                command=Command(shells.in_shell(command.line, shells.syntax(machine.env)))))
-    return lines

@@ -8,10 +8,11 @@
 - The PowerShell profiles (Windows PowerShell 5.1: Documents\\WindowsPowerShell, PowerShell 7:
   Documents\\PowerShell; 7 only when it is there), one marked line dot-sourcing `env.ps1` in taotoken's config
   dir, as the POSIX shell target does with env.sh: a profile never holds the key.
-- A gateway on this machine: Codex and Cline send even loopback requests through a proxy the environment names
-  (core.clients.proxy_rules), so env.ps1 adds its host to NO_PROXY (keeping the entries the window has), and the user
-  environment's NO_PROXY gets it too (its own entries kept; where it has none, the ones programs get now, from the
-  system environment, which a user value would hide). Windows' variable names ignore case: NO_PROXY is no_proxy.
+- A gateway on this machine: the clients started from a shell send even loopback requests through a proxy the
+  environment names (core.clients.proxy_rules: proxied_clients), so env.ps1 adds its host to NO_PROXY (keeping the
+  entries the window has), and the user environment's NO_PROXY gets it too (its own entries kept; where it has none,
+  the ones programs get now, from the system environment, which a user value would hide). Windows' variable names
+  ignore case: NO_PROXY is no_proxy.
 """
 
 from __future__ import annotations
@@ -21,10 +22,11 @@ import re
 from collections.abc import Mapping
 from pathlib import Path
 
-from taotoken_cli.core.base.i18n import _
+from taotoken_cli.core.base.i18n import _, listed
 from taotoken_cli.core.base.oserrors import os_error_text
 from taotoken_cli.core.clients.base import Machine, on_path, read_text, text_change
 from taotoken_cli.core.clients.claude_code import no_proxy_with
+from taotoken_cli.core.clients.proxy_rules import exemption_comment, proxied_labels
 from taotoken_cli.core.files.fileplan import Plan
 from taotoken_cli.core.platform import desktopenv, shells, system
 
@@ -62,9 +64,7 @@ def _quote(value: str) -> str:
 
 
 # What env.sh's exemption does (core.clients.shell), in PowerShell: the host joins the window's NO_PROXY once.
-_EXEMPT_PS1 = ("# The gateway is on this machine: no proxy may carry requests to it (Codex and Cline do not exempt\n"
-               "# loopback by themselves). Your NO_PROXY entries are kept.\n"
-               "$taotoken_np = @($env:NO_PROXY -split ',' | Where-Object {{ $_ }})\n"
+_EXEMPT_PS1 = ("$taotoken_np = @($env:NO_PROXY -split ',' | Where-Object {{ $_ }})\n"
                "if ($taotoken_np -notcontains {host}) {{ $env:NO_PROXY = (@($taotoken_np) + {host}) -join ',' }}\n"
                "Remove-Variable taotoken_np\n")
 
@@ -74,7 +74,7 @@ def env_ps1_text(exports: Mapping[str, str], host: str | None = None) -> str:
     return ("# Written by `taotoken init`: the TaoToken base URL (root + /v1) and key for OpenAI SDK scripts and\n"
             "# Codex. It holds the API key: keep it private. Change it with `taotoken config set`.\n"
             + "".join(shells.set_var(k, v, shells.POWERSHELL) + "\n" for k, v in exports.items())
-            + (_EXEMPT_PS1.format(host=_quote(host)) if host else ""))
+            + (_exempt_ps1(host) if host else ""))
 
 
 def exempted(text: str, host: str) -> bool:
@@ -86,7 +86,11 @@ def with_exemption(text: str, host: str) -> str:
     """An env.ps1 written before the exemption, with it added at the end (every other byte kept)."""
     if exempted(text, host):
         return text
-    return text + ("" if not text or text.endswith("\n") else "\n") + _EXEMPT_PS1.format(host=_quote(host))
+    return text + ("" if not text or text.endswith("\n") else "\n") + _exempt_ps1(host)
+
+
+def _exempt_ps1(host: str) -> str:
+    return exemption_comment() + _EXEMPT_PS1.format(host=_quote(host))
 
 
 def profile_line(env_ps1: Path) -> str:
@@ -137,8 +141,9 @@ def plan(exports: Mapping[str, str], machine: Machine, with_marked_line, load: s
                            summary=[_("set OPENAI_BASE_URL and OPENAI_API_KEY in your Windows user environment "
                                       "(HKCU\\Environment, as setx does); undo puts back what was there"),
                                     *([_("add {host} to NO_PROXY in your user environment and in env.ps1 (kept: the "
-                                         "entries you have): the gateway is on this machine, and Codex and Cline do "
-                                         "not exempt loopback from a proxy").format(host=host)] if host else [])]))
+                                         "entries you have): the gateway is on this machine, and these clients do "
+                                         "not exempt loopback from a proxy: {clients}").format(
+                                        host=host, clients=listed(proxied_labels(machine)))] if host else [])]))
     result.add(text_change(read_text(env_ps1), env_ps1_text(exports, host), target="shell", secret=True,
                            summary=[_("the same variables for PowerShell (readable by you alone)")]))
     for profile in profiles(machine):

@@ -143,9 +143,9 @@ def test_each_newer_client_has_its_proxy_check_skipped_warned_and_fixed(cli, hom
 
 
 def test_every_client_started_from_a_shell_has_a_proxy_check(run, home):
-    """One list (shell.proxied_clients, from the proxy rules and the clients' labels) and the checks agree."""
+    """One list (proxy_rules.proxied_clients, from the proxy rules and the clients' labels) and the checks agree."""
     from taotoken_cli.cmd.doctor.registry import all_checks
-    from taotoken_cli.core.clients.shell import proxied_clients
+    from taotoken_cli.core.clients.proxy_rules import proxied_clients
 
     prefix = {"gemini-cli": "gemini", "qwen-code": "qwen"}
     ids = {check.id for check in all_checks() if check.id.endswith(".proxy")}

@@ -209,8 +209,8 @@ def test_a_remote_gateway_through_a_proxy_is_the_users_choice(cli, home):
     assert "NO_PROXY" not in result.output and "NO_PROXY" not in (home / ".config/taotoken/env.sh").read_text()
 
 
-# Every client started from a shell whose real rule does not exempt loopback (shell.proxied_clients), not only Codex
-# and Cline: the ones added later, each named by its own label.
+# Every client started from a shell whose real rule does not exempt loopback (proxy_rules.proxied_clients), not only
+# Codex and Cline: the ones added later, each named by its own label.
 NEWER = {"gemini-cli": "Gemini CLI", "openclaw": "OpenClaw", "opencode": "OpenCode", "qwen-code": "Qwen Code"}
 
 

@@ -1,6 +1,6 @@
-"""The clients started from a shell take its proxy variables (core.clients.shell.proxied_clients: Codex, Cline, Gemini
-CLI, OpenClaw, OpenCode, Qwen Code), and their real proxy rules (core.clients.proxy_rules, checked against the real
-clients) do not exempt a gateway on this machine: the request goes to the proxy, which connects to its own loopback,
+"""The clients started from a shell take its proxy variables (core.clients.proxy_rules.proxied_clients: Codex,
+Cline, Gemini CLI, OpenClaw, OpenCode, Qwen Code), and their real proxy rules (checked against the real clients) do
+not exempt a gateway on this machine: the request goes to the proxy, which connects to its own loopback,
 or hangs when it is down. One body for every client's `<client>.proxy` check, registered beside the client's other
 checks with `proxy_check`; the repair is what init writes: env.sh (and env.fish) add the host to NO_PROXY. (Claude
 Code's settings outrank the shell: claude.proxy.)"""
@@ -15,14 +15,14 @@ from taotoken_cli.cmd.doctor.context import DoctorContext
 from taotoken_cli.cmd.doctor.model import Issues, Repair, Result
 from taotoken_cli.core.base.fix import Fix
 from taotoken_cli.core.base.i18n import _
-from taotoken_cli.core.clients import CLIENTS, shell, winshell
+from taotoken_cli.core.clients import CLIENTS, shell, shellproxy, winshell
 from taotoken_cli.core.net.urlform import OPENAI_V1
 from taotoken_cli.core.platform import system
 
 
 def proxy_check(check_id: str, title: str, client: str, found: Callable[[DoctorContext], Any]) -> None:
     """Register `check_id` (`<the client's check prefix>.proxy`, `title` marked N_()) for `client` (its init target
-    name, one of shell.proxied_clients()): skipped as the client's other checks are when `found` says it is not
+    name, one of proxy_rules.proxied_clients()): skipped as the client's other checks are when `found` says it is not
     installed."""
 
     @client_check(check_id, title, found)
@@ -37,7 +37,7 @@ def loopback_proxy(ctx: DoctorContext, client: str) -> Result:
     if root is None or host is None:
         return Result.skipped(_("the gateway is not on this machine: {client} takes the shell's proxy, like the "
                                 "shell (see net.proxy)").format(client=label))
-    found = shell.shell_proxy(OPENAI_V1.url(root), ctx.machine, client)
+    found = shellproxy.shell_proxy(OPENAI_V1.url(root), ctx.machine, client)
     if found is None:
         return Result.ok(_("{client}'s requests to {host} go direct").format(client=label, host=host))
     variable, proxy, where = found
@@ -52,7 +52,7 @@ def loopback_proxy(ctx: DoctorContext, client: str) -> Result:
     issues = Issues()
     fixes: list[Fix | str] = [Fix.run("taotoken config sync")] if files else [
         Fix.run("taotoken init --target shell"),
-        Fix.of(_("or {command} in your shell start-up file"), command=shell.no_proxy_command(ctx.machine, host))]
+        Fix.of(_("or {command} in your shell start-up file"), command=shellproxy.no_proxy_command(ctx.machine, host))]
     issues.warn(_("{client} sends its requests to the gateway on this machine through {proxy} ({variable}, {where}): "
                   "it does not exempt loopback (a dead proxy hangs it; a remote one connects to its own {host})")
                 .format(client=label, proxy=proxy, variable=variable, where=where, host=host), fixes=fixes)
