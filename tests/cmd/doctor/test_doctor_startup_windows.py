@@ -107,7 +107,7 @@ def test_the_proxy_check_reads_env_ps1_s_exemption_and_offers_it_where_missing(a
 
     def finding() -> Result:
         ctx = DoctorContext(env=env, cwd=home, offline=True, overrides=Overrides(base_url=LOOPBACK.base_url))
-        return as_windows(lambda: proxied.loopback_proxy(ctx, "codex", "Codex"))
+        return as_windows(lambda: proxied.loopback_proxy(ctx, "codex"))
 
     direct = finding()
     assert direct.status is Status.OK and "adds 127.0.0.1 to NO_PROXY" in direct.message, _texts(direct)
