@@ -10,15 +10,22 @@ from __future__ import annotations
 from tests.conftest import SENTINEL_KEY, flat
 
 NEW_KEY = "sk-ROTATEDrotated0123456789abcdEFGH"
+BASHRC = "# my bashrc\nalias ll='ls -l'\n"
 
 
-def test_a_commented_out_start_up_line_stays_so(run, home) -> None:
+def init_shell(run, home):
+    """~/.bashrc with the user's own lines, then `init --target shell` (nothing sent: --allow-unlisted)."""
     bashrc = home / ".bashrc"
-    bashrc.write_text("# my bashrc\nalias ll='ls -l'\n")
+    bashrc.write_text(BASHRC)
     result = run("init", "--allow-unlisted",
                  "--target", "shell", "--yes", "--base-url", "https://taotoken.net/api", "--model", "m",
                  "--key-stdin", input=SENTINEL_KEY).assert_clean()
     assert result.returncode == 0, result.output
+    return bashrc
+
+
+def test_a_commented_out_start_up_line_stays_so(run, home) -> None:
+    bashrc = init_shell(run, home)
     text = bashrc.read_text()
     line = next(line for line in text.splitlines() if "taotoken-env" in line)
     bashrc.write_text(text.replace(line, "# " + line))  # the user turns it off
@@ -34,18 +41,14 @@ def test_a_commented_out_start_up_line_stays_so(run, home) -> None:
 
 
 def test_a_removed_start_up_line_stays_removed_until_init_is_asked_again(run, home) -> None:
-    bashrc = home / ".bashrc"
-    bashrc.write_text("# my bashrc\nalias ll='ls -l'\n")
-    assert run("init", "--allow-unlisted",
-               "--target", "shell", "--yes", "--base-url", "https://taotoken.net/api", "--model", "m",
-               "--key-stdin", input=SENTINEL_KEY).assert_clean().returncode == 0
-    bashrc.write_text("# my bashrc\nalias ll='ls -l'\n")  # the user deletes the marked line
+    bashrc = init_shell(run, home)
+    bashrc.write_text(BASHRC)  # the user deletes the marked line
     env_sh = home / ".config" / "taotoken" / "env.sh"
     changed = run("config", "set", "api_key", "-", "--yes", input=NEW_KEY).assert_clean(NEW_KEY)
     assert changed.returncode == 0 and "~/.bashrc" not in flat(changed.output), changed.output
-    assert bashrc.read_text() == "# my bashrc\nalias ll='ls -l'\n" and NEW_KEY in env_sh.read_text()
+    assert bashrc.read_text() == BASHRC and NEW_KEY in env_sh.read_text()
     synced = run("config", "sync", "--yes").assert_clean(NEW_KEY)
-    assert synced.returncode == 0 and bashrc.read_text() == "# my bashrc\nalias ll='ls -l'\n", synced.output
+    assert synced.returncode == 0 and bashrc.read_text() == BASHRC, synced.output
     assert "no longer has the line that sources" in flat(synced.output) and \
         "taotoken init --target shell` adds it back" in flat(synced.output)
     fixed = run("doctor", "--fix", "--yes", "--offline").assert_clean(NEW_KEY)
@@ -58,11 +61,7 @@ def test_a_removed_start_up_line_stays_removed_until_init_is_asked_again(run, ho
 def test_doctor_says_new_shells_lack_the_variables_and_how_to_bring_the_line_back(run, home) -> None:
     import json
 
-    bashrc = home / ".bashrc"
-    bashrc.write_text("alias ll='ls -l'\n")
-    assert run("init", "--allow-unlisted",
-               "--target", "shell", "--yes", "--base-url", "https://taotoken.net/api", "--model", "m",
-               "--key-stdin", input=SENTINEL_KEY).assert_clean().returncode == 0
+    bashrc = init_shell(run, home)
 
     def finding() -> dict:
         result = run("doctor", "--json", "--offline", "--check", "env.startup_line").assert_clean()
