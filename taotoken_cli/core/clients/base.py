@@ -26,7 +26,7 @@ from taotoken_cli.core.base.i18n import _
 from taotoken_cli.core.base.masking import mask_key
 from taotoken_cli.core.files import gitrepo
 from taotoken_cli.core.files.fileplan import FileChange, Plan
-from taotoken_cli.core.files.fsutil import resolve_target
+from taotoken_cli.core.files.fsutil import resolve_target, text_encoding
 from taotoken_cli.core.formats.jsonedit import dumps_like, edit_json, parse_json
 from taotoken_cli.core.formats.tomlerrors import toml_message
 from taotoken_cli.core.net.urlform import BARE_ROOT, OPENAI_V1, Form
@@ -135,8 +135,14 @@ class ConfigFile:
         return self.raw is not None
 
     @property
+    def encoding(self) -> str:
+        """UTF-8, or UTF-16 for a text file that starts with its BOM (a PowerShell 5.1 profile): an edit is written
+        back in it (text_change)."""
+        return text_encoding(self.raw) if self.raw is not None and self.kind == "text" else "utf-8"
+
+    @property
     def text(self) -> str | None:
-        return None if self.raw is None else self.raw.decode("utf-8")
+        return None if self.raw is None else self.raw.decode(self.encoding)
 
     def check(self) -> None:
         """Raise the parse error (with line and column) if the file could not be read."""
@@ -238,7 +244,7 @@ def _load_raw(path: Path, kind: str) -> ConfigFile:
                                               command=Command(permissions.access_fix(path))))
     if result.raw is not None:
         try:
-            result.raw.decode("utf-8")
+            result.raw.decode(result.encoding)
         except UnicodeDecodeError as exc:
             result.error = ConfigFileError(str(path), None, None,
                                            _("is not UTF-8 text ({reason})").format(reason=exc.reason),
@@ -328,6 +334,6 @@ def json_change(file: ConfigFile, new_data: Any, *, target: str, summary: list[s
 def text_change(file: ConfigFile, new_text: str, *, target: str, summary: list[str], secret: bool = False,
                 new_mode: int | None = None) -> FileChange:
     file.check()
-    after = new_text.encode("utf-8")
+    after = new_text.encode(file.encoding)
     return FileChange(file.path, file.raw, after, secret=secret, summary=summary if after != file.raw else [],
                       target=target, new_mode=new_mode)

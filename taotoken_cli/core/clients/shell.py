@@ -35,7 +35,7 @@ from taotoken_cli.core.clients.base import (
 )
 from taotoken_cli.core.clients.proxy_rules import exemption_comment, is_loopback, proxied_labels
 from taotoken_cli.core.files.fileplan import Plan
-from taotoken_cli.core.files.fsutil import newline_of
+from taotoken_cli.core.files.fsutil import newline_of, read_user_text, text_encoding
 from taotoken_cli.core.platform import shells, system
 from taotoken_cli.core.settings.origins import export_pattern, line_value, tilde
 
@@ -159,7 +159,7 @@ def line_states(paths: Iterable[Path], marker: str = MARKER) -> dict[Path, bool]
     states = {}
     for path in paths:
         try:
-            text = path.read_text(encoding="utf-8", errors="replace")
+            text = read_user_text(path)
         except OSError:
             continue
         if commented_out(text, marker):
@@ -464,8 +464,8 @@ def repair_overrides(plan: Plan, triple: Triple, machine: Machine, *, fails: Map
     plan comments it out (marked; init --undo puts it back), in the text this plan already leaves there; any other
     is named by file and line, as a failure for the clients in `fails` (variable -> the client it stops).
     `variables`: only these of env.sh's (default: all)."""
-    planned = {change.path: change.after.decode("utf-8", errors="replace") for change in plan.changes
-               if change.after is not None}
+    planned = {change.path: change.after.decode(text_encoding(change.after), errors="replace")
+               for change in plan.changes if change.after is not None}
     off: dict[Path, dict[int, tuple[str, str]]] = {}  # file -> line -> (the env file it outvotes, what init says)
     for variable, wanted in exports(triple).items():
         if variables is not None and variable not in variables:
@@ -498,7 +498,8 @@ def repair_overrides(plan: Plan, triple: Triple, machine: Machine, *, fails: Map
             plan.add(text_change(current, text, target=NAME, summary=[]))
         change = next(change for change in plan.changes if change.path == path)
         env_file = next(iter(lines.values()))[0]  # one file, one shell
-        change.after = comment_out(text, set(lines), f"OPENAI_* from {env_file}").encode("utf-8")
+        encoding = text_encoding(change.before or b"")  # a UTF-16 PowerShell profile stays UTF-16
+        change.after = comment_out(text, set(lines), f"OPENAI_* from {env_file}").encode(encoding)
         said = [lines[number][1] for number in sorted(lines)]
         change.summary.extend(said)
         plan.repairs.extend(said)  # said in init's compact output too

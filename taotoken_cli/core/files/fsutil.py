@@ -191,6 +191,24 @@ def private_fix(path: Path) -> str:
     return permissions.private_fix(path)
 
 
+def text_encoding(raw: bytes) -> str:
+    """The encoding a user's text file is in: UTF-16 where it starts with that BOM (Windows PowerShell 5.1 writes a
+    profile so with `>` or Out-File), else UTF-8. Decoding with it keeps the BOM as U+FEFF, so encoding the edited
+    text with it gives the same bytes back where nothing else changed."""
+    if raw.startswith(b"\xff\xfe"):
+        return "utf-16-le"
+    if raw.startswith(b"\xfe\xff"):
+        return "utf-16-be"
+    return "utf-8"
+
+
+def read_user_text(path: Path) -> str:
+    """A user's text file (a shell start-up file, env.sh) as text, in its own encoding; undecodable bytes replaced
+    (for reading what it holds, never for writing it back). Raises OSError."""
+    raw = path.read_bytes()
+    return raw.decode(text_encoding(raw), errors="replace")
+
+
 def newline_of(text: str) -> str:
     """The file's line ending: CRLF when most lines end so."""
     return "\r\n" if text.count("\r\n") * 2 > text.count("\n") else "\n"

@@ -310,3 +310,29 @@ def test_git_bash_s_later_export_is_commented_out_where_its_line_is_in_bash_prof
         f"# export OPENAI_API_KEY={OLD_KEY}  # taotoken-off: OPENAI_* from env.sh")
     fileplan.undo_last(windows.config_dir)
     assert bash_profile.read_text(encoding="utf-8") == mine
+
+
+@pytest.mark.parametrize("encoding, bom", [("utf-16-le", b"\xff\xfe"), ("utf-16-be", b"\xfe\xff")])
+def test_a_utf16_profile_stays_utf16_and_its_later_line_is_still_found(
+        windows: Machine, home: Path, monkeypatch: pytest.MonkeyPatch, encoding: str, bom: bytes) -> None:
+    """Windows PowerShell 5.1 writes a profile in UTF-16 with a BOM (`echo … > $PROFILE`, Out-File): init reads it,
+    adds its line and comments out a later old key in that encoding (BOM and CRLF kept, every other byte too), and
+    the undo gives the same bytes back; doctor's reader sees the marked line."""
+    profile = _profile(home)
+    profile.parent.mkdir(parents=True)
+    mine = bom + "Set-PSReadLineOption -EditMode Emacs\r\n# 我的配置\r\n".encode(encoding)
+    profile.write_bytes(mine)
+    fileplan.apply(init_plan_as_windows(windows, monkeypatch), windows.config_dir)
+    written = profile.read_bytes()
+    assert written.startswith(mine) and written.decode(encoding).count(winshell.MARKER) == 1
+    assert shell.line_states([profile], winshell.MARKER) == {profile: True}
+    with_old = written + f"$env:OPENAI_API_KEY = '{OLD_KEY}'\r\n".encode(encoding)
+    profile.write_bytes(with_old)
+    plan = init_plan_as_windows(windows, monkeypatch)
+    assert not plan.broken and f"{winshell.PROFILE}:4 (OPENAI_API_KEY=" in " ".join(plan.repairs), plan.repairs
+    fileplan.apply(plan, windows.config_dir)
+    lines = profile.read_bytes().decode(encoding).split("\r\n")
+    assert lines[0] == "\ufeffSet-PSReadLineOption -EditMode Emacs" and lines[1] == "# 我的配置"
+    assert lines[3].startswith(f"# $env:OPENAI_API_KEY = '{OLD_KEY}'  # taotoken-off")
+    fileplan.undo_last(windows.config_dir)
+    assert profile.read_bytes() == with_old

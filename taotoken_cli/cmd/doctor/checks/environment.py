@@ -15,6 +15,7 @@ from taotoken_cli.core.base.i18n import N_, _, listed
 from taotoken_cli.core.base.masking import mask_key, unquoted_key
 from taotoken_cli.core.clients.base import ENV_SYSTEM_ROOT
 from taotoken_cli.core.clients.envvars import VARIABLES
+from taotoken_cli.core.files.fsutil import read_user_text
 from taotoken_cli.core.net import hygiene
 from taotoken_cli.core.net.gateway import Endpoints
 from taotoken_cli.core.platform import system
@@ -116,7 +117,7 @@ def stale_key_exports(ctx: DoctorContext, variable: str) -> list[str]:
         if export.path.parent == own:
             continue
         try:
-            line = export.path.read_text(encoding="utf-8", errors="replace").splitlines()[export.line - 1]
+            line = read_user_text(export.path).splitlines()[export.line - 1]
         except (OSError, IndexError):
             continue
         if ctx.api_key is None or ctx.api_key not in line:
