@@ -35,9 +35,6 @@ def block_runs(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPath
     worlds.close()
 
 
-# One xdist worker runs them all (`--dist loadgroup`, pyproject.toml): every worker that runs one of these tests
-# builds `block_runs`, which runs every selected block.
-@pytest.mark.xdist_group("doc_examples")
 @pytest.mark.parametrize("block", BLOCKS, ids=[b.id for b in BLOCKS])
 def test_example_prints_what_the_docs_show(block: ex.Block, block_runs) -> None:
     problems = ex.compare(block_runs[block.id].result())
