@@ -244,7 +244,6 @@ def _valid_profile(name: str, origin: str) -> str:
 def _stored_profile(name: str, path: Path) -> str:
     """The config file's default_profile, when it is a name a profile can have; one written by hand that is not
     (`../../etc`, `a b`) stops the run with where it is and the command that replaces it (which does not read it)."""
-    from taotoken_cli.core.base.fix import Command, Fix
     from taotoken_cli.core.settings.edit import validate_profile_name
 
     try:
