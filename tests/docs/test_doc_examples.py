@@ -35,10 +35,20 @@ def block_runs(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPath
     worlds.close()
 
 
+# One xdist worker runs them all (tests/conftest.py, DOC_EXAMPLES): each worker that runs one of these tests builds
+# `block_runs`, which runs every selected block.
 @pytest.mark.parametrize("block", BLOCKS, ids=[b.id for b in BLOCKS])
 def test_example_prints_what_the_docs_show(block: ex.Block, block_runs) -> None:
     problems = ex.compare(block_runs[block.id].result())
     assert not problems, f"{block.id} (setup {block.setup}):\n" + "\n".join(problems)
+
+
+def test_the_examples_are_one_xdist_unit(request: pytest.FixtureRequest) -> None:
+    """tests/conftest.py sends the examples to one xdist worker by their node ID's prefix: it names this test."""
+    from tests.conftest import DOC_EXAMPLES
+
+    here = request.node.nodeid.split("::")[0]
+    assert f"{here}::{test_example_prints_what_the_docs_show.__name__}[" == DOC_EXAMPLES
 
 
 def test_every_documented_command_parses() -> None:
