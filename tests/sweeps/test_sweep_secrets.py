@@ -246,8 +246,9 @@ def test_every_network_command_against_each_failure(mode, run, cli, home, mock_g
 
 def test_stall_fault_with_short_limits(run, home, mock_gateway):
     """The stall fault separately: the same commands with the shortest time limits they accept."""
-    mock = mock_gateway(MockOptions(key=SENTINEL_KEY, fault="stall"))
-    configured(run, mock.url)
+    mock = mock_gateway(MockOptions(key=SENTINEL_KEY))
+    configured(run, mock.url)  # before the stall: init's own questions to a silent gateway wait ~14 s
+    mock.update(fault="stall")
     for argv in (["check", "--timeout", "0.5"], ["check", "--chat", "--json", "--timeout", "0.5"],
                  ["route", "--verify", "--all", "--samples", "1", "--timeout", "0.5"],
                  ["route", "--verify", "--all", "--samples", "1", "--timeout", "0.5", "--json"],

@@ -5,7 +5,10 @@ confirms and applies the plan; `view` renders it.
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from typing import TypeVar
 
 from taotoken_cli.cmd.init import wizard
 from taotoken_cli.core.base.errors import InputError
@@ -84,9 +87,29 @@ class InitPlan:
     target_reasons: list[str] = field(default_factory=list)  # why each target is written (with -v or --dry-run)
 
 
+T = TypeVar("T")
+
+
+class Patience:
+    """How long init waits for the gateway in all, across its questions (is the model listed, does it serve the
+    Gemini API): a silent gateway costs one wait, not one per question (5 s + 8 s before). Time spent at a prompt
+    between the questions does not count."""
+
+    def __init__(self, seconds: float) -> None:
+        self.left = seconds
+
+    def asking(self, most: float, question: Callable[[float], T]) -> T:
+        started = time.monotonic()
+        try:
+            return question(min(most, self.left))
+        finally:
+            self.left = max(0.0, self.left - (time.monotonic() - started))
+
+
 # ------------------------------------------------------------------------------------------- triple
 
-def resolve_triple(request: InitRequest, io: IOStreams) -> tuple[Triple, str, list[str]]:
+def resolve_triple(request: InitRequest, io: IOStreams,
+                   patience: Patience | None = None) -> tuple[Triple, str, list[str]]:
     """Flags > environment > taotoken's config file > prompts (TTY only). Returns triple, profile, notes."""
     prompter = io.prompter
     api_key = request.api_key
@@ -133,18 +156,20 @@ def resolve_triple(request: InitRequest, io: IOStreams) -> tuple[Triple, str, li
         values[name] = item.value
     remember_secret(values["api_key"])
     if not request.allow_unlisted and settings.value("model").value is not None:  # a picked one is listed
-        notes.extend(_refuse_unlisted(io, values["base_url"], values["api_key"], values["model"]))
+        notes.extend(_refuse_unlisted(io, values["base_url"], values["api_key"], values["model"],
+                                       patience or Patience(gemini_api.PROBE_TIMEOUT_S)))
     return Triple(values["base_url"], values["api_key"], values["model"]), settings.profile, notes
 
 
-def _refuse_unlisted(io: IOStreams, base_url: str, api_key: str, model: str) -> list[str]:
+def _refuse_unlisted(io: IOStreams, base_url: str, api_key: str, model: str, patience: Patience) -> list[str]:
     """A model the gateway does not list is not written into every client: refused before the plan, with the
     listed ID it was probably meant to be; with no list to ask it is written as before."""
     from taotoken_cli.core.base.errors import TaotokenError
     from taotoken_cli.core.base.exitcodes import Exit
-    from taotoken_cli.core.diagnosis.model_check import check_model
+    from taotoken_cli.core.diagnosis.model_check import CHECK_TIMEOUT_S, check_model
 
-    found = check_model(base_url, api_key, model, io.env)
+    found = patience.asking(CHECK_TIMEOUT_S, lambda seconds: check_model(base_url, api_key, model, io.env,
+                                                                         timeout_s=seconds))
     if found.listed is not False:  # listed, or no list to ask (offline, no key): written as before
         return []
     message = _("{model} is not in the gateway's model list for this key; nothing was written").format(
@@ -274,7 +299,8 @@ def build(request: InitRequest, io: IOStreams, *, assume_yes: bool = False) -> I
     if request.open_app not in (None, *ccswitch.LINK_APPS):
         raise InputError(_("unknown --open-app {value}").format(value=repr(request.open_app)),
                          _("use one of: {choices}").format(choices=listed(ccswitch.LINK_APPS)))
-    triple, profile, hygiene = resolve_triple(request, io)
+    patience = Patience(gemini_api.PROBE_TIMEOUT_S)
+    triple, profile, hygiene = resolve_triple(request, io, patience)
     machine = Machine.of(io.env, io.cwd)
     targets, reasons, target_notes, blocker = choose_targets(
         request, machine, profile, io.prompter, assume_yes=assume_yes,
@@ -292,7 +318,7 @@ def build(request: InitRequest, io: IOStreams, *, assume_yes: bool = False) -> I
     target_notes.extend(_("warning: {target} not written: {reason} (point it at TaoToken anyway: {command})").format(
         target=name, reason=why, command=f"taotoken init --target {name}") for name, why in left)
     # Gemini CLI only where the gateway serves the Gemini API (asked only when it is a target; named: a "no" stops)
-    gemini = gemini_api.gate(triple, targets, options, gemini_api.probe_for(io.env),
+    gemini = gemini_api.gate(triple, targets, options, gemini_api.probe_for(io.env, patience.asking),
                              named=gemini_cli.NAME in request.targets)
     targets, options = gemini.targets, gemini.options
     reasons.extend(gemini.notes)  # why Gemini CLI is (or is not) written: with -v or --dry-run

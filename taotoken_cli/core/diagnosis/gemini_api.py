@@ -92,8 +92,15 @@ def probe(base_url: str, api_key: str, env: Mapping[str, str], *, model: str | N
 Probe = Callable[[Triple], GeminiSupport]
 
 
-def probe_for(env: Mapping[str, str]) -> Probe:
-    return lambda triple: probe(triple.base_url, triple.api_key, env, model=triple.model)
+def probe_for(env: Mapping[str, str], wait: Callable[[float, Callable[[float], GeminiSupport]], GeminiSupport]
+              | None = None) -> Probe:
+    """The probe as `gate` and `admit` call it; `wait(most, ask)`, given, decides how long it may take (init's
+    questions share one wait)."""
+    def ask(triple: Triple) -> GeminiSupport:
+        def question(seconds: float) -> GeminiSupport:
+            return probe(triple.base_url, triple.api_key, env, model=triple.model, timeout_s=seconds)
+        return wait(PROBE_TIMEOUT_S, question) if wait else question(PROBE_TIMEOUT_S)
+    return ask
 
 
 @dataclass
