@@ -88,7 +88,10 @@ class _Tidy:
     taotoken's layout rule (commands/_wide_help.py): rich breaks lines only at spaces."""
 
     def get_params(self, ctx: Any) -> list[Any]:
+        from taotoken_cli.cmd.coercion import skip_needless
+
         params = super().get_params(ctx)  # type: ignore[misc]
+        skip_needless(params)  # ~80 ms of Typer's pydantic coercion, where no value needs it
         for param in params:
             if hasattr(param, "display_type_rich"):
                 shown = None if getattr(param, "is_flag", True) else param.metavar
