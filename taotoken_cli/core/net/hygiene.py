@@ -80,12 +80,22 @@ def _unwrap(raw: str, note: str) -> Cleaned:
     return result
 
 
+def not_text(value: str) -> bool:
+    """Control characters, or bytes that were not UTF-8 (Python keeps them as U+DC80-U+DCFF; no file can hold
+    them): a value from a variable set from a file in another encoding, or from a terminal in another locale."""
+    return not value.isprintable()
+
+
 def clean_base_url(raw: str) -> Cleaned:
     """Return the API root: scheme://host[:port]/path without query, fragment, endpoint or /v1."""
     result = _unwrap(raw, _("removed surrounding whitespace/quotes from the base URL"))
     text = result.value
     if not text:
         raise InputError(_("the base URL is empty"), _("pass the API root, e.g. --base-url https://taotoken.net/api"))
+    if not_text(text):
+        raise InputError(_("base URL {url} contains bytes that are not text (a variable set from a file in another "
+                           "encoding?)").format(url=ascii(text)),
+                         _("write it again as plain text, e.g. https://taotoken.net/api"))
     wide = [ch for ch in text if 0xFF01 <= ord(ch) <= 0xFF5E or ch == "\u3002"]
     if wide:
         # A Chinese input method types ： ／ 。 for : / . — the ASCII forms are meant (NFKC maps them).
@@ -261,4 +271,8 @@ def clean_model(raw: str) -> Cleaned:
     if any(ch.isspace() for ch in value):
         raise InputError(_("model ID {model} contains whitespace").format(model=repr(value)),
                          _("model IDs have no spaces; copy it again"))
+    if not_text(value):
+        raise InputError(_("model ID {model} contains bytes that are not text (a variable set from a file in "
+                           "another encoding?)").format(model=ascii(value)),
+                         _("copy the model ID again as plain text"))
     return result

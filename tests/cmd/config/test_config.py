@@ -92,6 +92,27 @@ def test_model_hygiene() -> None:
         clean_model("gpt 4o")
     with pytest.raises(InputError):
         clean_model("  ")
+    assert clean_model("qwen/通义千问-max").value == "qwen/通义千问-max"  # any printable text is an ID
+
+
+@pytest.mark.parametrize("clean", [clean_model, clean_base_url])
+@pytest.mark.parametrize("odd", ["\udcff", "\x01", "\x1b[31m"])
+def test_bytes_that_are_not_text_are_refused_at_input(clean, odd: str) -> None:
+    """A variable set from a file in another encoding holds bytes Python keeps as U+DC80-U+DCFF: written into a
+    config file they crashed init (UnicodeEncodeError, found by tests/sweeps/test_sweep_fuzz_commands.py)."""
+    value = ("https://taotoken.net/api" if clean is clean_base_url else "gpt-4o") + odd
+    with pytest.raises(InputError) as info:
+        clean(value)
+    assert "not text" in info.value.message and ascii(value) in info.value.message  # shown escaped
+
+
+def test_init_names_a_model_variable_that_holds_bytes_not_text(run, home, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TAOTOKEN_MODEL", "gpt\udcff")
+    result = run("init", "--yes", "--all", "--key-stdin", "--base-url", "http://127.0.0.1:9/api", input=SENTINEL_KEY)
+    assert result.returncode == 2, result.output  # input.invalid, before anything is written
+    assert "TAOTOKEN_MODEL" in result.stderr and "not text" in result.stderr and "internal error" not in result.output
+    assert not (home / ".config" / "taotoken").exists()
+    result.assert_clean()
 
 
 def test_masking() -> None:
