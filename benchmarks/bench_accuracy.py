@@ -1,7 +1,7 @@
 """Does `taotoken bench` keep its lead?  Accuracy against an independent client, CPU per request
 against the code on `main`, through a proxy, and uvloop against asyncio — all in one run:
 
-    python benchmarks/bench_accuracy.py [--quick] [--baseline-ref main] [--skip-proxy]
+    python benchmarks/bench_accuracy.py [--quick] [--baseline-ref main] [--skip-proxy] [--skip-cpu]
 
 Servers: the product's mock gateway in its own process (MockProcess, -q) with fixed timing —
 `fixed50` answers after 50 ms, `stream` sends its first token at 50 ms then one every 10 ms (20).
@@ -160,6 +160,7 @@ def main() -> None:
     parser.add_argument("--baseline-ref", default="main")
     parser.add_argument("--skip-proxy", action="store_true")
     parser.add_argument("--skip-accuracy", action="store_true")
+    parser.add_argument("--skip-cpu", action="store_true", help="no CPU section (bench_cpu.py measures CPU apart)")
     parser.add_argument("--rounds", type=int, default=3, help="runs per CPU figure (the best is kept)")
     parser.add_argument("--reference", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -187,7 +188,8 @@ def main() -> None:
 
         if not args.skip_accuracy:
             accuracy(root, ref, n_stream)
-        cpu_section(args, root, n_plain, n_stream)
+        if not args.skip_cpu:
+            cpu_section(args, root, n_plain, n_stream)
         if not args.skip_proxy:
             proxy_section(root, port, n_stream)
 

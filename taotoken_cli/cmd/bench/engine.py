@@ -36,7 +36,6 @@ from taotoken_cli.core.base.i18n import _, current, use
 from taotoken_cli.core.diagnosis.context import context_for
 
 _perf = time.perf_counter
-_json_decode = json.JSONDecoder().decode
 LATE_TOLERANCE_S = 0.005  # an open-loop start later than this past its schedule counts as late
 # load a gateway sheds with a retry hint: the user waits as asked (never longer than this) and tries again
 RETRY_CODES = ("rate.limited", "rate.concurrency", "upstream.saturated")
@@ -106,16 +105,21 @@ class Runner:
     def record(self, g: int, ex: Exchange, error: BaseException | None, connecting: bool, t_ref: float, end: float,
                late: float, open_loop: bool, max_tokens: int) -> float | None:
         stats = self.stats
-        stats.windows.add_start(t_ref + late - stats.started_at)
-        stats.last_start = max(stats.last_start, t_ref + late - stats.started_at)
-        stats.count_status(ex.status)
+        start_s = t_ref + late - stats.started_at
+        windows = stats.windows
+        windows.add_start(start_s)
+        if start_s > stats.last_start:
+            stats.last_start = start_s
+        status = ex.status
+        key = str(status) if status is not None else "none"  # (SeriesStats.count_status, inline: per request)
+        stats.status[key] = stats.status.get(key, 0) + 1
         latency = end - t_ref
         if open_loop and late > LATE_TOLERANCE_S:
             stats.late_starts += 1
             stats.lateness_total += late
             stats.lateness_max = max(stats.lateness_max, late)
         ok, tokens, source, ttft = False, None, None, None
-        usable = self.usable(ex) if error is None and ex.status is not None and 200 <= ex.status < 300 else None
+        usable = self.usable(ex) if error is None and status is not None and 200 <= status < 300 else None
         if usable is not None:
             ok, tokens, source, ttft = usable
         code = None
@@ -129,15 +133,17 @@ class Runner:
         tpot = (latency - ttft) / (tokens - 1) if ok and ttft is not None and tokens is not None and tokens > 1 \
             else None
         good = False
+        prompt_tokens = None
         if ok:
             good = self.count_success(latency, tokens, source, ttft, tpot, ex.gaps)
+            prompt_tokens = ex.prompt_tokens()
+            if prompt_tokens:
+                stats.input_tokens += prompt_tokens
         else:
             stats.failed += 1
-        stats.ended_at = max(stats.ended_at, end)
-        stats.windows.add(end - stats.started_at, ok, latency, ttft, tokens, good)
-        prompt_tokens = self.prompt_tokens(ex) if ok else None
-        if prompt_tokens:
-            stats.input_tokens += prompt_tokens
+        if end > stats.ended_at:
+            stats.ended_at = end
+        windows.add(end - stats.started_at, ok, latency, ttft, tokens, good)
         self.tally.finish(not ok, hinted=hint is not None, index=g)
         if self.records is not None:
             self.seq += 1
@@ -153,12 +159,6 @@ class Runner:
             self.records.write(json.dumps(line).encode() + b"\n")
         return hint
 
-    @staticmethod
-    def prompt_tokens(ex: Exchange) -> int | None:
-        usage = ex.summary.usage if ex.summary is not None else ex.usage
-        value = usage.get("prompt_tokens") if isinstance(usage, dict) else None
-        return value if isinstance(value, int) else None
-
     def usable(self, ex: Exchange) -> tuple[bool, int | None, str | None, float | None] | None:
         """For a 2xx answer: (clean success?, output tokens, where the count came from, TTFT) or None when
         there is nothing usable. `clean` is the fast path; anything else goes to the shared classifier."""
@@ -171,8 +171,10 @@ class Runner:
                               else (summary.content_deltas, "counted"))
             clean = summary.error_event is None and summary.done
             return clean, tokens, source, summary.first_content_s
-        try:  # (a str: json.loads of bytes first guesses their encoding, in Python, per request)
-            payload = _json_decode(ex.body.decode()) if not ex.truncated else None
+        if ex.truncated:
+            return None
+        try:
+            payload = ex.json()
         except ValueError:  # UnicodeDecodeError too
             return None
         if not isinstance(payload, dict) or payload.get("error") or not payload.get("choices"):

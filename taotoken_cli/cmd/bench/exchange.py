@@ -5,36 +5,46 @@ shared classifier reads them like the gateway client's."""
 from __future__ import annotations
 
 import asyncio
+import json
+from typing import Any
 
 from taotoken_cli.cmd.bench import http1
 
 BODY_LIMIT = 1 << 20  # non-stream bodies are kept only until the request is judged (same bound as gateway)
+_JSON = json.JSONDecoder()
+_json_decode, _json_scan = _JSON.decode, _JSON.scan_once
+_NO_GAPS: list[float] = []  # shared by every answer without inter-token gaps: never appended to
 
 
 class Exchange:
     """The sink for one response: stamps and parses bytes as they arrive, keeps no stream text."""
 
-    __slots__ = ("stream", "t_ref", "status", "headers", "body", "sse", "parser", "summary", "last", "gaps",
+    __slots__ = ("stream", "t_ref", "status", "head", "body", "sse", "parser", "summary", "last", "gaps",
                  "head_t", "truncated", "usage")
 
     def __init__(self, stream: bool, t_ref: float) -> None:
         self.stream = stream
         self.t_ref = t_ref
         self.status: int | None = None
-        self.headers: dict[str, str] = {}
-        self.body = bytearray()
+        self.head: http1.Head | None = None
+        self.body: bytes | bytearray = b""  # the first piece as it came; a bytearray once a second one follows
         self.sse = False
         self.parser = None
         self.summary = None
         self.last: float | None = None
-        self.gaps: list[float] = []
+        self.gaps: list[float] = _NO_GAPS  # a list of its own once a stream has a second content event
         self.head_t = 0.0
         self.truncated = False
         self.usage: dict | None = None  # a plain answer's usage, once read
 
-    def on_head(self, status: int, headers: dict[str, str], t: float) -> None:
-        self.status, self.headers, self.head_t = status, headers, t
-        if self.stream and 200 <= status < 300 and headers.get("content-type", "").startswith("text/event-stream"):
+    @property
+    def headers(self) -> dict[str, str]:
+        """The response's header fields (lower-cased names), parsed on first use; {} before any head."""
+        return self.head.fields if self.head is not None else {}
+
+    def on_head(self, status: int, head: http1.Head, t: float) -> None:
+        self.status, self.head, self.head_t = status, head, t
+        if self.stream and 200 <= status < 300 and head.fields.get("content-type", "").startswith("text/event-stream"):
             from taotoken_cli.core.net.gateway import StreamSummary
             from taotoken_cli.core.net.sse import SSEParser
 
@@ -45,10 +55,33 @@ class Exchange:
     def on_body(self, data: bytes, t: float) -> None:
         if self.sse:
             self._events(self.parser.feed(data), t)
-        elif len(self.body) < BODY_LIMIT:
-            self.body += data[:BODY_LIMIT - len(self.body)]
+            return
+        body = self.body
+        if not body:  # (most answers: the whole body in one piece, kept as it came)
+            self.body = data[:BODY_LIMIT]
+        elif len(body) < BODY_LIMIT:
+            if type(body) is bytes:
+                body = self.body = bytearray(body)
+            body += data[:BODY_LIMIT - len(body)]
         else:
             self.truncated = True
+
+    def json(self) -> Any:
+        """The plain body as JSON (ValueError when it is not; UnicodeDecodeError is one). Read from a str: json.loads
+        of bytes first guesses their encoding, in Python. A body that is one JSON value with nothing around it (an
+        answer) goes to the C scanner alone, a third cheaper than through the decoder's Python around it."""
+        text = self.body.decode()
+        try:
+            value, end = _json_scan(text, 0)
+        except StopIteration:  # (leading whitespace, or not JSON: the decoder says which)
+            return _json_decode(text)
+        return value if end == len(text) else _json_decode(text)
+
+    def prompt_tokens(self) -> int | None:
+        """The prompt tokens the server's usage reports, if it does."""
+        usage = self.summary.usage if self.summary is not None else self.usage
+        value = usage.get("prompt_tokens") if isinstance(usage, dict) else None
+        return value if isinstance(value, int) else None
 
     def finish_stream(self, t: float) -> None:
         if self.sse:
@@ -64,6 +97,8 @@ class Exchange:
             summary.text = ""  # bench keeps no response text
             if summary.content_deltas != before:
                 if self.last is not None:
+                    if self.gaps is _NO_GAPS:
+                        self.gaps = []
                     self.gaps.append(t - self.last)
                 self.last = t
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 _SUB_BITS = 7  # 2**7 = 128: values below are exact, above 64 buckets per power of two
+_EXACT = 1 << _SUB_BITS
 
 
 def _index(v: int) -> int:
@@ -51,9 +52,12 @@ class Histogram:
             self.min = value
         if value > self.max:
             self.max = value
-        index = _index(int(value * self.scale + 0.5))
+        v = int(value * self.scale + 0.5)
+        if v >= _EXACT:  # _index, inline: this runs for every request, several times
+            shift = v.bit_length() - _SUB_BITS
+            v = (shift << (_SUB_BITS - 1)) + (v >> shift)
         counts = self.counts
-        counts[index] = counts.get(index, 0) + 1
+        counts[v] = counts.get(v, 0) + 1
 
     def merge(self, other: Histogram) -> None:
         if other.scale != self.scale:

@@ -26,10 +26,35 @@ from urllib.parse import urlsplit
 _perf = time.perf_counter
 
 
+class Head:
+    """A response's head as it arrived; its header fields are parsed on first use (`fields`: names lower-cased,
+    a repeated field's values joined with ", ")."""
+
+    __slots__ = ("raw", "_fields")
+
+    def __init__(self, raw: bytes) -> None:
+        self.raw = raw
+        self._fields: dict[str, str] | None = None
+
+    @property
+    def fields(self) -> dict[str, str]:
+        if self._fields is None:
+            fields: dict[str, str] = {}
+            for line in self.raw.decode("latin-1").split("\r\n")[1:]:
+                name, _, value = line.partition(":")
+                name = name.strip().lower()
+                if name in fields:
+                    fields[name] += ", " + value.strip()
+                else:
+                    fields[name] = value.strip()
+            self._fields = fields
+        return self._fields
+
+
 class Sink(Protocol):
     """Receives one response as it arrives; `t` is perf_counter() when the bytes were read."""
 
-    def on_head(self, status: int, headers: dict[str, str], t: float) -> None: ...
+    def on_head(self, status: int, head: Head, t: float) -> None: ...
 
     def on_body(self, data: bytes, t: float) -> None: ...
 
@@ -254,7 +279,10 @@ class Connection(asyncio.Protocol):
 
     # -- parsing ---------------------------------------------------------------------------
     def _parse_head(self, data: bytes, t: float) -> None:
-        """`data`: what arrived, after what an earlier chunk left of an unfinished head (kept in _buf)."""
+        """`data`: what arrived, after what an earlier chunk left of an unfinished head (kept in _buf).
+
+        The framing (Content-Length, chunked, keep-alive) is read from the bytes: most answers need nothing
+        else, and their header fields are parsed into a dict only when the sink asks (Head.fields)."""
         buf = self._buf
         if buf:
             buf += data
@@ -267,30 +295,46 @@ class Connection(asyncio.Protocol):
                     raise ProtocolError("response headers larger than 64 KiB")
                 buf += data
                 return
-            lines = data[:end].decode("latin-1").split("\r\n")
+            raw = data[:end]
             rest = data[end + 4:]
-            status_line = lines[0].split(" ", 2)
-            if len(status_line) < 2 or not status_line[0].startswith("HTTP/"):
-                raise ProtocolError(f"not an HTTP response: {lines[0][:80]!r}")
+            line_end = raw.find(b"\r\n")
+            first = raw[:line_end] if line_end >= 0 else raw
+            status_line = first.split(b" ", 2)
+            if len(status_line) < 2 or not status_line[0].startswith(b"HTTP/"):
+                raise ProtocolError(f"not an HTTP response: {first.decode('latin-1')[:80]!r}")
             try:
                 status = int(status_line[1])
             except ValueError:
-                raise ProtocolError(f"bad status line: {lines[0][:80]!r}") from None
+                raise ProtocolError(f"bad status line: {first.decode('latin-1')[:80]!r}") from None
             if 100 <= status < 200:  # interim response (100 Continue): skip it
                 data = rest
                 continue
-            headers: dict[str, str] = {}
-            for line in lines[1:]:
-                name, _, value = line.partition(":")
-                name = name.strip().lower()
-                if name in headers:
-                    headers[name] += ", " + value.strip()
-                else:
-                    headers[name] = value.strip()
             break
         self._in_head = False
+        head = Head(raw)
+        low = raw.lower()
+        at = low.find(b"\r\ncontent-length:")
+        if at >= 0 and b"transfer-encoding" not in low and b"close" not in low and low.count(b"content-length") == 1:
+            # the usual answer: one Content-Length, no chunking, nothing that may say "close"
+            stop = low.find(b"\r\n", at + 17)
+            try:
+                self._remaining = int(raw[at + 17:stop if stop >= 0 else len(raw)])
+            except ValueError:
+                raise ProtocolError("bad Content-Length") from None
+            self._mode = _LENGTH
+            self._keep_alive = status_line[0] == b"HTTP/1.1"
+        else:
+            self._frame(status, status_line[0], head.fields)
+        self._sink.on_head(status, head, t)
+        if self._mode == _LENGTH and self._remaining == 0:
+            self._finish(t)
+        elif rest:
+            self._parse_body(rest, t)
+
+    def _frame(self, status: int, version: bytes, headers: dict[str, str]) -> None:
+        """How the body is delimited, from the parsed header fields (the general case)."""
         connection = headers.get("connection", "").lower()
-        self._keep_alive = status_line[0] == "HTTP/1.1" and "close" not in connection
+        self._keep_alive = version == b"HTTP/1.1" and "close" not in connection
         if "chunked" in headers.get("transfer-encoding", "").lower():
             self._mode, self._cstate = _CHUNKED, _C_SIZE
         elif "content-length" in headers:
@@ -303,11 +347,6 @@ class Connection(asyncio.Protocol):
             self._remaining, self._mode = 0, _LENGTH
         else:
             self._mode, self._keep_alive = _UNTIL_CLOSE, False
-        self._sink.on_head(status, headers, t)
-        if self._mode == _LENGTH and self._remaining == 0:
-            self._finish(t)
-        elif rest:
-            self._parse_body(rest, t)
 
     def _parse_body(self, data: bytes, t: float) -> None:
         mode = self._mode

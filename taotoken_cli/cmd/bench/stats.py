@@ -6,6 +6,7 @@ bounded number of buckets, and at most MAX_WINDOWS time windows. No response bod
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from taotoken_cli.cmd.bench.histogram import Histogram
@@ -34,8 +35,18 @@ class TimeWindows:
         # except `started` (requests that started in it); `first`: when the window's first request ended (seconds
         # from the start; inf while none has), so that a rate can be taken between two answers (report.steady)
         self.rows: dict[int, list[Any]] = {}
+        # a width of 2^k s (BASE_WINDOW_S doubled, as every series has): a window's bounds are then exact, and
+        # comparing with them splits time as the division does (doubling keeps it so)
+        self._exact = math.frexp(width)[0] == 0.5
+        self._forget()
+
+    def _forget(self) -> None:
+        """Drop the last row used (its bounds change when the windows do)."""
+        self._low, self._high, self._last = _NONE, _NONE, None
 
     def _row(self, at: float) -> list[Any]:
+        if self._low <= at < self._high:  # most requests start and end in the window the last one did
+            return self._last
         index = int(at / self.width) if at > 0 else 0
         while index >= MAX_WINDOWS:
             self._coarsen()
@@ -43,6 +54,8 @@ class TimeWindows:
         row = self.rows.get(index)
         if row is None:
             row = self.rows[index] = [0, 0, 0, 0, Histogram(), Histogram(), 0, 0, _NONE]
+        if at > 0 and self._exact:
+            self._low, self._high, self._last = index * self.width, (index + 1) * self.width, row
         return row
 
     def add(self, at: float, ok: bool, latency: float, ttft: float | None, tokens: int | None,
@@ -68,12 +81,14 @@ class TimeWindows:
         self._row(at)[6] += 1
 
     def _coarsen(self) -> None:
+        self._forget()
         old, self.rows = self.rows, {}
         self.width *= 2
         for index, row in old.items():
             self._merge_row(index // 2, row)
 
     def _merge_row(self, index: int, row: list[Any], shift_s: float = 0.0) -> None:
+        self._forget()
         mine = self.rows.get(index)
         first = row[8] + shift_s
         if mine is None:
