@@ -341,7 +341,8 @@ def _plan_legacy(triple: Triple, where: CCSwitchPaths) -> Plan:
 def _refuse_while_running(where: CCSwitchPaths, result: Plan) -> None:
     """CC Switch < 3.8 holds config.json in memory and writes the whole of it on every save: an entry added
     while it runs is invisible to it and erased at its next save."""
-    running = processes.find(PROCESS_NAMES)
+    # the CC Switch that would erase the entry is the one whose home holds this config.json (~/.cc-switch/)
+    running = processes.find(PROCESS_NAMES, home=where.legacy_config.parent.parent)
     if running is None:
         result.warnings.append(_("could not tell whether CC Switch is running: quit it before applying, or it erases "
                                  "TaoToken's entry in {path} at its next save").format(path=where.legacy_config))

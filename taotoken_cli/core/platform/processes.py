@@ -2,7 +2,8 @@
 editor with the name in its arguments is not the program).
 
 - Linux: `/proc/<pid>/comm` (the kernel's name, 15 characters at most) and the base name of argv[0]
-  (`/proc/<pid>/cmdline`), for the current user's processes; zombies are skipped.
+  (`/proc/<pid>/cmdline`), for the current user's processes; zombies are skipped. Given `home`, a process whose
+  environment says another HOME is skipped (it keeps another home's files).
 - macOS and the BSDs: `pgrep -i -x -U <uid>` (the process name, case-insensitive).
 - Windows: `tasklist /FO CSV /NH` (image names), filtered by the current user name.
 Names are compared normalised: lower case, without `.exe`, spaces, `-` and `_` ("CC Switch" = "cc-switch").
@@ -36,12 +37,13 @@ def normalise(name: str) -> str:
     return re.sub(r"[\s_-]+", "", base)
 
 
-def find(names: Iterable[str], *, proc: Path = PROC) -> list[Process] | None:
-    """The current user's processes called one of `names` (this process excluded); None when unknown."""
+def find(names: Iterable[str], *, proc: Path = PROC, home: Path | None = None) -> list[Process] | None:
+    """The current user's processes called one of `names` (this process excluded); None when unknown. With `home`,
+    where the system tells a process's environment (Linux), only those running with that HOME."""
     names = tuple(names)
     wanted = {normalise(n) for n in names}
     if (proc / "self").is_dir():
-        return _scan_proc(proc, wanted)
+        return _scan_proc(proc, wanted, home)
     if sys.platform.startswith("win"):
         return _tasklist(wanted)
     return _pgrep(names)
@@ -54,7 +56,18 @@ def _read(path: Path) -> bytes | None:
         return None
 
 
-def _scan_proc(proc: Path, wanted: set[str]) -> list[Process]:
+def _other_home(entry: Path, home: Path) -> bool:
+    """Does the process's environment name a HOME other than `home`? (Unreadable or unset: not known, so no.)"""
+    for item in (_read(entry / "environ") or b"").split(b"\0"):
+        if item.startswith(b"HOME="):
+            try:
+                return Path(os.fsdecode(item[5:])).resolve() != home.resolve()
+            except (OSError, ValueError):
+                return False
+    return False
+
+
+def _scan_proc(proc: Path, wanted: set[str], home: Path | None = None) -> list[Process]:
     found = []
     uid = os.getuid() if hasattr(os, "getuid") else None
     for entry in proc.iterdir():
@@ -72,7 +85,8 @@ def _scan_proc(proc: Path, wanted: set[str]) -> list[Process]:
         argv0 = (_read(entry / "cmdline") or b"").split(b"\0")[0].decode("utf-8", "replace")
         for name in (comm, argv0):
             if name and normalise(name) in wanted:
-                found.append(Process(int(entry.name), name))
+                if home is None or not _other_home(entry, home):
+                    found.append(Process(int(entry.name), name))
                 break
     return sorted(found, key=lambda p: p.pid)
 

@@ -293,15 +293,21 @@ def test_a_file_that_is_no_database_is_reported_not_raised(cli, home: Path) -> N
 
 # -- the legacy config.json (CC Switch 3.0–3.7) ---------------------------------------------------------------
 
-@pytest.fixture
-def running_cc_switch(tmp_path: Path):
-    """A real process whose comm and argv[0] are `cc-switch`: a copy of sleep under that name."""
-    binary = tmp_path / "cc-switch"
+def start_cc_switch(folder: Path, home: Path) -> subprocess.Popen:
+    """A real process whose comm and argv[0] are `cc-switch` (a copy of sleep under that name), running with HOME
+    `home`: the CC Switch of that home."""
+    binary = folder / "cc-switch"
     shutil.copy(shutil.which("sleep") or "/bin/sleep", binary)
-    proc = subprocess.Popen([str(binary), "120"])
+    proc = subprocess.Popen([str(binary), "120"], env={**os.environ, "HOME": str(home)})
     deadline = time.monotonic() + 10
     while Path(f"/proc/{proc.pid}/comm").read_text().strip() != "cc-switch" and time.monotonic() < deadline:
         time.sleep(0.01)  # until exec has replaced the forked child
+    return proc
+
+
+@pytest.fixture
+def running_cc_switch(tmp_path: Path, home: Path):
+    proc = start_cc_switch(tmp_path, home)
     yield proc
     proc.kill()
     proc.wait()
@@ -340,8 +346,8 @@ def test_the_legacy_config_json_is_never_written_while_cc_switch_runs(cli, home:
 
 
 @pytest.mark.skipif(not Path("/proc/self/comm").exists(), reason="the process scan under test reads /proc")
-def test_the_process_scan_finds_cc_switch_by_its_name_only(running_cc_switch, tmp_path: Path) -> None:
-    found = processes.find(ccswitch.PROCESS_NAMES)
+def test_the_process_scan_finds_cc_switch_by_its_name_only(running_cc_switch, tmp_path: Path, home: Path) -> None:
+    found = processes.find(ccswitch.PROCESS_NAMES, home=home)
     assert [p.pid for p in found or []] == [running_cc_switch.pid]
     other = tmp_path / "cc-switcher"
     shutil.copy(shutil.which("sleep") or "/bin/sleep", other)
@@ -349,11 +355,29 @@ def test_the_process_scan_finds_cc_switch_by_its_name_only(running_cc_switch, tm
             subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)", "cc-switch"]) as in_args:
         try:
             time.sleep(0.2)
-            assert [p.pid for p in processes.find(["CC Switch"]) or []] == [running_cc_switch.pid]
+            assert [p.pid for p in processes.find(["CC Switch"], home=home) or []] == [running_cc_switch.pid]
         finally:
             near_miss.kill()
             in_args.kill()
     assert processes.normalise("/Applications/CC Switch.app/Contents/MacOS/CC Switch") == "ccswitch"
+
+
+@pytest.mark.skipif(not Path("/proc/self/comm").exists(), reason="the process scan under test reads /proc")
+def test_a_cc_switch_of_another_home_neither_stops_init_nor_is_named(cli, home: Path, tmp_path: Path) -> None:
+    """It keeps another home's config.json (another test's, when the suite runs in parallel; on a shared machine,
+    another account's session under the same user): this home's file is safe to write."""
+    elsewhere = tmp_path / "elsewhere"
+    (elsewhere / "bin").mkdir(parents=True)
+    other = start_cc_switch(elsewhere / "bin", elsewhere)
+    try:
+        assert other.pid in [p.pid for p in processes.find(ccswitch.PROCESS_NAMES) or []]  # it is there
+        assert other.pid not in [p.pid for p in processes.find(ccswitch.PROCESS_NAMES, home=home) or []]
+        legacy_config(home)
+        result = init(cli).assert_clean()
+        assert result.returncode == 0 and "CC Switch is running" not in result.output, result.output
+    finally:
+        other.kill()
+        other.wait()
     assert processes.normalise(r"C:\Program Files\CC Switch\cc-switch.exe") == "ccswitch"
 
 
