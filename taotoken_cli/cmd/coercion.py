@@ -3,9 +3,9 @@
 Typer 0.2x coerces every parameter's value through a pydantic TypeAdapter, built on first use: importing pydantic
 and building the adapters took ~80 ms of every command run (a third of `taotoken config show`), though most values
 need nothing: a parameter left out (None, or its default, already of the declared type), text for a `str`
-option, a number typed plainly (`-n 100`). Those are handed back as they are (the number read as Python and
-pydantic both read it); any other value (`--timeout 1e3`, a path, a choice typed on the command line, a list) goes
-to Typer's own coercion, built then as before, so every error message stays Typer's.
+option, a number typed plainly (`-n 100`), the texts of a repeatable option. Those are handed back as Typer would
+hand them (the number read as Python and pydantic both read it); any other value (`--timeout 1e3`, a path, a choice
+typed on the command line) goes to Typer's own coercion, built then as before, so every error message stays Typer's.
 
 Where Typer's internals differ from what this expects (another version), nothing is changed.
 tests/app/test_coercion.py checks, for every parameter of every command, that both give the same value.
@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 from enum import Enum
-from typing import Any
+from typing import Any, get_args, get_origin
 
 PLAIN = (str, int, float)
 # Numbers typed in the plainest form, which Python and pydantic read alike (`-n 100`, `--timeout 2.5`); any other
@@ -32,6 +32,16 @@ def as_is(descriptor: Any, value: Any) -> bool:
     if not (annotation in PLAIN or (isinstance(annotation, type) and issubclass(annotation, Enum))):
         return False
     return type(value) is annotation
+
+
+def text_list(descriptor: Any, value: Any) -> list[str] | None:
+    """`value`, the texts given to a repeatable `list[str]` option (none: an empty tuple), as the list Typer makes."""
+    annotation = getattr(descriptor, "annotation", None)
+    if get_origin(annotation) is not list or get_args(annotation) != (str,) \
+            or getattr(getattr(descriptor, "parameter_info", None), "parser", True) is not None \
+            or getattr(descriptor, "file_annotation", None) is not None or not isinstance(value, (list, tuple)):
+        return None
+    return list(value) if all(type(item) is str for item in value) else None
 
 
 def plain_number(descriptor: Any, value: Any) -> int | float | None:
@@ -55,11 +65,16 @@ class Uncoerced:
         multiple = param.multiple or param.nargs == -1
         if value is None:  # as Typer's RuntimeParam.coerce: nothing given
             return () if multiple else None
-        if not multiple and as_is(self.descriptor, value):
+        if multiple:
+            texts = text_list(self.descriptor, value)
+            if texts is not None:
+                return texts
+        elif as_is(self.descriptor, value):
             return value
-        number = None if multiple else plain_number(self.descriptor, value)
-        if number is not None:
-            return number
+        else:
+            number = plain_number(self.descriptor, value)
+            if number is not None:
+                return number
         if self.real is None:
             self.real = self.build(self.descriptor)
         return self.real.coerce(value, param=param, ctx=ctx)

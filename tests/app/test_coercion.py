@@ -20,6 +20,8 @@ from tests.conftest import REPO
 def samples(param) -> list:
     """The default, values of the declared type, and numbers as typed (plain ones and every other spelling)."""
     annotation = param.type_descriptor.annotation
+    if param.multiple or param.nargs == -1:  # repeatable: the values as Click collects them
+        return [None, (), [], ("a",), ("x", "中文", ""), ["b"], "text"]
     values = [param.default]
     if annotation is str:
         values += ["x", "", " spaced ", "中文"]
@@ -36,7 +38,7 @@ def typer_params():
     for path, command in command_paths().items():
         ctx = command.make_context(f"taotoken {path}".strip(), ["--help"], resilient_parsing=True)
         for param in command.get_params(ctx):
-            if hasattr(param, "type_descriptor") and not (param.multiple or param.nargs == -1):
+            if hasattr(param, "type_descriptor"):
                 yield f"{path or 'taotoken'} {param.name}", ctx, param
 
 
