@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 
 from taotoken_cli.core.base.i18n import _, listed
@@ -28,6 +29,7 @@ from taotoken_cli.core.clients.base import Machine, on_path, read_text, text_cha
 from taotoken_cli.core.clients.claude_code import no_proxy_with
 from taotoken_cli.core.clients.proxy_rules import exemption_comment, proxied_labels
 from taotoken_cli.core.files.fileplan import Plan
+from taotoken_cli.core.files.fsutil import tilde
 from taotoken_cli.core.platform import desktopenv, shells, system
 
 RECORD = "windows-env.json"
@@ -148,9 +150,16 @@ def plan(exports: Mapping[str, str], machine: Machine, with_marked_line, load: s
                            summary=[_("the same variables for PowerShell (readable by you alone)")]))
     for profile in profiles(machine):
         file = read_text(profile)
-        result.add(text_change(file, with_marked_line(file.text or "", profile_line(env_ps1)), target="shell",
-                               summary=[_("{command} (one marked line)").format(
-                                   command=shells.load_file(env_ps1, shells.POWERSHELL))]))
+        change = text_change(file, with_marked_line(file.text or "", profile_line(env_ps1)), target="shell",
+                             summary=[_("{command} (one marked line)").format(
+                                 command=shells.load_file(env_ps1, shells.POWERSHELL))])
+        if file.raw is not None and MARKER not in (file.text or ""):
+            # A sync finding no line in a profile that exists: the user removed it (as core.clients.shell's rc files)
+            change = replace(change, held_back=_(
+                "{path} no longer has the line that loads {env}: left so (new PowerShell windows lack the variables; "
+                "`taotoken init --target shell` adds it back)").format(path=tilde(profile, machine.home),
+                                                                       env=tilde(env_ps1, machine.home)))
+        result.add(change)
     result.details.append(_("shell: programs started after this get the variables; in this window run {command}")
                           .format(command="`" + load + "`"))
     return result

@@ -98,6 +98,26 @@ def test_a_commented_out_or_removed_powershell_line_is_reported_with_how_to_brin
     assert gone.status is Status.WARN and "no PowerShell profile loads" in gone.message, _texts(gone)
 
 
+def test_a_removed_powershell_line_is_held_back_from_a_sync(as_windows, home: Path) -> None:
+    """As on POSIX (tests/core/clients/test_shell_choice.py): a profile that exists without init's line had it
+    removed by the user, so a sync (config set/sync, doctor --fix) leaves it so and says why; init adds it back."""
+    env = dict(os.environ)
+    machine = _init(as_windows, env, home)
+    profile = home / "Documents" / "WindowsPowerShell" / winshell.PROFILE
+
+    def profile_change():
+        plan = as_windows(lambda: shell.plan(LOOPBACK, machine))
+        return next(change for change in plan.changes if Path(change.path) == profile)
+
+    assert not profile_change().changed  # in step: nothing to do, nothing held back
+    profile.write_text("Set-PSReadLineOption -EditMode Emacs\n", encoding="utf-8")  # the user deletes the line
+    held = profile_change()
+    assert held.changed and held.held_back.startswith("~/Documents/WindowsPowerShell/"), held.held_back
+    assert "no longer has the line that loads" in held.held_back and "taotoken init --target shell" in held.held_back
+    profile.unlink()  # no profile at all: init's line creates it, nothing to hold back
+    assert profile_change().held_back == ""
+
+
 def test_the_proxy_check_reads_env_ps1_s_exemption_and_offers_it_where_missing(as_windows, home: Path) -> None:
     """Codex with HTTPS_PROXY in this window and a gateway on 127.0.0.1: env.ps1's NO_PROXY exemption (init's) makes
     its requests go direct; an env.ps1 written without it gets a repair that appends it."""

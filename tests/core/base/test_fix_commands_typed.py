@@ -39,6 +39,7 @@ DESCRIPTIONS = {
     ("core/clients/codex.py", "Codex will refuse to start"),  # what is broken; doctor's fix is typed
     ("core/clients/shell.py", "commented out {where}"),  # a change summary: how to undo it
     ("core/clients/shell.py", "{path} no longer has the line that sources"),  # a change held back, and why
+    ("core/clients/winshell.py", "{path} no longer has the line that loads"),  # the same, PowerShell's profile
 }
 
 
