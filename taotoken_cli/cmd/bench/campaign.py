@@ -156,7 +156,8 @@ def run_bench(options: BenchRun, view: Progress | None = None) -> BenchReport:
     return BenchReport(
         url=first.url, mode="open" if first.open_loop else "closed", requests=first.requests,
         duration_s=first.duration, concurrency=first.concurrency, rate=first.rate, warmup=first.warmup,
-        workers=workers, stream=first.stream, max_tokens=first.max_tokens,
+        workers=workers or first.workers,  # interrupted before any series ran: the workers planned
+        stream=first.stream, max_tokens=first.max_tokens,
         timeout_s=first.timeout, series=series, proxy=options.proxy_label, proxy_source=options.proxy_source,
         workload=options.workload.describe(), repeat=options.repeat, slo=list(options.slos), sweep=sweep,
         max_errors=options.max_errors, max_error_rate=options.max_error_rate,

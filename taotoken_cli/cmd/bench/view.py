@@ -85,7 +85,8 @@ def _workload_line(report: BenchReport) -> str | None:
 def render_text(report: BenchReport, width: int = 80) -> list[str]:
     lines = wrap(f"POST {report.url}", width, "taotoken bench  ", "  ")
     if report.interrupted is not None:
-        text = (_("interrupted twice ({signal}): the load was stopped, the requests in flight were abandoned "
+        text = (_("interrupted ({signal}) before the first request: nothing was measured") if not report.series else
+                _("interrupted twice ({signal}): the load was stopped, the requests in flight were abandoned "
                   "(not counted); the figures below are partial") if report.abandoned else
                 _("interrupted ({signal}): the load was stopped, the requests in flight were settled; "
                   "the figures below are partial"))

@@ -173,8 +173,14 @@ def test_sigterm_in_a_real_terminal_clears_the_live_line_and_restores_the_cursor
     script = f"while [ ! -e go ]; do sleep 0.05; done; {bench} & echo PID=$!; wait $!; echo EXIT=$?; sleep 60"
     with Tmux(["bash", "--norc", "--noprofile", "-c", script], width=80, height=60, cwd=home, env=env) as term:
         term.record(drawn)
+        before = answered(mock, "slow")
         (home / "go").touch()
         screen = term.wait_for(lambda text: "━" in text and "PID=" in text, timeout=60)
+        # and the load under way (on a loaded machine the line is up while the workers still start): a report
+        # with the model's figures
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and answered(mock, "slow") < before + 2:
+            time.sleep(0.02)
         os.kill(int(re.search(r"PID=(\d+)", screen).group(1)), signal.SIGTERM)
         screen = term.wait_for(lambda text: re.search(r"EXIT=\d", text), timeout=60, history=True)
     status = int(re.search(r"EXIT=(\d+)", screen).group(1))
@@ -226,3 +232,32 @@ def test_a_second_interrupt_in_open_loop_leaves_no_pending_request_behind(mock, 
     assert data["in_flight"] == "abandoned" and data["series"][0]["requests"] >= 2
     assert len(raw.read_text().splitlines()) == data["series"][0]["requests"]
     assert err.splitlines() == [f"wrote {raw} (--raw)"], err  # nothing else: no traceback, no asyncio complaint
+
+
+@pytest.mark.parametrize("as_json", [False, True])
+def test_interrupted_before_the_first_request_says_nothing_was_measured(run, mock, server, home, monkeypatch,
+                                                                         as_json):
+    """A signal while the live line is up but before any series started (on a loaded machine the workers take a
+    moment): the report says nothing was measured, and its load line the workers planned (it said "0 workers")."""
+    from taotoken_cli.cmd.bench import campaign
+
+    installed = campaign.stop_on_signals
+
+    def signalled_at_once():
+        restore = installed()
+        os.kill(os.getpid(), signal.SIGTERM)  # the real handler takes it: the run stops before its first request
+        return restore
+
+    monkeypatch.setattr(campaign, "stop_on_signals", signalled_at_once)
+    monkeypatch.setenv("TAOTOKEN_API_KEY", SENTINEL_KEY)
+    before = answered(mock, "slow")
+    result = run("bench", "--base-url", server, "-m", "slow", "-n", "40", "-c", "2", "--workers", "2",
+                 *(["--json"] if as_json else [])).assert_clean()
+    assert result.returncode == 143, result.output
+    assert answered(mock, "slow") == before  # no request went out
+    if as_json:
+        data = json.loads(result.stdout)
+        assert (data["interrupted"], data["series"], data["load"]["workers"]) == ("SIGTERM", [], 2)
+    else:
+        assert "interrupted (SIGTERM) before the first request: nothing was measured" in " ".join(result.stdout.split())
+        assert "2 workers" in result.stdout and "partial" not in result.stdout
