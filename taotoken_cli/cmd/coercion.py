@@ -23,11 +23,16 @@ PLAIN = (str, int, float)
 PLAIN_NUMBER = {int: re.compile(r"-?[0-9]{1,18}"), float: re.compile(r"-?[0-9]{1,15}(\.[0-9]{1,15})?")}
 
 
+def _by_type_alone(descriptor: Any) -> bool:
+    """Is Typer's coercion of this parameter its type's alone: no parser of its own, no file to open?"""
+    return getattr(descriptor, "file_annotation", None) is None \
+        and getattr(getattr(descriptor, "parameter_info", None), "parser", True) is None
+
+
 def as_is(descriptor: Any, value: Any) -> bool:
     """Would Typer's coercion hand `value` back unchanged? (Only cases where that is plain to see.)"""
     annotation = getattr(descriptor, "annotation", None)
-    if getattr(descriptor, "file_annotation", None) is not None or getattr(descriptor, "is_ranged", True) \
-            or getattr(getattr(descriptor, "parameter_info", None), "parser", True) is not None:
+    if not _by_type_alone(descriptor) or getattr(descriptor, "is_ranged", True):
         return False
     if not (annotation in PLAIN or (isinstance(annotation, type) and issubclass(annotation, Enum))):
         return False
@@ -37,9 +42,8 @@ def as_is(descriptor: Any, value: Any) -> bool:
 def text_list(descriptor: Any, value: Any) -> list[str] | None:
     """`value`, the texts given to a repeatable `list[str]` option (none: an empty tuple), as the list Typer makes."""
     annotation = getattr(descriptor, "annotation", None)
-    if get_origin(annotation) is not list or get_args(annotation) != (str,) \
-            or getattr(getattr(descriptor, "parameter_info", None), "parser", True) is not None \
-            or getattr(descriptor, "file_annotation", None) is not None or not isinstance(value, (list, tuple)):
+    if get_origin(annotation) is not list or get_args(annotation) != (str,) or not _by_type_alone(descriptor) \
+            or not isinstance(value, (list, tuple)):
         return None
     return list(value) if all(type(item) is str for item in value) else None
 

@@ -16,6 +16,7 @@ from typing import Any
 import typer
 from typer.core import TyperCommand, TyperGroup
 
+from taotoken_cli.cmd.coercion import skip_needless
 from taotoken_cli.core.base.i18n import N_, _, current
 
 # Help texts are translated here, at import: the language is chosen before the app is imported.
@@ -88,8 +89,6 @@ class _Tidy:
     taotoken's layout rule (commands/_wide_help.py): rich breaks lines only at spaces."""
 
     def get_params(self, ctx: Any) -> list[Any]:
-        from taotoken_cli.cmd.coercion import skip_needless
-
         params = super().get_params(ctx)  # type: ignore[misc]
         skip_needless(params)  # ~80 ms of Typer's pydantic coercion, where no value needs it
         for param in params:
