@@ -95,21 +95,21 @@ class Patience:
     Gemini API): a silent gateway costs one wait, not one per question (5 s + 8 s before). Time spent at a prompt
     between the questions does not count."""
 
-    def __init__(self, seconds: float) -> None:
+    def __init__(self, seconds: float, clock: Callable[[], float] = time.monotonic) -> None:
         self.left = seconds
+        self.clock = clock
 
     def asking(self, most: float, question: Callable[[float], T]) -> T:
-        started = time.monotonic()
+        started = self.clock()
         try:
             return question(min(most, self.left))
         finally:
-            self.left = max(0.0, self.left - (time.monotonic() - started))
+            self.left = max(0.0, self.left - (self.clock() - started))
 
 
 # ------------------------------------------------------------------------------------------- triple
 
-def resolve_triple(request: InitRequest, io: IOStreams,
-                   patience: Patience | None = None) -> tuple[Triple, str, list[str]]:
+def resolve_triple(request: InitRequest, io: IOStreams, patience: Patience) -> tuple[Triple, str, list[str]]:
     """Flags > environment > taotoken's config file > prompts (TTY only). Returns triple, profile, notes."""
     prompter = io.prompter
     api_key = request.api_key
@@ -156,8 +156,7 @@ def resolve_triple(request: InitRequest, io: IOStreams,
         values[name] = item.value
     remember_secret(values["api_key"])
     if not request.allow_unlisted and settings.value("model").value is not None:  # a picked one is listed
-        notes.extend(_refuse_unlisted(io, values["base_url"], values["api_key"], values["model"],
-                                       patience or Patience(gemini_api.PROBE_TIMEOUT_S)))
+        notes.extend(_refuse_unlisted(io, values["base_url"], values["api_key"], values["model"], patience))
     return Triple(values["base_url"], values["api_key"], values["model"]), settings.profile, notes
 
 

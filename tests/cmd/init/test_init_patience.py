@@ -21,10 +21,9 @@ class Clock:
         return self.now
 
 
-def test_each_question_gets_what_the_earlier_ones_left(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_each_question_gets_what_the_earlier_ones_left() -> None:
     clock = Clock()
-    monkeypatch.setattr(init_plan.time, "monotonic", clock.monotonic)
-    patience = init_plan.Patience(8.0)
+    patience = init_plan.Patience(8.0, clock.monotonic)
     given: list[float] = []
 
     def question(takes: float):
@@ -38,7 +37,7 @@ def test_each_question_gets_what_the_earlier_ones_left(monkeypatch: pytest.Monke
     patience.asking(8.0, question(8.0))  # the Gemini API: what is left, 3 s, not 8
     patience.asking(8.0, question(8.0))  # nothing left: the gateway's client turns 0 into its shortest limit
     assert given == [5.0, 3.0, 0.0]
-    fast = init_plan.Patience(8.0)
+    fast = init_plan.Patience(8.0, clock.monotonic)
     fast.asking(5.0, question(0.5))  # an answer in 0.5 s leaves 7.5 s
     fast.asking(8.0, question(8.0))
     assert given[3:] == [5.0, 7.5]
