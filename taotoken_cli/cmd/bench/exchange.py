@@ -66,16 +66,47 @@ class Exchange:
         else:
             self.truncated = True
 
-    def json(self) -> Any:
-        """The plain body as JSON (ValueError when it is not; UnicodeDecodeError is one). Read from a str: json.loads
-        of bytes first guesses their encoding, in Python. A body that is one JSON value with nothing around it (an
-        answer) goes to the C scanner alone, a third cheaper than through the decoder's Python around it."""
-        text = self.body.decode()
+    def answer(self, full: bool = False) -> bool:
+        """True when the plain body is a usable chat answer: a JSON object with `choices` and no `error`. Its
+        `usage` (a dict, or None when it has none) is then in self.usage.
+
+        A chat answer in the compact form gateways send (new-api and the OpenAI-compatible servers serialise
+        without spaces) takes a fast path unless `full`: `usage` is found in the body's text and only that object
+        goes through the JSON scanner, not the whole answer (~1 us less per request, a seventh of what bench
+        itself spends on one at zero delay). Its shape checks stand in for the full parse: valid UTF-8, `{` first
+        and `}` last, a `"choices":[{`, no `"error"` key anywhere (in a valid JSON text these can only be keys:
+        a quote inside a string is escaped), and a valid `"usage":{...}` object, the last one. Any other body
+        (pretty-printed, an error field, no usage) is parsed in full, so the two ways can differ only on a body
+        broken between standard ends, which no gateway sends."""
         try:
-            value, end = _json_scan(text, 0)
-        except StopIteration:  # (leading whitespace, or not JSON: the decoder says which)
-            return _json_decode(text)
-        return value if end == len(text) else _json_decode(text)
+            text = self.body.decode()
+        except UnicodeDecodeError:
+            return False
+        if not full and text[:1] == "{" and text.rstrip()[-1:] == "}" and '"error"' not in text and \
+                '"choices":[{' in text:
+            at = text.rfind('"usage":{')
+            if at >= 0:
+                try:
+                    usage, _end = _json_scan(text, at + 8)
+                except (StopIteration, ValueError):
+                    pass
+                else:
+                    self.usage = usage
+                    return True
+        return self._parsed_answer(text)
+
+    def _parsed_answer(self, text: str) -> bool:
+        """`answer` by parsing the whole body (any JSON: spaces, no usage, an error field)."""
+        try:
+            payload = _parsed(text)
+        except ValueError:
+            return False
+        if not isinstance(payload, dict) or payload.get("error") or not payload.get("choices"):
+            return False
+        usage = payload.get("usage")
+        self.usage = usage if isinstance(usage, dict) else None
+        return True
+
 
     def prompt_tokens(self) -> int | None:
         """The prompt tokens the server's usage reports, if it does."""
@@ -101,6 +132,17 @@ class Exchange:
                         self.gaps = []
                     self.gaps.append(t - self.last)
                 self.last = t
+
+
+def _parsed(text: str) -> Any:
+    """`text` as JSON (ValueError when it is not). Read from a str: json.loads of bytes first guesses their encoding,
+    in Python. A text that is one JSON value with nothing around it (an answer) goes to the C scanner alone, a
+    third cheaper than through the decoder's Python around it."""
+    try:
+        value, end = _json_scan(text, 0)
+    except StopIteration:  # (leading whitespace, or not JSON: the decoder says which)
+        return _json_decode(text)
+    return value if end == len(text) else _json_decode(text)
 
 
 def decoded(ex: Exchange) -> bytes:
