@@ -17,6 +17,7 @@ sse.SSEParser and error classification from classify — only the transport is b
 from __future__ import annotations
 
 import asyncio
+import re
 import ssl
 import time
 from collections.abc import Callable
@@ -138,6 +139,8 @@ class ProxyError(Exception):
     reach the gateway (502/503 of its own)."""
 
 
+# the header fields that frame a body (Head.fields parses them all, only when asked)
+_FRAMING = re.compile(rb"\r\n(?:(content-length)|transfer-encoding|(connection))[ \t]*:[ \t]*([^\r]*)", re.IGNORECASE)
 # body framing modes
 _LENGTH, _CHUNKED, _UNTIL_CLOSE, _NONE = range(4)
 # chunked sub-states
@@ -197,7 +200,7 @@ class Connection(asyncio.Protocol):
                 self._parse_head(data, t)
             elif data:
                 self._parse_body(bytes(data), t)
-            if getattr(self._sink, "truncated", False) and self._on_done is not None:
+            if self._on_done is not None and getattr(self._sink, "truncated", False):
                 # The sink has all it will keep (an endless error page): judge the response now and drop
                 # the connection instead of draining the rest.
                 self._keep_alive = False
@@ -297,38 +300,49 @@ class Connection(asyncio.Protocol):
                 return
             raw = data[:end]
             rest = data[end + 4:]
-            line_end = raw.find(b"\r\n")
-            first = raw[:line_end] if line_end >= 0 else raw
-            status_line = first.split(b" ", 2)
-            if len(status_line) < 2 or not status_line[0].startswith(b"HTTP/"):
-                raise ProtocolError(f"not an HTTP response: {first.decode('latin-1')[:80]!r}")
-            try:
-                status = int(status_line[1])
-            except ValueError:
-                raise ProtocolError(f"bad status line: {first.decode('latin-1')[:80]!r}") from None
+            known = _STATUS_LINES.get(raw[:13])  # the start of a status line seen before: "HTTP/1.1 200 "
+            if known is not None:
+                status, version = known
+            else:
+                status, version = _status_line(raw)
             if 100 <= status < 200:  # interim response (100 Continue): skip it
                 data = rest
                 continue
             break
         self._in_head = False
+        # the usual answer: one Content-Length, no Transfer-Encoding, no "close"; one regex finds the fields
+        # that frame the body, case-insensitively, in a third of the time of searching for each
+        length = None
+        general = False
+        for is_length, is_connection, value in _FRAMING.findall(raw):
+            if is_length and length is None:
+                length = value
+            elif not is_connection or b"close" in value.lower():
+                general = True  # chunked, a second length, "close": the general rules
         head = Head(raw)
-        low = raw.lower()
-        at = low.find(b"\r\ncontent-length:")
-        if at >= 0 and b"transfer-encoding" not in low and b"close" not in low and low.count(b"content-length") == 1:
-            # the usual answer: one Content-Length, no chunking, nothing that may say "close"
-            stop = low.find(b"\r\n", at + 17)
+        if length is not None and not general:
             try:
-                self._remaining = int(raw[at + 17:stop if stop >= 0 else len(raw)])
+                self._remaining = remaining = int(length)
             except ValueError:
                 raise ProtocolError("bad Content-Length") from None
             self._mode = _LENGTH
-            self._keep_alive = status_line[0] == b"HTTP/1.1"
+            self._keep_alive = version == b"HTTP/1.1"
+            sink = self._sink
+            sink.on_head(status, head, t)
+            start = end + 4
+            if len(data) - start >= remaining:  # the whole body came with the head (most answers)
+                if remaining:
+                    sink.on_body(data[start:start + remaining], t)
+                self._remaining = 0
+                self._finish(t)
+                return
         else:
-            self._frame(status, status_line[0], head.fields)
-        self._sink.on_head(status, head, t)
-        if self._mode == _LENGTH and self._remaining == 0:
-            self._finish(t)
-        elif rest:
+            self._frame(status, version, head.fields)
+            self._sink.on_head(status, head, t)
+            if self._mode == _LENGTH and self._remaining == 0:
+                self._finish(t)
+                return
+        if rest:
             self._parse_body(rest, t)
 
     def _frame(self, status: int, version: bytes, headers: dict[str, str]) -> None:
@@ -409,6 +423,30 @@ class Connection(asyncio.Protocol):
             elif not line:  # the empty line that ends the trailer: response complete
                 self._finish(t)
                 return
+
+
+# "HTTP/1.1 200 " (or "...200\r" without a reason phrase) -> (200, b"HTTP/1.1"): filled by _status_line as status
+# lines come, read with one dict lookup after (at most 2 versions x 900 codes x 3 endings)
+_STATUS_LINES: dict[bytes, tuple[int, bytes]] = {}
+
+
+def _status_line(raw: bytes) -> tuple[int, bytes]:
+    """A head's status code and HTTP version (ProtocolError when it is not an HTTP response)."""
+    status_line = raw.split(b"\r\n", 1)[0].split(b" ", 2)
+    if len(status_line) < 2 or not status_line[0].startswith(b"HTTP/"):
+        raise ProtocolError(f"not an HTTP response: {_first_line(raw)!r}")
+    version, code = status_line[0], status_line[1]
+    try:
+        status = int(code)
+    except ValueError:
+        raise ProtocolError(f"bad status line: {_first_line(raw)!r}") from None
+    if version in (b"HTTP/1.1", b"HTTP/1.0") and len(code) == 3 and code.isdigit() and raw[12:13] in (b" ", b"\r", b""):
+        _STATUS_LINES[raw[:13]] = (status, version)
+    return status, version
+
+
+def _first_line(raw: bytes) -> str:
+    return raw.split(b"\r\n", 1)[0].decode("latin-1")[:80]
 
 
 async def open_connection(target: Target, timeout: float) -> Connection:

@@ -113,3 +113,27 @@ def test_the_body_stops_at_its_length() -> None:
     """Bytes after the body (a server's stray answer) are not the body."""
     sink, outcome, _transport = exchange(b"HTTP/1.1 200 OK\r\nContent-Length: 12\r\n\r\n" + BODY + b"EXTRA")
     assert (sink.body, outcome) == (BODY, ("done", None))
+
+
+@pytest.mark.parametrize(("head", "closed"), [
+    (b"HTTP/1.1 200 OK\r\ncontent-length: 12\r\n", False),  # any case
+    (b"HTTP/1.1 200 OK\r\nCONTENT-LENGTH:12\r\nConnection: Keep-Alive\r\n", False),
+    (b"HTTP/1.1 200 OK\r\nContent-Length: 12\r\nConnection: Close\r\n", True),
+    (b"HTTP/1.1 200 OK\r\nContent-Length: 12\r\nX-Connection: close\r\n", False),  # only Connection says close
+    (b"HTTP/1.1 200\r\nX-Content-Length: 99\r\nContent-Length: 12\r\n", False),  # no reason phrase; X- is not it
+    (b"HTTP/1.1 200 OK\r\nContent-Length: 12 \r\n", False),
+    (b"HTTP/1.0 200 OK\r\nContent-Length: 12\r\nConnection: keep-alive\r\n", True),  # HTTP/1.0 is not kept
+    (b"HTTP/2 200 OK\r\nContent-Length: 12\r\n", True),  # an unusual status line: the general path
+])
+def test_the_framing_fields_are_read_in_any_case_and_only_from_their_own_lines(head: bytes, closed: bool) -> None:
+    sink, outcome, transport = exchange(head + b"\r\n" + BODY + b"EXTRA")
+    assert (sink.status, sink.body, outcome, transport.closed) == (200, BODY, ("done", None), closed)
+
+
+@pytest.mark.parametrize(("answer", "message"), [
+    (b"ICY 200 OK\r\nContent-Length: 0\r\n\r\n", "not an HTTP response: 'ICY 200 OK'"),
+    (b"HTTP/1.1 2xx OK\r\nContent-Length: 0\r\n\r\n", "bad status line: 'HTTP/1.1 2xx OK'"),
+])
+def test_a_bad_status_line_is_named_in_the_error(answer: bytes, message: str) -> None:
+    _sink, outcome, _transport = exchange(answer)
+    assert outcome[0] == "failed" and str(outcome[1]) == message
