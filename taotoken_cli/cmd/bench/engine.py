@@ -36,6 +36,7 @@ from taotoken_cli.core.base.i18n import _, current, use
 from taotoken_cli.core.diagnosis.context import context_for
 
 _perf = time.perf_counter
+_STATUS_KEYS: dict[int | None, str] = {}  # a status as SeriesStats.status counts it ("200", "none"), made once
 LATE_TOLERANCE_S = 0.005  # an open-loop start later than this past its schedule counts as late
 # load a gateway sheds with a retry hint: the user waits as asked (never longer than this) and tries again
 RETRY_CODES = ("rate.limited", "rate.concurrency", "upstream.saturated")
@@ -65,6 +66,7 @@ class Runner:
         self.hold_until = 0.0  # open loop: no start before this (a Retry-After)
         self.seq = 0
         self.context = context_for(base=plan.root, model=plan.model)
+        self.timeout = plan.timeout
         self.loop = asyncio.get_running_loop()
 
     def start(self, g: int, t_ref: float, then: Callable[[float | None], None],
@@ -105,13 +107,14 @@ class Runner:
     def record(self, g: int, ex: Exchange, error: BaseException | None, connecting: bool, t_ref: float, end: float,
                late: float, open_loop: bool, max_tokens: int) -> float | None:
         stats = self.stats
-        start_s = t_ref + late - stats.started_at
-        windows = stats.windows
-        windows.add_start(start_s)
+        started_at = stats.started_at
+        start_s = t_ref + late - started_at
         if start_s > stats.last_start:
             stats.last_start = start_s
         status = ex.status
-        key = str(status) if status is not None else "none"  # (SeriesStats.count_status, inline: per request)
+        key = _STATUS_KEYS.get(status)  # (SeriesStats.count_status, inline: per request)
+        if key is None:
+            key = _STATUS_KEYS[status] = str(status) if status is not None else "none"
         stats.status[key] = stats.status.get(key, 0) + 1
         latency = end - t_ref
         if open_loop and late > LATE_TOLERANCE_S:
@@ -119,9 +122,20 @@ class Runner:
             stats.lateness_total += late
             stats.lateness_max = max(stats.lateness_max, late)
         ok, tokens, source, ttft = False, None, None, None
-        usable = self.usable(ex) if error is None and status is not None and 200 <= status < 300 else None
-        if usable is not None:
-            ok, tokens, source, ttft = usable
+        usable = None
+        if error is None and status is not None and 200 <= status < 300:
+            if self.plan.stream:
+                usable = self.streamed(ex)
+                if usable is not None:
+                    ok, tokens, source, ttft = usable
+            elif not ex.truncated and ex.answer():  # a usable plain answer: a clean success
+                usage = ex.usage
+                tokens = usage.get("completion_tokens") if usage else None
+                if isinstance(tokens, int):
+                    source = "usage"
+                else:
+                    tokens = None
+                ok = True
         code = None
         hint = None
         if not ok:
@@ -143,8 +157,8 @@ class Runner:
             stats.failed += 1
         if end > stats.ended_at:
             stats.ended_at = end
-        windows.add(end - stats.started_at, ok, latency, ttft, tokens, good)
-        self.tally.finish(not ok, hinted=hint is not None, index=g)
+        stats.windows.add(end - started_at, ok, latency, ttft, tokens, good, start_s)
+        self.tally.finish(not ok, hint is not None, g)
         if self.records is not None:
             self.seq += 1
             line = {"model": self.plan.model, "worker": self.share.index, "seq": self.seq, "index": g,
@@ -159,31 +173,17 @@ class Runner:
             self.records.write(json.dumps(line).encode() + b"\n")
         return hint
 
-    def usable(self, ex: Exchange) -> tuple[bool, int | None, str | None, float | None] | None:
-        """For a 2xx answer: (clean success?, output tokens, where the count came from, TTFT) or None when
-        there is nothing usable. `clean` is the fast path; anything else goes to the shared classifier."""
-        if self.plan.stream:
-            summary = ex.summary
-            if summary is None or not summary.content_deltas or summary.first_content_s is None:
-                return None
-            usage_tokens = (summary.usage or {}).get("completion_tokens")
-            tokens, source = ((usage_tokens, "usage") if isinstance(usage_tokens, int)
-                              else (summary.content_deltas, "counted"))
-            clean = summary.error_event is None and summary.done
-            return clean, tokens, source, summary.first_content_s
-        if ex.truncated:
+    def streamed(self, ex: Exchange) -> tuple[bool, int | None, str | None, float | None] | None:
+        """For a 2xx stream: (clean success?, output tokens, where the count came from, TTFT) or None when there is
+        nothing usable. `clean` is the fast path; anything else goes to the shared classifier."""
+        summary = ex.summary
+        if summary is None or not summary.content_deltas or summary.first_content_s is None:
             return None
-        try:
-            payload = ex.json()
-        except ValueError:  # UnicodeDecodeError too
-            return None
-        if not isinstance(payload, dict) or payload.get("error") or not payload.get("choices"):
-            return None
-        usage = ex.usage = payload.get("usage") if isinstance(payload.get("usage"), dict) else None
-        usage_tokens = usage.get("completion_tokens") if usage else None
-        if isinstance(usage_tokens, int):
-            return True, usage_tokens, "usage", None
-        return True, None, None, None
+        usage_tokens = (summary.usage or {}).get("completion_tokens")
+        tokens, source = ((usage_tokens, "usage") if isinstance(usage_tokens, int)
+                          else (summary.content_deltas, "counted"))
+        clean = summary.error_event is None and summary.done
+        return clean, tokens, source, summary.first_content_s
 
     def count_success(self, latency: float, tokens: int | None, source: str | None, ttft: float | None,
                       tpot: float | None, gaps: list[float]) -> bool:
@@ -383,7 +383,7 @@ class _Request:
         self.runner, self.g, self.t_ref, self.scheduled = runner, g, t_ref, scheduled
         self.data, self.max_tokens, self.then, self.fail = data, max_tokens, then, fail
         self.ex = Exchange(runner.plan.stream, t_ref)
-        self.sent = _perf()
+        self.sent = t_ref if scheduled is None else _perf()  # (when it was written: _send sets it)
         self.conn: http1.Connection | None = None
         self.retried = False
 
@@ -399,7 +399,7 @@ class _Request:
         try:
             conn = await runner.pool.open()
         except _FAILURES as exc:
-            self._end(exc, connecting=True)
+            self._end(exc, True)
             return
         except BaseException as exc:  # a bug: end the run with it
             self.fail(exc)
@@ -415,7 +415,8 @@ class _Request:
         if not self.retried:
             self.sent = _perf()
         conn.send(self.data, self.ex, self._answered)
-        self.runner.pool.watch(conn, self.sent + self.runner.plan.timeout, self.runner.timed_out)
+        runner = self.runner
+        runner.pool.watch(conn, self.sent + runner.timeout, runner.timed_out)
 
     def _answered(self, error: BaseException | None) -> None:
         conn = self.conn
@@ -429,7 +430,7 @@ class _Request:
                 self.conn = None
                 self.go()
                 return
-        self._end(error, connecting=False)
+        self._end(error, False)
 
     def _end(self, error: BaseException | None, connecting: bool) -> None:
         runner, conn, ex = self.runner, self.conn, self.ex
@@ -437,7 +438,7 @@ class _Request:
             end = conn.end_time if (error is None and conn is not None) else _perf()
             if conn is not None:
                 runner.pool.put(conn)
-            if error is None:
+            if error is None and ex.sse:
                 ex.finish_stream(end)
             hint = None
             if runner.measuring:

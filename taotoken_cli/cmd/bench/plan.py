@@ -3,8 +3,8 @@ its connections are split across worker processes (Share) and what those workers
 
 from __future__ import annotations
 
-import contextlib
 import json
+import threading
 from array import array
 from dataclasses import dataclass, field
 from typing import Any
@@ -145,7 +145,8 @@ class Tally:
         self.max_error_rate = plan.max_error_rate
         if ctx is None:
             self.values: Any = [0] * 7
-            self.lock: Any = contextlib.nullcontext()
+            # a lock all the same: C's acquire and release cost less than nullcontext's two Python calls
+            self.lock: Any = threading.Lock()
             self.start: Any = _Value()
         else:
             self.values = ctx.RawArray("q", 7)

@@ -59,8 +59,12 @@ class TimeWindows:
         return row
 
     def add(self, at: float, ok: bool, latency: float, ttft: float | None, tokens: int | None,
-            good: bool = False) -> None:
+            good: bool = False, started: float | None = None) -> None:
+        """A request ended at `at` (and started at `started`, counted in its own window, when given)."""
         row = self._row(at)
+        if started is not None:
+            # (usually the window it ended in: the row just found, without a second lookup)
+            (row if self._low <= started < self._high else self._row(started))[6] += 1
         row[0] += 1
         if at < row[8]:
             row[8] = at
