@@ -113,10 +113,13 @@ def reference_main(spec: dict) -> None:
 
 
 # -- measuring -----------------------------------------------------------------------------------
-def timed(cmd: list[str], env: dict) -> tuple[int, float, float, str | None]:
-    """Run one client: (requests, CPU seconds of its process tree, its own requests/s, the loop it named)."""
+def timed(cmd: list[str], env: dict, cores: set[int] | None) -> tuple[int, float, float, str | None]:
+    """Run one client (on `cores` when given): (requests, CPU seconds of its process tree, its own requests/s, the
+    loop it named)."""
+    pin = (lambda: os.sched_setaffinity(0, cores)) if cores else None
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        proc = subprocess.Popen(cmd, env=env, stdout=out, stderr=err, cwd=REPO)  # `-m` reads the cwd first
+        proc = subprocess.Popen(cmd, env=env, stdout=out, stderr=err, cwd=REPO,  # `-m` reads the cwd first
+                                preexec_fn=pin)
         _, status, usage = os.wait4(proc.pid, 0)
         out.seek(0)
         err.seek(0)
@@ -128,6 +131,23 @@ def timed(cmd: list[str], env: dict) -> tuple[int, float, float, str | None]:
         return series["requests"], usage.ru_utime + usage.ru_stime, series["requests_per_s"], \
             data["load"].get("event_loop")
     return data["requests"], usage.ru_utime + usage.ru_stime, data["requests_per_s"], None
+
+
+def place(server_pid: int, shared: bool) -> set[int] | None:
+    """The server on the first core and the clients on the others (None: everything shares every core).
+
+    A zero-delay server is busy all the time: on shared cores a client's CPU per request depends on how the
+    scheduler interleaves it with the server (how many answers each wake-up finds), and a client of two worker
+    processes pays more for that than one of a single process. Apart, each client has its cores to itself, as
+    it has when the gateway is another machine, and bench's default workers are one per core it may use."""
+    cores = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_setaffinity") else []
+    if shared or len(cores) < 2:
+        print(f"cores: server and clients share {len(cores) or os.cpu_count()}")
+        return None
+    for task in os.listdir(f"/proc/{server_pid}/task"):  # every thread of it (affinity is per thread)
+        os.sched_setaffinity(int(task), {cores[0]})
+    print(f"cores: the server on core {cores[0]}, the clients on {', '.join(map(str, cores[1:]))}")
+    return set(cores[1:])
 
 
 def commands(url: str, port: int, n: int, args) -> dict[str, list[str]]:
@@ -145,6 +165,9 @@ def main() -> None:
     parser.add_argument("--loop", choices=("default", "asyncio", "both"), default="default",
                         help="default: the loop bench uses (uvloop if installed, or TAOTOKEN_BENCH_LOOP)")
     parser.add_argument("--workers", type=int, help="bench's --workers (default: bench's own default, one per core)")
+    parser.add_argument("--shared-cores", action="store_true",
+                        help="let the server and the clients share every core (default: the server on core 0, "
+                             "the clients on the others)")
     parser.add_argument("--reference", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.reference:
@@ -168,6 +191,7 @@ def main() -> None:
     named: dict[str, set[str]] = {loop: set() for loop in loops}  # the loop bench's JSON says it ran on
     loads = []
     with MockProcess(MockOptions(key=KEY, latency_ms=0, keep_requests=1), log=False) as srv:
+        client_cores = place(srv.proc.pid, args.shared_cores)
         turns = [(loop, client, size) for loop in loops for client in (REFERENCE, BENCH) for size in sizes]
         for round_ in range(args.rounds):
             loads.append(os.getloadavg()[0])
@@ -178,7 +202,8 @@ def main() -> None:
                     run_env["TAOTOKEN_BENCH_LOOP"] = "asyncio"
                 else:
                     run_env.pop("TAOTOKEN_BENCH_LOOP", None)
-                requests, cpu, rate, event_loop = timed(commands(srv.url, srv.port, size, args)[client], run_env)
+                requests, cpu, rate, event_loop = timed(commands(srv.url, srv.port, size, args)[client], run_env,
+                                                        client_cores)
                 runs.setdefault((loop, client, size), []).append((requests, cpu, rate))
                 if event_loop:
                     named[loop].add(event_loop)
