@@ -122,6 +122,7 @@ class Runner:
             stats.lateness_total += late
             stats.lateness_max = max(stats.lateness_max, late)
         ok, tokens, source, ttft = False, None, None, None
+        prompt_tokens: int | None = None
         usable = None
         if error is None and status is not None and 200 <= status < 300:
             if self.plan.stream:
@@ -130,11 +131,14 @@ class Runner:
                     ok, tokens, source, ttft = usable
             elif not ex.truncated and ex.answer():  # a usable plain answer: a clean success
                 usage = ex.usage
-                tokens = usage.get("completion_tokens") if usage else None
-                if isinstance(tokens, int):
-                    source = "usage"
-                else:
-                    tokens = None
+                if usage:
+                    tokens, prompt_tokens = usage.get("completion_tokens"), usage.get("prompt_tokens")
+                    if isinstance(tokens, int):
+                        source = "usage"
+                    else:
+                        tokens = None
+                    if not isinstance(prompt_tokens, int):
+                        prompt_tokens = None
                 ok = True
         code = None
         hint = None
@@ -147,10 +151,10 @@ class Runner:
         tpot = (latency - ttft) / (tokens - 1) if ok and ttft is not None and tokens is not None and tokens > 1 \
             else None
         good = False
-        prompt_tokens = None
         if ok:
             good = self.count_success(latency, tokens, source, ttft, tpot, ex.gaps)
-            prompt_tokens = ex.prompt_tokens()
+            if prompt_tokens is None:
+                prompt_tokens = ex.prompt_tokens()
             if prompt_tokens:
                 stats.input_tokens += prompt_tokens
         else:

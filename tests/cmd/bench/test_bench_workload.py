@@ -202,6 +202,19 @@ def test_time_windows_coarsen_and_merge_exactly():
     assert repeated.elapsed == pytest.approx(5.0) and repeated.ok == 2
 
 
+def test_a_start_counted_with_its_end_is_counted_as_on_its_own():
+    """TimeWindows.add(..., started=s) (one lookup when both fall in one window) keeps what add_start(s) and add()
+    keep, in the same window, another one, and across the coarsening past MAX_WINDOWS."""
+    together, apart = TimeWindows(0.25), TimeWindows(0.25)
+    for i in range(700):
+        end, start = i * 0.17 + 0.01, max(0.0, i * 0.17 - (0.3 if i % 3 else 0.001))
+        together.add(end, i % 5 != 0, 0.05 + i / 1e4, None, i % 7, i % 2 == 0, started=start)
+        apart.add_start(start)
+        apart.add(end, i % 5 != 0, 0.05 + i / 1e4, None, i % 7, i % 2 == 0)
+    assert together.width == apart.width == 0.5
+    assert together.to_state() == apart.to_state()
+
+
 def test_sweep_specs():
     assert parse_sweep("c=1..64").values == (1, 2, 4, 8, 16, 32, 64)
     assert parse_sweep("concurrency=8,2,4,2").values == (2, 4, 8)
