@@ -13,6 +13,7 @@ from typing import Any
 
 _SUB_BITS = 7  # 2**7 = 128: values below are exact, above 64 buckets per power of two
 _EXACT = 1 << _SUB_BITS
+assert (_SUB_BITS, _EXACT) == (7, 128), "Histogram.record spells these out"
 
 
 def _index(v: int) -> int:
@@ -53,9 +54,9 @@ class Histogram:
         if value > self.max:
             self.max = value
         v = int(value * self.scale + 0.5)
-        if v >= _EXACT:  # _index, inline: this runs for every request, several times
-            shift = v.bit_length() - _SUB_BITS
-            v = (shift << (_SUB_BITS - 1)) + (v >> shift)
+        if v >= 128:  # _index, inline (its constants too: _EXACT, _SUB_BITS, _SUB_BITS - 1): several per request
+            shift = v.bit_length() - 7
+            v = (shift << 6) + (v >> shift)
         counts = self.counts
         counts[v] = counts.get(v, 0) + 1
 

@@ -17,7 +17,6 @@ sse.SSEParser and error classification from classify — only the transport is b
 from __future__ import annotations
 
 import asyncio
-import re
 import ssl
 import time
 from collections.abc import Callable
@@ -139,8 +138,6 @@ class ProxyError(Exception):
     reach the gateway (502/503 of its own)."""
 
 
-# the header fields that frame a body (Head.fields parses them all, only when asked)
-_FRAMING = re.compile(rb"\r\n(?:(content-length)|transfer-encoding|(connection))[ \t]*:[ \t]*([^\r]*)", re.IGNORECASE)
 # body framing modes
 _LENGTH, _CHUNKED, _UNTIL_CLOSE, _NONE = range(4)
 # chunked sub-states
@@ -299,30 +296,25 @@ class Connection(asyncio.Protocol):
                 buf += data
                 return
             raw = data[:end]
-            rest = data[end + 4:]
             known = _STATUS_LINES.get(raw[:13])  # the start of a status line seen before: "HTTP/1.1 200 "
             if known is not None:
                 status, version = known
             else:
                 status, version = _status_line(raw)
             if 100 <= status < 200:  # interim response (100 Continue): skip it
-                data = rest
+                data = data[end + 4:]
                 continue
             break
         self._in_head = False
-        # the usual answer: one Content-Length, no Transfer-Encoding, no "close"; one regex finds the fields
-        # that frame the body, case-insensitively, in a third of the time of searching for each
-        length = None
-        general = False
-        for is_length, is_connection, value in _FRAMING.findall(raw):
-            if is_length and length is None:
-                length = value
-            elif not is_connection or b"close" in value.lower():
-                general = True  # chunked, a second length, "close": the general rules
         head = Head(raw)
-        if length is not None and not general:
+        # The usual answer: one Content-Length, no Transfer-Encoding, nothing that may say "close". Searched as
+        # lower-cased text: `in` on a str is the cheapest search Python has (on bytes it first tries its operand as
+        # an int, formatting a TypeError it drops; find() parses its arguments; a regex costs several times more).
+        low = raw.decode("latin-1").lower()
+        _, found, after = low.partition("\r\ncontent-length:")
+        if found and "content-length" not in after and "transfer-encoding" not in low and "close" not in low:
             try:
-                self._remaining = remaining = int(length)
+                self._remaining = remaining = int(after.partition("\r\n")[0])
             except ValueError:
                 raise ProtocolError("bad Content-Length") from None
             self._mode = _LENGTH
@@ -342,6 +334,7 @@ class Connection(asyncio.Protocol):
             if self._mode == _LENGTH and self._remaining == 0:
                 self._finish(t)
                 return
+        rest = data[end + 4:]
         if rest:
             self._parse_body(rest, t)
 

@@ -61,7 +61,7 @@ class TimeWindows:
     def add(self, at: float, ok: bool, latency: float, ttft: float | None, tokens: int | None,
             good: bool = False, started: float | None = None) -> None:
         """A request ended at `at` (and started at `started`, counted in its own window, when given)."""
-        row = self._row(at)
+        row = self._last if self._low <= at < self._high else self._row(at)  # (_row's own first test, inline)
         if started is not None:
             # (usually the window it ended in: the row just found, without a second lookup)
             (row if self._low <= started < self._high else self._row(started))[6] += 1
