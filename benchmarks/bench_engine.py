@@ -8,6 +8,12 @@ No server, no system calls, one process: what is left is the Python each client 
 the callbacks, the loop's own scheduling), and it varies far less with the machine's load than bench_cpu.py's
 end-to-end figures — the minimum of the rounds is printed. The sockets' share (write, read, epoll) is bench_cpu.py's
 marginal figure for the raw client minus its figure here.
+
+    python benchmarks/bench_engine.py --callgrind        (valgrind installed: apt-get install valgrind)
+
+counts machine instructions per request instead: the same figure on every run whatever the machine's load, so a
+change of a few percent shows (a timed run on a shared machine varies by more). Instructions are not time (a cache
+miss or a slow division costs more than one), but in this code they follow it.
 """
 
 from __future__ import annotations
@@ -15,6 +21,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import re
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -84,17 +92,47 @@ async def raw_client(n: int, c: int) -> tuple[float, str]:
     return time.process_time() - started, loop_name(loop)
 
 
+CLIENTS = {"raw asyncio client": raw_client, "taotoken bench engine": bench_engine}
+
+
+def instructions(name: str, n: int, c: int) -> int:
+    """Machine instructions one run of `name` with `n` requests executes, counted by callgrind (the whole process:
+    the difference of two sizes is what the requests cost)."""
+    cmd = ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", sys.executable, __file__, "--one", name,
+           "-n", str(n), "-c", str(c)]
+    run = subprocess.run(cmd, capture_output=True, text=True, env=dict(os.environ, PYTHONHASHSEED="0"), check=True)
+    return int(re.search(r"Collected : (\d+)", run.stderr).group(1))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description="bench's own Python per request, on a transport that echoes")
     parser.add_argument("-n", type=int, default=30000)
     parser.add_argument("-c", type=int, default=50)
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--callgrind", action="store_true",
+                        help="count machine instructions per request under valgrind instead of timing: the same "
+                             "figure on every run and every machine load (runs of n/10 and n/10 + 10000 requests)")
+    parser.add_argument("--one", choices=list(CLIENTS), help=argparse.SUPPRESS)
     args = parser.parse_args()
     http1.open_connection = _echo_connection  # the only socket bench opens, replaced by the echo
-    figures: dict[str, list[float]] = {"raw asyncio client": [], "taotoken bench engine": []}
+    if args.one:
+        run_loop(CLIENTS[args.one](args.n, args.c))
+        return
+    if args.callgrind:
+        small = max(1000, args.n // 10)
+        print(f"machine instructions per request (callgrind; runs of {small} and {small + 10000} requests, "
+              f"-c {args.c}):")
+        counts = {}
+        for name in CLIENTS:
+            counts[name] = (instructions(name, small + 10000, args.c) - instructions(name, small, args.c)) / 10000
+            print(f"  {name:<22} {counts[name]:8,.0f}")
+        ratio = counts["taotoken bench engine"] / counts["raw asyncio client"]
+        print(f"  bench / raw = {ratio:.2f}")
+        return
+    figures: dict[str, list[float]] = {name: [] for name in CLIENTS}
     loop = ""
     for _ in range(args.rounds):  # taking turns
-        for name, run in (("raw asyncio client", raw_client), ("taotoken bench engine", bench_engine)):
+        for name, run in CLIENTS.items():
             cpu, loop = run_loop(run(args.n, args.c))
             figures[name].append(cpu / args.n * 1e6)
     print(f"event loop: {loop}; -n {args.n} -c {args.c}; load average {os.getloadavg()[0]:.1f}")
