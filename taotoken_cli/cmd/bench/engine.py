@@ -426,6 +426,10 @@ class _Request:
         conn = self.conn
         assert conn is not None
         if error is not None:
+            if not isinstance(error, _FAILURES):  # a bug in reading the answer: end the run with it, not hang
+                conn.closed = True
+                self.fail(error)
+                return
             conn.closed = True
             conn.deadline = None
             # a keep-alive connection the server closed while idle: retry once on a fresh one

@@ -191,18 +191,20 @@ class Connection(asyncio.Protocol):
             return
         if self._on_done is None:
             return  # stray bytes after a finished response (or a timed-out one): ignored
+        if type(data) is not bytes:  # (asyncio's Windows proactor hands over a bytearray)
+            data = bytes(data)
         self._receiving = True
         try:
             if self._in_head:
                 self._parse_head(data, t)
             elif data:
-                self._parse_body(bytes(data), t)
+                self._parse_body(data, t)
             if self._on_done is not None and getattr(self._sink, "truncated", False):
                 # The sink has all it will keep (an endless error page): judge the response now and drop
                 # the connection instead of draining the rest.
                 self._keep_alive = False
                 self._finish(t)
-        except ProtocolError as exc:
+        except Exception as exc:  # a ProtocolError, or a bug (the caller ends the run with it): this response is over
             self._fail(exc)
         finally:
             self._receiving = False

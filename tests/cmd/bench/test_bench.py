@@ -328,3 +328,21 @@ def test_prompt_file_and_configured_model(cli, server, home: Path):
     result.assert_clean()
     assert result.returncode == 0, result.output
     assert json.loads(result.stdout)["series"][0]["model"] == "fixed30"
+
+
+def test_a_bug_in_reading_answers_ends_the_run_with_it(server, monkeypatch):
+    """An exception in bench's own reading of an answer (not a failure of the gateway's) ends the series with that
+    exception, at the first answer. Swallowed by the event loop's handler, it left each request in flight until its
+    timeout: bench under Windows waited out 300 s for 20 requests when a bytearray reached a dict lookup."""
+    from taotoken_cli.cmd.bench import engine
+    from taotoken_cli.cmd.bench.exchange import Exchange
+    from taotoken_cli.cmd.bench.plan import SeriesPlan
+
+    def broken(self, status, head, t):
+        raise LookupError("a bug in reading the head")
+
+    monkeypatch.setattr(Exchange, "on_head", broken)
+    plan = SeriesPlan(root=server, api_key=SENTINEL_KEY, model="fixed30", requests=20, concurrency=2, workers=1,
+                      timeout=3600.0)  # a request left in flight would hold the test for an hour: it fails at once
+    with pytest.raises(LookupError, match="a bug in reading the head"):
+        engine.run_series(plan)

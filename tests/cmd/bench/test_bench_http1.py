@@ -30,12 +30,14 @@ class Sink:
         self.status: int | None = None
         self.head: http1.Head | None = None
         self.body = b""
+        self.pieces: list[bytes] = []
 
     def on_head(self, status: int, head: http1.Head, t: float) -> None:
         self.status, self.head = status, head
 
     def on_body(self, data: bytes, t: float) -> None:
         self.body += data
+        self.pieces.append(data)
 
 
 def exchange(answer: bytes, *, pieces: int = 1, eof: bool = False):
@@ -137,3 +139,33 @@ def test_the_framing_fields_are_read_in_any_case_and_only_from_their_own_lines(h
 def test_a_bad_status_line_is_named_in_the_error(answer: bytes, message: str) -> None:
     _sink, outcome, _transport = exchange(answer)
     assert outcome[0] == "failed" and str(outcome[1]) == message
+
+
+def test_a_bytearray_chunk_reads_as_bytes() -> None:
+    """asyncio's Windows proactor hands data_received a bytearray: the same answers, read the same way (a bytearray
+    key once made every answer fail on Windows)."""
+    conn, transport, sink = http1.Connection(), Transport(), Sink()
+    conn.connection_made(transport)
+    outcomes: list = []
+    answer = b"HTTP/1.1 200 OK\r\nContent-Length: 12\r\n\r\n" + BODY
+    for pieces in ([answer], [answer[:45], answer[45:]]):  # whole; the head and part of the body, then the rest
+        conn.send(b"POST / HTTP/1.1\r\n\r\n", sink, outcomes.append)
+        for piece in pieces:
+            conn.data_received(bytearray(piece))
+    assert (sink.status, outcomes, transport.closed) == (200, [None, None], False)
+    assert sink.body == BODY * 2 and all(type(piece) is bytes for piece in sink.pieces)
+
+
+def test_a_bug_in_the_reader_fails_the_answer_instead_of_leaving_it_in_flight() -> None:
+    """An exception that is not the server's doing ends the response with that exception (the engine then ends the
+    run with it): swallowed by the event loop's handler, it left the request waiting for its timeout."""
+    class Broken(Sink):
+        def on_head(self, status: int, head: http1.Head, t: float) -> None:
+            raise LookupError("a bug")
+
+    conn, transport = http1.Connection(), Transport()
+    conn.connection_made(transport)
+    outcomes: list = []
+    conn.send(b"POST / HTTP/1.1\r\n\r\n", Broken(), outcomes.append)
+    conn.data_received(b"HTTP/1.1 200 OK\r\nContent-Length: 12\r\n\r\n" + BODY)
+    assert len(outcomes) == 1 and isinstance(outcomes[0], LookupError) and transport.aborted
