@@ -126,7 +126,7 @@ class Runner:
         usable = None
         if error is None and status is not None and 200 <= status < 300:
             if self.plan.stream:
-                usable = self.streamed(ex)
+                usable = ex.streamed()
                 if usable is not None:
                     ok, tokens, source, ttft = usable
             elif not ex.truncated and ex.answer():  # a usable plain answer: a clean success
@@ -176,18 +176,6 @@ class Runner:
                 line["late_ms"] = round(late * 1000, 3)
             self.records.write(json.dumps(line).encode() + b"\n")
         return hint
-
-    def streamed(self, ex: Exchange) -> tuple[bool, int | None, str | None, float | None] | None:
-        """For a 2xx stream: (clean success?, output tokens, where the count came from, TTFT) or None when there is
-        nothing usable. `clean` is the fast path; anything else goes to the shared classifier."""
-        summary = ex.summary
-        if summary is None or not summary.content_deltas or summary.first_content_s is None:
-            return None
-        usage_tokens = (summary.usage or {}).get("completion_tokens")
-        tokens, source = ((usage_tokens, "usage") if isinstance(usage_tokens, int)
-                          else (summary.content_deltas, "counted"))
-        clean = summary.error_event is None and summary.done
-        return clean, tokens, source, summary.first_content_s
 
     def count_success(self, latency: float, tokens: int | None, source: str | None, ttft: float | None,
                       tpot: float | None, gaps: list[float]) -> bool:

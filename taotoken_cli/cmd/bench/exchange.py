@@ -107,6 +107,18 @@ class Exchange:
         self.usage = usage if isinstance(usage, dict) else None
         return True
 
+    def streamed(self) -> tuple[bool, int | None, str | None, float | None] | None:
+        """For a 2xx stream: (clean success?, output tokens, where the count came from, TTFT) or None when there is
+        nothing usable. `clean` is the fast path; anything else goes to the shared classifier."""
+        summary = self.summary
+        if summary is None or not summary.content_deltas or summary.first_content_s is None:
+            return None
+        usage_tokens = (summary.usage or {}).get("completion_tokens")
+        tokens, source = ((usage_tokens, "usage") if isinstance(usage_tokens, int)
+                          else (summary.content_deltas, "counted"))
+        clean = summary.error_event is None and summary.done
+        return clean, tokens, source, summary.first_content_s
+
     def prompt_tokens(self) -> int | None:
         """The prompt tokens the server's usage reports, if it does."""
         usage = self.summary.usage if self.summary is not None else self.usage
