@@ -80,10 +80,6 @@ class TimeWindows:
         else:
             row[2] += 1
 
-    def add_start(self, at: float) -> None:
-        """A request started at `at` (the window it started in, not the one it ended in)."""
-        self._row(at)[6] += 1
-
     def _coarsen(self) -> None:
         self._forget()
         old, self.rows = self.rows, {}
