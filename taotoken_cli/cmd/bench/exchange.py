@@ -14,6 +14,12 @@ BODY_LIMIT = 1 << 20  # non-stream bodies are kept only until the request is jud
 _JSON = json.JSONDecoder()
 _json_decode, _json_scan = _JSON.decode, _JSON.scan_once
 _NO_GAPS: list[float] = []  # shared by every answer without inter-token gaps: never appended to
+# usage objects already read, by the answer's text from the object to its end: a gateway's answers to one kind of
+# request repeat a few, and reading one through the JSON scanner costs about as much as all the rest of judging
+# the answer (the dicts are shared: read, never changed); bounded: emptied when full, keys not longer than
+# _USAGE_TAIL_MAX characters
+_USAGE_READ: dict[str, dict] = {}
+_USAGE_READ_MAX, _USAGE_TAIL_MAX = 256, 512
 
 
 class Exchange:
@@ -73,7 +79,8 @@ class Exchange:
         A chat answer in the compact form gateways send (new-api and the OpenAI-compatible servers serialise
         without spaces) takes a fast path: `usage` is found in the body's text and only that object
         goes through the JSON scanner, not the whole answer (~1 us less per request, a sixth of what bench
-        itself spends on one at zero delay). Its shape checks stand in for the full parse: valid UTF-8, `{` first
+        itself spends on one at zero delay), and an object read before (the same text to the end of the answer)
+        is not read again. Its shape checks stand in for the full parse: valid UTF-8, `{` first
         and `}` last, a `"choices":[{`, no `"error"` key anywhere (in a valid JSON text these can only be keys:
         a quote inside a string is escaped), and a valid `"usage":{...}` object, the last one. Any other body
         (pretty-printed, an error field, no usage) is parsed in full, so the two ways can differ only on a body
@@ -82,17 +89,23 @@ class Exchange:
             text = self.body.decode()
         except UnicodeDecodeError:
             return False
-        if text[:1] == "{" and text.rstrip()[-1:] == "}" and '"error"' not in text and \
+        if text[:1] == "{" and (text[-1:] == "}" or text.rstrip()[-1:] == "}") and '"error"' not in text and \
                 '"choices":[{' in text:
-            at = text.rfind('"usage":{')
-            if at >= 0:
-                try:
-                    usage, _end = _json_scan(text, at + 8)
-                except (StopIteration, ValueError):
-                    pass
-                else:
-                    self.usage = usage
-                    return True
+            at = text.rfind('"usage":{') + 8
+            if at >= 8:
+                tail = text[at:]
+                usage = _USAGE_READ.get(tail)
+                if usage is None:
+                    try:
+                        usage, _end = _json_scan(tail, 0)
+                    except (StopIteration, ValueError):
+                        return self._parsed_answer(text)
+                    if len(tail) <= _USAGE_TAIL_MAX:
+                        if len(_USAGE_READ) >= _USAGE_READ_MAX:
+                            _USAGE_READ.clear()
+                        _USAGE_READ[tail] = usage
+                self.usage = usage
+                return True
         return self._parsed_answer(text)
 
     def _parsed_answer(self, text: str) -> bool:

@@ -17,8 +17,10 @@ import random
 from pathlib import Path
 
 import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 
-from taotoken_cli.cmd.bench.histogram import Histogram
+from taotoken_cli.cmd.bench.histogram import Histogram, _index
 from taotoken_cli.cmd.mock import MockOptions, ModelTiming
 from tests.conftest import SENTINEL_KEY
 from tests.timing import Oversleep
@@ -75,6 +77,33 @@ def test_histogram_percentiles_within_one_percent_and_merge():
         assert a.percentile(p) == whole.percentile(p)
     assert a.count == 20000 and a.min == values[0] and a.max == values[-1]
     assert len(a.counts) < 1000  # bounded: buckets, not samples
+
+
+@settings(max_examples=200, deadline=None)
+@given(values=st.lists(st.one_of(st.floats(-1e-3, 0.2), st.floats(0, 1e4),  # and values at buckets' ends:
+                                 st.builds(lambda n, off: (n + off) / 1e6, st.integers(0, 300),
+                                           st.sampled_from([0.0, 0.4999, 0.5, -0.5])),
+                                 st.builds(lambda k, off: (2 ** k - 1 + off) / 1e6, st.integers(7, 30),
+                                           st.sampled_from([0.0, 0.4999, 0.5, 0.5001, -0.5]))), max_size=3000),
+       scale=st.sampled_from([1e6, 1000.0]))
+@example(values=[random.Random(3).lognormvariate(-6, 1.5) - 1e-4 for _ in range(5000)], scale=1e6)
+def test_histogram_sorts_batches_into_the_buckets_each_value_has(values: list[float], scale: float) -> None:
+    """record() defers the bucketing to a batch (sorted, each bucket's end found by bisection): the figures are the
+    same as bucketing each value as it comes (values under 0 count as 0), whatever is read and when."""
+    hist = Histogram(scale)
+    expected: dict[int, int] = {}
+    for i, v in enumerate(values):
+        hist.record(v)
+        index = _index(int(max(v, 0.0) * scale + 0.5))
+        expected[index] = expected.get(index, 0) + 1
+        if i == 1500:  # a read in the middle folds what is pending; later values go on from there
+            assert hist.count == 1501
+    assert hist.counts == expected
+    clamped = [max(v, 0.0) for v in values]
+    assert hist.count == len(values)
+    if values:
+        assert (hist.min, hist.max) == (min(clamped), max(clamped))
+        assert hist.total == pytest.approx(sum(clamped), rel=1e-12, abs=1e-12)
 
 
 def test_histogram_memory_does_not_grow_with_samples():

@@ -104,3 +104,28 @@ def test_generated_answers_are_judged_alike(content, extra, usage, usage_first, 
                                                                                   "usage": usage}
     body = compact(answer) + (b"\n" if newline else b"")
     assert judged(body, full=False) == judged(body, full=True) == (True, usage)
+
+
+def test_a_usage_object_read_before_is_not_read_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The usage objects read are kept by the answer's text from the object on (the same text reads the same), a
+    bounded number of them, and a long tail is not kept at all."""
+    from taotoken_cli.cmd.bench import exchange
+
+    scanned: list[str] = []
+    real = exchange._json_scan
+    monkeypatch.setattr(exchange, "_json_scan", lambda text, at: scanned.append(text) or real(text, at))
+    monkeypatch.setattr(exchange, "_USAGE_READ", {})
+    usage = {"prompt_tokens": 7, "completion_tokens": 9, "total_tokens": 16}
+    first, again = compact({**ANSWER, "id": "a", "usage": usage}), compact({**ANSWER, "id": "b", "usage": usage})
+    assert judged(first, full=False) == judged(again, full=False) == (True, usage)
+    assert len(scanned) == 1  # the second answer differs before its usage only
+    other = {**usage, "completion_tokens": 10}
+    assert judged(compact({**ANSWER, "usage": other}), full=False) == (True, other)
+    assert len(scanned) == 2
+    for n in range(exchange._USAGE_READ_MAX + 50):
+        assert judged(compact({**ANSWER, "usage": {**usage, "total_tokens": n}}), full=False)[1]["total_tokens"] == n
+    assert 0 < len(exchange._USAGE_READ) <= exchange._USAGE_READ_MAX
+    long_tail = compact({**ANSWER, "usage": usage, "note": "x" * exchange._USAGE_TAIL_MAX})
+    before = len(scanned)
+    assert judged(long_tail, full=False) == judged(long_tail, full=False) == (True, usage)
+    assert len(scanned) == before + 2  # read each time: too long to keep
