@@ -29,7 +29,7 @@ from typing import Any
 from taotoken_cli.cmd.bench import http1
 from taotoken_cli.cmd.bench.advice import in_english
 from taotoken_cli.cmd.bench.exchange import Exchange, as_httpx_error, decoded
-from taotoken_cli.cmd.bench.loop import loop_name, mp_context, run_loop
+from taotoken_cli.cmd.bench.loop import frozen_heap, loop_name, mp_context, run_loop
 from taotoken_cli.cmd.bench.plan import ACTIVE, BodyTemplate, SeriesPlan, Share, Tally, prepare, running, split
 from taotoken_cli.cmd.bench.stats import SeriesStats, window_width
 from taotoken_cli.core.base.i18n import _, current, use
@@ -470,7 +470,8 @@ async def run_worker(plan: SeriesPlan, share: Share, tally: Tally, barrier=None)
         runner.measuring = not tally.abandoned
         runner.stats.started_at = t0
         if runner.measuring:
-            await _unless_abandoned(runner.open(t0) if plan.schedule is not None else runner.closed(t0), tally)
+            with frozen_heap():
+                await _unless_abandoned(runner.open(t0) if plan.schedule is not None else runner.closed(t0), tally)
         runner.measuring = False  # an abandoned request that still ends is not recorded
         runner.stats.ended_at = max(runner.stats.ended_at, t0)
         runner.stats.connections = runner.pool.opened
