@@ -181,8 +181,7 @@ class Runner:
                       tpot: float | None, gaps: list[float]) -> bool:
         """Record a success; True when it is also within the per-request SLO limits (goodput)."""
         stats = self.stats
-        stats.ok += 1
-        stats.latency.record(latency)
+        stats.ok += 1  # (its latency and TTFT: in the window it ended in, see SeriesStats.fill_from_windows)
         if tokens is not None:
             stats.output_tokens += tokens
             if source == "usage":
@@ -192,7 +191,6 @@ class Runner:
             if latency > 0:
                 stats.tokens_per_s.record(tokens / latency)
         if ttft is not None:
-            stats.ttft.record(ttft)
             for gap in gaps:  # inter-token gaps: the first token is not among them
                 stats.itl.record(gap)
             if tpot is not None:
@@ -479,6 +477,7 @@ async def run_worker(plan: SeriesPlan, share: Share, tally: Tally, barrier=None)
         runner.pool.close()
         if records is not None:
             records.close()
+    runner.stats.fill_from_windows()
     return runner.stats.to_state()
 
 

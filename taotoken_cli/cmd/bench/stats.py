@@ -143,7 +143,9 @@ class SeriesStats:
         self.lateness_max = 0.0
         self.status: dict[str, int] = {}  # "200", "429", … "none" (no response)
         self.errors: dict[str, dict[str, Any]] = {}  # catalogue code -> count + first example
-        self.latency = Histogram()  # seconds, successful requests, from the (scheduled) start to the last byte
+        # seconds, successful requests, from the (scheduled) start to the last byte; with TTFT, filled from the
+        # windows when a worker's load is over (fill_from_windows)
+        self.latency = Histogram()
         self.ttft = Histogram()
         self.itl = Histogram()
         self.tpot = Histogram()
@@ -180,6 +182,15 @@ class SeriesStats:
             entry["count"] += 1
             if example.get("retry_after_s") is not None:
                 entry["retry_after_s"] = max(entry.get("retry_after_s") or 0.0, example["retry_after_s"])
+
+    def fill_from_windows(self) -> None:
+        """A worker's latency and TTFT distributions, once its load is over: those of its windows together. A
+        success is recorded once, in the window it ended in (TimeWindows.add), not a second time for the whole run:
+        the same values, sorted into the same buckets."""
+        for name, column in (("latency", 4), ("ttft", 5)):
+            hist = getattr(self, name)
+            for row in self.windows.rows.values():
+                hist.merge(row[column])
 
     def merge(self, other: SeriesStats) -> None:
         """Add another worker's figures of the same run."""

@@ -106,6 +106,31 @@ def test_histogram_sorts_batches_into_the_buckets_each_value_has(values: list[fl
         assert hist.total == pytest.approx(sum(clamped), rel=1e-12, abs=1e-12)
 
 
+def test_the_run_distributions_are_those_of_its_windows_together():
+    """A success's latency and TTFT are recorded once, in the window it ended in; the worker's whole-run
+    distributions are filled from its windows (SeriesStats.fill_from_windows), across their coarsening, as if each
+    value had gone into them directly. Failures are in neither."""
+    from taotoken_cli.cmd.bench.stats import MAX_WINDOWS, SeriesStats
+
+    rng = random.Random(5)
+    stats = SeriesStats(0.25)
+    latency, ttft = Histogram(), Histogram()
+    for i in range(6000):
+        ok = i % 7 != 0
+        at, lat, first = i * 0.03, rng.lognormvariate(-3, 1), rng.lognormvariate(-5, 1) if i % 3 else None
+        stats.windows.add(at, ok, lat, first, 10)
+        if ok:
+            latency.record(lat)
+            if first is not None:
+                ttft.record(first)
+    assert stats.windows.width > 0.25 and len(stats.windows.rows) <= MAX_WINDOWS  # coarsened on the way
+    stats.fill_from_windows()
+    for mine, direct in ((stats.latency, latency), (stats.ttft, ttft)):
+        assert mine.counts == direct.counts and (mine.count, mine.min, mine.max) == (direct.count, direct.min,
+                                                                                      direct.max)
+        assert mine.total == pytest.approx(direct.total, rel=1e-12)
+
+
 def test_histogram_memory_does_not_grow_with_samples():
     hist = Histogram()
     for i in range(200000):
