@@ -25,14 +25,15 @@ _USAGE_READ_MAX, _USAGE_TAIL_MAX = 256, 512
 class Exchange:
     """The sink for one response: stamps and parses bytes as they arrive, keeps no stream text."""
 
-    __slots__ = ("stream", "t_ref", "status", "head", "body", "sse", "parser", "summary", "last", "gaps",
+    __slots__ = ("stream", "t_ref", "status", "head", "fields", "body", "sse", "parser", "summary", "last", "gaps",
                  "head_t", "truncated", "usage")
 
     def __init__(self, stream: bool, t_ref: float) -> None:
         self.stream = stream
         self.t_ref = t_ref
         self.status: int | None = None
-        self.head: http1.Head | None = None
+        self.head: bytes | None = None  # as it arrived
+        self.fields: dict[str, str] | None = None  # its header fields, once asked for (headers)
         self.body: bytes | bytearray = b""  # the first piece as it came; a bytearray once a second one follows
         self.sse = False
         self.parser = None
@@ -46,11 +47,15 @@ class Exchange:
     @property
     def headers(self) -> dict[str, str]:
         """The response's header fields (lower-cased names), parsed on first use; {} before any head."""
-        return self.head.fields if self.head is not None else {}
+        if self.fields is None:
+            if self.head is None:
+                return {}
+            self.fields = http1.header_fields(self.head)
+        return self.fields
 
-    def on_head(self, status: int, head: http1.Head, t: float) -> None:
+    def on_head(self, status: int, head: bytes, t: float) -> None:
         self.status, self.head, self.head_t = status, head, t
-        if self.stream and 200 <= status < 300 and head.fields.get("content-type", "").startswith("text/event-stream"):
+        if self.stream and 200 <= status < 300 and self.headers.get("content-type", "").startswith("text/event-stream"):
             from taotoken_cli.core.net.gateway import StreamSummary
             from taotoken_cli.core.net.sse import SSEParser
 

@@ -26,35 +26,24 @@ from urllib.parse import urlsplit
 _perf = time.perf_counter
 
 
-class Head:
-    """A response's head as it arrived; its header fields are parsed on first use (`fields`: names lower-cased,
-    a repeated field's values joined with ", ")."""
-
-    __slots__ = ("raw", "_fields")
-
-    def __init__(self, raw: bytes) -> None:
-        self.raw = raw
-        self._fields: dict[str, str] | None = None
-
-    @property
-    def fields(self) -> dict[str, str]:
-        if self._fields is None:
-            fields: dict[str, str] = {}
-            for line in self.raw.decode("latin-1").split("\r\n")[1:]:
-                name, _, value = line.partition(":")
-                name = name.strip().lower()
-                if name in fields:
-                    fields[name] += ", " + value.strip()
-                else:
-                    fields[name] = value.strip()
-            self._fields = fields
-        return self._fields
+def header_fields(head: bytes) -> dict[str, str]:
+    """A response head's header fields (`head`: as it arrived, status line first): names lower-cased, a repeated
+    field's values joined with ", ". Parsed only where a field is needed: most answers need none."""
+    fields: dict[str, str] = {}
+    for line in head.decode("latin-1").split("\r\n")[1:]:
+        name, _, value = line.partition(":")
+        name = name.strip().lower()
+        if name in fields:
+            fields[name] += ", " + value.strip()
+        else:
+            fields[name] = value.strip()
+    return fields
 
 
 class Sink(Protocol):
     """Receives one response as it arrives; `t` is perf_counter() when the bytes were read."""
 
-    def on_head(self, status: int, head: Head, t: float) -> None: ...
+    def on_head(self, status: int, head: bytes, t: float) -> None: ...  # head: as it arrived (header_fields)
 
     def on_body(self, data: bytes, t: float) -> None: ...
 
@@ -284,7 +273,7 @@ class Connection(asyncio.Protocol):
         """`data`: what arrived, after what an earlier chunk left of an unfinished head (kept in _buf).
 
         The framing (Content-Length, chunked, keep-alive) is read from the bytes: most answers need nothing
-        else, and their header fields are parsed into a dict only when the sink asks (Head.fields)."""
+        else, and their header fields are parsed into a dict only when the sink asks (header_fields)."""
         buf = self._buf
         if buf:
             buf += data
@@ -308,7 +297,6 @@ class Connection(asyncio.Protocol):
                 continue
             break
         self._in_head = False
-        head = Head(raw)
         # The usual answer: one Content-Length, no Transfer-Encoding, nothing that may say "close". Searched as
         # lower-cased text: `in` on a str is the cheapest search Python has (on bytes it first tries its operand as
         # an int, formatting a TypeError it drops; find() parses its arguments; a regex costs several times more).
@@ -322,7 +310,7 @@ class Connection(asyncio.Protocol):
             self._mode = _LENGTH
             self._keep_alive = version == b"HTTP/1.1"
             sink = self._sink
-            sink.on_head(status, head, t)
+            sink.on_head(status, raw, t)
             start = end + 4
             if len(data) - start >= remaining:  # the whole body came with the head (most answers)
                 if remaining:
@@ -331,8 +319,8 @@ class Connection(asyncio.Protocol):
                 self._finish(t)
                 return
         else:
-            self._frame(status, version, head.fields)
-            self._sink.on_head(status, head, t)
+            self._frame(status, version, header_fields(raw))
+            self._sink.on_head(status, raw, t)
             if self._mode == _LENGTH and self._remaining == 0:
                 self._finish(t)
                 return
