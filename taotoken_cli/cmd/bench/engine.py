@@ -538,8 +538,10 @@ def run_series(plan: SeriesPlan, on_progress=None) -> SeriesResult:
         finally:
             ACTIVE.remove(tally)
         return SeriesResult(stats, tally.counts()[2], 1)
+    from taotoken_cli.cmd.bench.plan import SharedTally  # (the workers' shared memory: only with worker processes)
+
     ctx = mp_context()
-    tally = running(Tally(plan, ctx))
+    tally = running(SharedTally(plan, ctx))
     barrier = ctx.Barrier(len(shares))
     procs, pipes = [], []
     for share in shares:

@@ -4,7 +4,6 @@ its connections are split across worker processes (Share) and what those workers
 from __future__ import annotations
 
 import json
-import threading
 from array import array
 from dataclasses import dataclass, field
 from typing import Any
@@ -131,7 +130,8 @@ class _Value:
 
 
 class Tally:
-    """Shared by a series' workers (shared memory and a lock, or plain values in one process)."""
+    """The figures a series' workers share: here, a series run in one process (plain values, no lock: nothing else
+    runs beside its event loop, and the signal handler makes single stores); SharedTally for worker processes."""
 
     # JUDGED: failures the error-rate limits count (no retry hint); FIRST_DONE, FIRST_FAILED: of the first
     # ERROR_RATE_MIN_REQUESTS requests started, those finished and those failed (no retry hint)
@@ -139,28 +139,20 @@ class Tally:
     # 3: interrupted, the requests in flight settled; 4: interrupted again, those in flight abandoned
     ABORT_REASONS = {1: "max-errors", 2: "error-rate", 3: "interrupted", 4: "interrupted"}
 
-    def __init__(self, plan: SeriesPlan, ctx=None) -> None:
+    def __init__(self, plan: SeriesPlan) -> None:
         self.limit = plan.limit
         self.max_errors = plan.max_errors
         self.max_error_rate = plan.max_error_rate
-        if ctx is None:
-            self.values: Any = [0] * 7
-            # a lock all the same: C's acquire and release cost less than nullcontext's two Python calls
-            self.lock: Any = threading.Lock()
-            self.start: Any = _Value()
-        else:
-            self.values = ctx.RawArray("q", 7)
-            self.lock = ctx.Lock()
-            self.start = ctx.RawValue("d", 0.0)  # the common t0 of every worker (perf_counter is system-wide)
+        self.values: Any = [0] * 7
+        self.start: Any = _Value()
 
     def claim(self) -> int | None:
         """The next request number, or None when the series is complete or aborted."""
         v = self.values
-        with self.lock:
-            g = v[0]
-            if v[3] or (self.limit is not None and g >= self.limit):
-                return None
-            v[0] = g + 1
+        g = v[0]
+        if v[3] or (self.limit is not None and g >= self.limit):
+            return None
+        v[0] = g + 1
         return g
 
     @property
@@ -177,26 +169,25 @@ class Tally:
         --max-error-rate compares the failures with the requests started so far. A rate limit that says
         when to retry is load being shed, left out of both; --max-errors N counts every failure."""
         v = self.values
-        with self.lock:
-            v[1] += 1
-            first = index is not None and index < ERROR_RATE_MIN_REQUESTS
-            if first:
-                v[5] += 1
-            if failed:
-                v[2] += 1
-                if not hinted:
-                    v[4] += 1
-                    if first:
-                        v[6] += 1
-                if not v[3]:
-                    rate = self.max_error_rate
-                    if self.max_errors is not None and v[2] >= self.max_errors:
-                        v[3] = 1
-                    elif rate is not None and rate >= 1.0:
-                        if v[6] >= ERROR_RATE_MIN_REQUESTS:
-                            v[3] = 2
-                    elif rate is not None and v[0] >= ERROR_RATE_MIN_REQUESTS and v[4] >= rate * v[0]:
+        v[1] += 1
+        first = index is not None and index < ERROR_RATE_MIN_REQUESTS
+        if first:
+            v[5] += 1
+        if failed:
+            v[2] += 1
+            if not hinted:
+                v[4] += 1
+                if first:
+                    v[6] += 1
+            if not v[3]:
+                rate = self.max_error_rate
+                if self.max_errors is not None and v[2] >= self.max_errors:
+                    v[3] = 1
+                elif rate is not None and rate >= 1.0:
+                    if v[6] >= ERROR_RATE_MIN_REQUESTS:
                         v[3] = 2
+                elif rate is not None and v[0] >= ERROR_RATE_MIN_REQUESTS and v[4] >= rate * v[0]:
+                    v[3] = 2
 
     def interrupt(self) -> None:
         """SIGINT/SIGTERM: no new request starts; those in flight finish. A single store, no lock: it is
@@ -221,6 +212,24 @@ class Tally:
         if v[3] == 2 and self.max_error_rate is not None and self.max_error_rate >= 1.0:
             return v[1], v[2], "all-failed"  # the default rule, not a --max-error-rate given
         return v[1], v[2], self.ABORT_REASONS.get(v[3])
+
+
+class SharedTally(Tally):
+    """A Tally in shared memory for a series' worker processes: claim and finish under one lock across them."""
+
+    def __init__(self, plan: SeriesPlan, ctx) -> None:
+        super().__init__(plan)
+        self.values = ctx.RawArray("q", 7)
+        self.lock = ctx.Lock()
+        self.start = ctx.RawValue("d", 0.0)  # the common t0 of every worker (perf_counter is system-wide)
+
+    def claim(self) -> int | None:
+        with self.lock:
+            return super().claim()
+
+    def finish(self, failed: bool, hinted: bool = False, index: int | None = None) -> None:
+        with self.lock:
+            super().finish(failed, hinted, index)
 
 
 ACTIVE: list[Tally] = []  # the series running now (the parent's signal handler stops them)
