@@ -67,6 +67,7 @@ class Runner:
         self.seq = 0
         self.context = context_for(base=plan.root, model=plan.model)
         self.timeout = plan.timeout
+        self.timed_out = self._timed_out  # (bound once: handed to Pool.watch with every request)
         self.loop = asyncio.get_running_loop()
 
     def start(self, g: int, t_ref: float, then: Callable[[float | None], None],
@@ -101,7 +102,7 @@ class Runner:
         self.start(g, t_ref, settle, fail, scheduled)
         return await future
 
-    def timed_out(self) -> TimeoutError:
+    def _timed_out(self) -> TimeoutError:
         return TimeoutError(f"no complete response within {self.plan.timeout:g} s")
 
     def record(self, g: int, ex: Exchange, error: BaseException | None, connecting: bool, t_ref: float, end: float,
@@ -373,7 +374,7 @@ class _Request:
         self.runner, self.g, self.t_ref, self.scheduled = runner, g, t_ref, scheduled
         self.data, self.max_tokens, self.then, self.fail = data, max_tokens, then, fail
         self.ex = Exchange(runner.plan.stream, t_ref)
-        self.sent = t_ref if scheduled is None else _perf()  # (when it was written: _send sets it)
+        self.sent = t_ref if scheduled is None else _perf()  # when it was written (_open stamps it again)
         self.conn: http1.Connection | None = None
         self.retried = False
 
@@ -398,12 +399,12 @@ class _Request:
             runner.stats.connect.record(conn.connect_s)
             if conn.proxy_s is not None:
                 runner.stats.proxy_connect.record(conn.proxy_s)
+        if not self.retried:
+            self.sent = _perf()  # (on a kept-alive connection it is written at once: sent as __init__ stamped it)
         self._send(conn)
 
     def _send(self, conn: http1.Connection) -> None:
         self.conn = conn
-        if not self.retried:
-            self.sent = _perf()
         conn.send(self.data, self.ex, self._answered)
         runner = self.runner
         runner.pool.watch(conn, self.sent + runner.timeout, runner.timed_out)

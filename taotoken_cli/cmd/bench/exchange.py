@@ -14,12 +14,13 @@ BODY_LIMIT = 1 << 20  # non-stream bodies are kept only until the request is jud
 _JSON = json.JSONDecoder()
 _json_decode, _json_scan = _JSON.decode, _JSON.scan_once
 _NO_GAPS: list[float] = []  # shared by every answer without inter-token gaps: never appended to
-# usage objects already read, by the answer's text from the object to its end: a gateway's answers to one kind of
+# usage objects already read, by the answer's text from `"usage":{` to its end: a gateway's answers to one kind of
 # request repeat a few, and reading one through the JSON scanner costs about as much as all the rest of judging
 # the answer (the dicts are shared: read, never changed); bounded: emptied when full, keys not longer than
 # _USAGE_TAIL_MAX characters
 _USAGE_READ: dict[str, dict] = {}
 _USAGE_READ_MAX, _USAGE_TAIL_MAX = 256, 512
+_tail_len = [len('"usage":{}')]  # the length of the tail kept last
 
 
 class Exchange:
@@ -96,19 +97,24 @@ class Exchange:
             return False
         if text[:1] == "{" and (text[-1:] == "}" or text.rstrip()[-1:] == "}") and '"error"' not in text and \
                 '"choices":[{' in text:
-            at = text.rfind('"usage":{') + 8
-            if at >= 8:
+            # the text from its last `"usage":{` on: first, as long as the last one read (a tail kept ends this text:
+            # it holds one `"usage":{`, at its start, so that is this text's last one too, without a search)
+            usage = _USAGE_READ.get(text[-_tail_len[0]:])
+            if usage is not None:
+                self.usage = usage
+                return True
+            at = text.rfind('"usage":{')
+            if at >= 0:
                 tail = text[at:]
-                usage = _USAGE_READ.get(tail)
-                if usage is None:
-                    try:
-                        usage, _end = _json_scan(tail, 0)
-                    except (StopIteration, ValueError):
-                        return self._parsed_answer(text)
-                    if len(tail) <= _USAGE_TAIL_MAX:
-                        if len(_USAGE_READ) >= _USAGE_READ_MAX:
-                            _USAGE_READ.clear()
-                        _USAGE_READ[tail] = usage
+                try:
+                    usage, _end = _json_scan(tail, 8)
+                except (StopIteration, ValueError):
+                    return self._parsed_answer(text)
+                if len(tail) <= _USAGE_TAIL_MAX:
+                    if len(_USAGE_READ) >= _USAGE_READ_MAX:
+                        _USAGE_READ.clear()
+                    _USAGE_READ[tail] = usage
+                    _tail_len[0] = len(tail)
                 self.usage = usage
                 return True
         return self._parsed_answer(text)
