@@ -362,18 +362,18 @@ class Runner:
             raise
 
 
-class _Request:
+class _Request(Exchange):
     """One request in flight, driven by callbacks (Runner.start): an idle connection or a new one, the send, one
-    retry on a fresh connection when a kept-alive one turns out closed, the record."""
+    retry on a fresh connection when a kept-alive one turns out closed, the record. It is its response's Exchange
+    too (one object per request, not two)."""
 
-    __slots__ = ("runner", "g", "t_ref", "scheduled", "data", "max_tokens", "then", "fail", "ex", "sent", "conn",
-                 "retried")
+    __slots__ = ("runner", "g", "scheduled", "data", "max_tokens", "then", "fail", "sent", "conn", "retried")
 
     def __init__(self, runner: Runner, g: int, t_ref: float, scheduled: float | None, data: bytes, max_tokens: int,
                  then: Callable[[float | None], None], fail: Callable[[BaseException], None]) -> None:
-        self.runner, self.g, self.t_ref, self.scheduled = runner, g, t_ref, scheduled
+        Exchange.__init__(self, runner.plan.stream, t_ref)
+        self.runner, self.g, self.scheduled = runner, g, scheduled
         self.data, self.max_tokens, self.then, self.fail = data, max_tokens, then, fail
-        self.ex = Exchange(runner.plan.stream, t_ref)
         self.sent = t_ref if scheduled is None else _perf()  # when it was written (_open stamps it again)
         self.conn: http1.Connection | None = None
         self.retried = False
@@ -405,7 +405,7 @@ class _Request:
 
     def _send(self, conn: http1.Connection) -> None:
         self.conn = conn
-        conn.send(self.data, self.ex, self._answered)
+        conn.send(self.data, self, self._answered)
         runner = self.runner
         runner.pool.watch(conn, self.sent + runner.timeout, runner.timed_out)
 
@@ -420,7 +420,7 @@ class _Request:
             conn.closed = True
             conn.deadline = None
             # a keep-alive connection the server closed while idle: retry once on a fresh one
-            if not self.retried and not conn.fresh and self.ex.status is None and isinstance(error, ConnectionError):
+            if not self.retried and not conn.fresh and self.status is None and isinstance(error, ConnectionError):
                 self.retried = True
                 self.conn = None
                 self.go()
@@ -428,7 +428,7 @@ class _Request:
         self._end(error, False)
 
     def _end(self, error: BaseException | None, connecting: bool) -> None:
-        runner, conn, ex = self.runner, self.conn, self.ex
+        runner, conn, ex = self.runner, self.conn, self
         try:
             end = conn.end_time if (error is None and conn is not None) else _perf()
             if conn is not None:
