@@ -35,7 +35,7 @@ def _bounds(index: int) -> tuple[int, int]:
 
 
 class Histogram:
-    """Values are taken as they come (`record`: one append) and sorted into the buckets a batch at a time (`_fold`):
+    """Values are taken as they come (`record`: one append) and sorted into the buckets a batch at a time (`fold`):
     sorting a batch and finding each bucket's end in it by bisection is C's work, where sorting each value as it
     came took a Python line per step, three times per request. Whatever reads the histogram folds what is pending
     first: its figures are those of every value recorded."""
@@ -55,9 +55,10 @@ class Histogram:
         pending = self._pending
         pending.append(value)
         if len(pending) >= _BATCH:
-            self._fold()
+            self.fold()
 
-    def _fold(self) -> None:
+    def fold(self) -> None:
+        """Sort the values recorded since the last fold into the buckets (every reading does it first)."""
         pending = self._pending
         if not pending:
             return
@@ -95,33 +96,33 @@ class Histogram:
 
     @property
     def counts(self) -> dict[int, int]:
-        self._fold()
+        self.fold()
         return self._counts
 
     @property
     def count(self) -> int:
-        self._fold()
+        self.fold()
         return self._count
 
     @property
     def total(self) -> float:
-        self._fold()
+        self.fold()
         return self._total
 
     @property
     def min(self) -> float:
-        self._fold()
+        self.fold()
         return self._min
 
     @property
     def max(self) -> float:
-        self._fold()
+        self.fold()
         return self._max
 
     def merge(self, other: Histogram) -> None:
         if other.scale != self.scale:
             raise ValueError("cannot merge histograms of different scales")
-        self._fold()
+        self.fold()
         counts = self._counts
         for index, n in other.counts.items():
             counts[index] = counts.get(index, 0) + n

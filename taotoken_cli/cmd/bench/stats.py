@@ -55,6 +55,10 @@ class TimeWindows:
         if row is None:
             row = self.rows[index] = [0, 0, 0, 0, Histogram(), Histogram(), 0, 0, _NONE]
         if at > 0 and self._exact:
+            last = self._last
+            if last is not None and last is not row:  # the window left behind (mostly over): its values, sorted in
+                last[4].fold()  # now, not held until the end of the run
+                last[5].fold()
             self._low, self._high, self._last = index * self.width, (index + 1) * self.width, row
         return row
 
