@@ -67,6 +67,7 @@ class Runner:
         self.seq = 0
         self.context = context_for(base=plan.root, model=plan.model)
         self.timeout = plan.timeout
+        self.stream, self.slo_limits = plan.stream, plan.slo_limits
         self.timed_out = self._timed_out  # (bound once: handed to Pool.watch with every request)
         self.loop = asyncio.get_running_loop()
 
@@ -122,11 +123,14 @@ class Runner:
             stats.late_starts += 1
             stats.lateness_total += late
             stats.lateness_max = max(stats.lateness_max, late)
-        ok, tokens, source, ttft = False, None, None, None
-        prompt_tokens: int | None = None
-        usable = None
+        ok = False
+        tokens: int | None
+        source: str | None
+        ttft: float | None
+        prompt_tokens: int | None
+        tokens = source = ttft = prompt_tokens = usable = None
         if error is None and status is not None and 200 <= status < 300:
-            if self.plan.stream:
+            if self.stream:
                 usable = ex.streamed()
                 if usable is not None:
                     ok, tokens, source, ttft = usable
@@ -152,8 +156,24 @@ class Runner:
         tpot = (latency - ttft) / (tokens - 1) if ok and ttft is not None and tokens is not None and tokens > 1 \
             else None
         good = False
-        if ok:
-            good = self.count_success(latency, tokens, source, ttft, tpot, ex.gaps)
+        if ok:  # a success (its latency and TTFT: in the window it ended in, see SeriesStats.fill_from_windows)
+            stats.ok += 1
+            if tokens is not None:
+                stats.output_tokens += tokens
+                if source == "usage":
+                    stats.tokens_from_usage += 1
+                else:
+                    stats.tokens_counted += 1
+                if latency > 0:
+                    stats.tokens_per_s.record(tokens / latency)
+            if ttft is not None:
+                for gap in ex.gaps:  # inter-token gaps: the first token is not among them
+                    stats.itl.record(gap)
+                if tpot is not None:
+                    stats.tpot.record(tpot)
+            good = not self.slo_limits or self.within_slo(latency, ttft, tpot, ex.gaps)
+            if good:
+                stats.good += 1
             if prompt_tokens is None:
                 prompt_tokens = ex.prompt_tokens()
             if prompt_tokens:
@@ -178,32 +198,10 @@ class Runner:
             self.records.write(json.dumps(line).encode() + b"\n")
         return hint
 
-    def count_success(self, latency: float, tokens: int | None, source: str | None, ttft: float | None,
-                      tpot: float | None, gaps: list[float]) -> bool:
-        """Record a success; True when it is also within the per-request SLO limits (goodput)."""
-        stats = self.stats
-        stats.ok += 1  # (its latency and TTFT: in the window it ended in, see SeriesStats.fill_from_windows)
-        if tokens is not None:
-            stats.output_tokens += tokens
-            if source == "usage":
-                stats.tokens_from_usage += 1
-            else:
-                stats.tokens_counted += 1
-            if latency > 0:
-                stats.tokens_per_s.record(tokens / latency)
-        if ttft is not None:
-            for gap in gaps:  # inter-token gaps: the first token is not among them
-                stats.itl.record(gap)
-            if tpot is not None:
-                stats.tpot.record(tpot)
-        limits = self.plan.slo_limits
-        if limits:
-            measured = {"latency": latency, "ttft": ttft, "tpot": tpot,
-                        "itl": sum(gaps) / len(gaps) if gaps else None}
-            if any(measured[name] is not None and measured[name] > limit for name, limit in limits.items()):
-                return False
-        stats.good += 1
-        return True
+    def within_slo(self, latency: float, ttft: float | None, tpot: float | None, gaps: list[float]) -> bool:
+        """A success within the per-request SLO limits (goodput)."""
+        measured = {"latency": latency, "ttft": ttft, "tpot": tpot, "itl": sum(gaps) / len(gaps) if gaps else None}
+        return not any(measured[name] is not None and measured[name] > limit for name, limit in self.slo_limits.items())
 
     def classify(self, ex: Exchange, error: BaseException | None, connecting: bool,
                  latency: float) -> tuple[str | None, float | None]:
