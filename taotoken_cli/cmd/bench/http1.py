@@ -280,20 +280,19 @@ class Connection(asyncio.Protocol):
             data = bytes(buf)
             buf.clear()
         while True:
-            end = data.find(b"\r\n\r\n")
-            if end < 0:
+            raw, found, rest = data.partition(b"\r\n\r\n")  # (head and body apart in one step: no slicing)
+            if not found:
                 if len(data) > 65536:
                     raise ProtocolError("response headers larger than 64 KiB")
                 buf += data
                 return
-            raw = data[:end]
             known = _STATUS_LINES.get(raw[:13])  # the start of a status line seen before: "HTTP/1.1 200 "
             if known is not None:
                 status, version = known
             else:
                 status, version = _status_line(raw)
             if 100 <= status < 200:  # interim response (100 Continue): skip it
-                data = data[end + 4:]
+                data = rest
                 continue
             break
         self._in_head = False
@@ -301,30 +300,27 @@ class Connection(asyncio.Protocol):
         # lower-cased text: `in` on a str is the cheapest search Python has (on bytes it first tries its operand as
         # an int, formatting a TypeError it drops; find() parses its arguments; a regex costs several times more).
         low = raw.decode("latin-1").lower()
-        _, found, after = low.partition("\r\ncontent-length:")
-        if found and "content-length" not in after and "transfer-encoding" not in low and "close" not in low:
+        _, length_field, after = low.partition("\r\ncontent-length:")
+        if length_field and "content-length" not in after and "transfer-encoding" not in low and "close" not in low:
             try:
-                self._remaining = remaining = int(after.partition("\r\n")[0])
+                remaining = int(after.partition("\r\n")[0])
             except ValueError:
                 raise ProtocolError("bad Content-Length") from None
-            self._mode = _LENGTH
             self._keep_alive = version == b"HTTP/1.1"
             sink = self._sink
             sink.on_head(status, raw, t)
-            start = end + 4
-            if len(data) - start >= remaining:  # the whole body came with the head (most answers)
+            if len(rest) >= remaining:  # the whole body came with the head (most answers)
                 if remaining:
-                    sink.on_body(data[start:start + remaining], t)
-                self._remaining = 0
+                    sink.on_body(rest if len(rest) == remaining else rest[:remaining], t)
                 self._finish(t)
                 return
+            self._mode, self._remaining = _LENGTH, remaining
         else:
             self._frame(status, version, header_fields(raw))
             self._sink.on_head(status, raw, t)
             if self._mode == _LENGTH and self._remaining == 0:
                 self._finish(t)
                 return
-        rest = data[end + 4:]
         if rest:
             self._parse_body(rest, t)
 
