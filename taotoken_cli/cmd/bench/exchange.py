@@ -83,12 +83,11 @@ class Exchange:
         `usage` (a dict, or None when it has none) is then in self.usage.
 
         A chat answer in the compact form gateways send (new-api and the OpenAI-compatible servers serialise
-        without spaces) takes a fast path: `usage` is found in the body's text and only that object
-        goes through the JSON scanner, not the whole answer (~1 us less per request, a sixth of what bench
-        itself spends on one at zero delay), and an object read before (the same text to the end of the answer)
-        is not read again. Its shape checks stand in for the full parse: valid UTF-8, `{` first
-        and `}` last, a `"choices":[{`, no `"error"` key anywhere (in a valid JSON text these can only be keys:
-        a quote inside a string is escaped), and a valid `"usage":{...}` object, the last one. Any other body
+        without spaces) takes a fast path: `usage` is found in the body's text and only that object goes through
+        the JSON scanner, not the whole answer (~1 us less per request), and an object read before (the same text
+        to the end of the answer) is not read again. Its shape checks stand in for the full parse: valid UTF-8,
+        `{` first and `}` last, a `"choices":[{`, no `"error"` key anywhere (in a valid JSON text these can only be
+        keys: a quote inside a string is escaped), and a valid `"usage":{...}` object, the last one. Any other body
         (pretty-printed, an error field, no usage) is parsed in full, so the two ways can differ only on a body
         broken between standard ends, which no gateway sends."""
         try:

@@ -72,7 +72,7 @@ class Histogram:
         if high > self._max:
             self._max = high
         self._count += len(pending)
-        self._total = sum(pending, self._total)  # (added one by one, in the order recorded)
+        self._total = sum(pending, self._total)  # (in the order recorded)
         scale = self.scale
         values = sorted(pending)
         counts = self._counts
