@@ -119,9 +119,18 @@ def test_a_usage_object_read_before_is_not_read_again(monkeypatch: pytest.Monkey
     first, again = compact({**ANSWER, "id": "a", "usage": usage}), compact({**ANSWER, "id": "b", "usage": usage})
     assert judged(first, full=False) == judged(again, full=False) == (True, usage)
     assert len(scanned) == 1  # the second answer differs before its usage only
+    # an answer ending with a kept tail is read from it: that is its last `"usage":{` (an object nested before it
+    # holds one too)
+    nested = compact({"id": "c", "meta": {"usage": {"completion_tokens": 1}}, "choices": ANSWER["choices"],
+                      "usage": usage})
+    assert b'"usage":{' in nested.split(b'"choices"')[0]
+    assert judged(nested, full=False) == (True, usage)
+    assert len(scanned) == 1
+    assert judged(nested, full=True) == (True, usage)  # (the whole body through the scanner: counted from here)
+    scanned.clear()
     other = {**usage, "completion_tokens": 10}
     assert judged(compact({**ANSWER, "usage": other}), full=False) == (True, other)
-    assert len(scanned) == 2
+    assert len(scanned) == 1
     for n in range(exchange._USAGE_READ_MAX + 50):
         assert judged(compact({**ANSWER, "usage": {**usage, "total_tokens": n}}), full=False)[1]["total_tokens"] == n
     assert 0 < len(exchange._USAGE_READ) <= exchange._USAGE_READ_MAX
