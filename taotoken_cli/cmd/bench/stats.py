@@ -56,8 +56,9 @@ class TimeWindows:
             row = self.rows[index] = [0, 0, 0, 0, Histogram(), Histogram(), 0, 0, _NONE]
         if at > 0 and self._exact:
             last = self._last
-            if last is not None and last is not row:  # the window left behind (mostly over): its values, sorted in
-                last[4].fold()  # now, not held until the end of the run
+            if last is not None and last is not row:
+                # the window left behind (mostly over): its values sorted in now, not held until the run ends
+                last[4].fold()
                 last[5].fold()
             self._low, self._high, self._last = index * self.width, (index + 1) * self.width, row
         return row
@@ -191,10 +192,9 @@ class SeriesStats:
         """A worker's latency and TTFT distributions, once its load is over: those of its windows together. A
         success is recorded once, in the window it ended in (TimeWindows.add), not a second time for the whole run:
         the same values, sorted into the same buckets."""
-        for name, column in (("latency", 4), ("ttft", 5)):
-            hist = getattr(self, name)
-            for row in self.windows.rows.values():
-                hist.merge(row[column])
+        for row in self.windows.rows.values():
+            self.latency.merge(row[4])
+            self.ttft.merge(row[5])
 
     def merge(self, other: SeriesStats) -> None:
         """Add another worker's figures of the same run."""
